@@ -1,0 +1,45 @@
+"""Poisson vs sampling without replacement (Lebeda et al. 2024, §6): derived quantities.
+
+Both are computed from :func:`dpsampling.accountant.calibrate_sigma`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .accountant import calibrate_sigma
+
+
+def loglog_slope(epsilon, delta, q, steps, sampler="poisson", rel_step=1.2, rel_tol=1e-3):
+    """d log σ / d log γ of the calibrated σ(γ) (central difference, factor ``rel_step``)."""
+    hi = min(1.0, q * rel_step)
+    lo = hi / rel_step**2
+    s_hi = calibrate_sigma(epsilon, delta, q=hi, steps=steps, sampler=sampler, rel_tol=rel_tol).value
+    s_lo = calibrate_sigma(epsilon, delta, q=lo, steps=steps, sampler=sampler, rel_tol=rel_tol).value
+    return math.log(s_hi / s_lo) / math.log(hi / lo)
+
+
+def transition_sigma(epsilon, delta, steps, sampler="poisson", q_range=(1e-4, 1.0), slope=0.5, iters=7):
+    """σ at the transition of Lebeda Fig. 2 between the flat and the linear regime.
+
+    The paper describes the transition only in words ("when σ is slightly less
+    than 1 for Poisson"); we make it precise as the sampling rate γ* at which the
+    log-log slope of σ(γ) crosses ``slope`` (0.5: halfway between flat, 0, and
+    linear, 1), found by bisection on log γ, and return σ(γ*).
+    """
+    a, b = math.log(q_range[0]), math.log(q_range[1] / 1.2)
+    for _ in range(iters):
+        m = 0.5 * (a + b)
+        if loglog_slope(epsilon, delta, math.exp(m), steps, sampler) < slope:
+            a = m
+        else:
+            b = m
+    q_star = math.exp(0.5 * (a + b))
+    return calibrate_sigma(epsilon, delta, q=q_star, steps=steps, sampler=sampler).value
+
+
+def wor_to_poisson_sigma_ratio(epsilon, delta, q, steps):
+    """σ_WOR / σ_Poisson at equal (ε, δ, γ, T): 2 by Lebeda Prop. 9."""
+    wor = calibrate_sigma(epsilon, delta, q=q, steps=steps, sampler="wor").value
+    poi = calibrate_sigma(epsilon, delta, q=q, steps=steps, sampler="poisson").value
+    return wor / poi

@@ -1,0 +1,78 @@
+"""Input checks shared by the library, the CLI and the scripts.
+
+Every check raises ``ValueError`` with one line naming the parameter, the
+allowed range and the offending value, so the CLI and the pipeline can pass
+the message to the user unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
+DIRECTIONS = ("add", "remove", "add_remove")
+METHODS = ("pld", "rdp", "analytic", "cf")
+BOUNDS = ("upper", "lower")
+
+
+def _values(x):
+    return np.atleast_1d(np.asarray(x, dtype=float))
+
+
+def _fail(name, rule, value):
+    raise ValueError(f"{name} must be {rule} (got {value!r})")
+
+
+def check_positive(name, value):
+    v = _values(value)
+    if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
+        _fail(name, "> 0 and finite", value)
+    return value
+
+
+def check_epsilon(value, name="epsilon"):
+    v = _values(value)
+    if v.size == 0 or np.any(np.isnan(v)) or np.any(v < 0):
+        _fail(name, ">= 0", value)
+    return value
+
+
+def check_delta(value, name="delta"):
+    v = _values(value)
+    if v.size == 0 or np.any(~(v > 0)) or np.any(~(v < 1)):
+        _fail(name, "in (0, 1)", value)
+    return value
+
+
+def check_rate(value, name="q"):
+    v = _values(value)
+    if v.size == 0 or np.any(~(v > 0)) or np.any(~(v <= 1)):
+        _fail(name, "in (0, 1]", value)
+    return value
+
+
+def check_steps(value, name="steps"):
+    v = _values(value)
+    if v.size == 0 or np.any(v < 1) or np.any(v != np.round(v)):
+        _fail(name, "an integer >= 1", value)
+    return value
+
+
+def check_choice(name, value, allowed):
+    if value not in allowed:
+        _fail(name, "one of " + ", ".join(allowed), value)
+    return value
+
+
+def check_grid(name, values, low=None, high=None, low_open=True, high_open=False):
+    """A non-empty, strictly increasing grid inside (low, high]."""
+    v = np.asarray(values, dtype=float)
+    if v.ndim != 1 or v.size == 0:
+        _fail(name, "a non-empty list of numbers", values)
+    if np.any(np.diff(v) <= 0):
+        _fail(name, "strictly increasing", values)
+    if low is not None and (v[0] <= low if low_open else v[0] < low):
+        _fail(name, f"{'>' if low_open else '>='} {low} everywhere", values)
+    if high is not None and (v[-1] >= high if high_open else v[-1] > high):
+        _fail(name, f"{'<' if high_open else '<='} {high} everywhere", values)
+    return v

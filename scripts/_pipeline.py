@@ -1,0 +1,125 @@
+"""Plumbing shared by the pipeline scripts: logging, atomic writes, version stamps.
+
+Snakemake puts this folder on ``sys.path`` for ``script:`` rules, so every
+script can ``import _pipeline``.  Nothing here does math; it only moves
+parameters from Snakemake into ``dpsampling`` and results onto disk.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tempfile
+import time
+import warnings
+from importlib import metadata
+
+import pandas as pd
+
+VERSIONED = ("dpsampling", "dp-accounting", "numpy", "scipy")
+
+
+def versions() -> dict:
+    """Library versions stamped on every result row."""
+    out = {}
+    for name in VERSIONED:
+        try:
+            out[f"version_{name.replace('-', '_')}"] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[f"version_{name.replace('-', '_')}"] = "not installed"
+    return out
+
+
+def logger(smk) -> logging.Logger:
+    """A logger writing to the rule's ``log:`` file (and stderr)."""
+    log = logging.getLogger("dpsampling.pipeline")
+    log.setLevel(logging.INFO)
+    log.handlers.clear()
+    fmt = logging.Formatter("%(asctime)s %(message)s", "%H:%M:%S")
+    if smk is not None and len(smk.log) > 0:
+        os.makedirs(os.path.dirname(str(smk.log[0])) or ".", exist_ok=True)
+        targets = [logging.FileHandler(str(smk.log[0]), mode="w")]
+    else:
+        targets = [logging.StreamHandler(sys.stderr)]
+    for h in targets:
+        h.setFormatter(fmt)
+        log.addHandler(h)
+    logging.captureWarnings(True)
+    logging.getLogger("absl").setLevel(logging.ERROR)
+    logging.getLogger().setLevel(logging.ERROR)  # dp_accounting's chatty root-logger warnings
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    return log
+
+
+def _atomic(path, write):
+    """Write through a temporary file in the target folder, then rename."""
+    path = str(path)
+    folder = os.path.dirname(path) or "."
+    os.makedirs(folder, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.splitext(path)[1])
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def write_csv(df: pd.DataFrame, path) -> None:
+    _atomic(path, lambda tmp: df.to_csv(tmp, index=False, float_format="%.10g"))
+
+
+def write_text(text: str, path) -> None:
+    def w(tmp):
+        with open(tmp, "w") as f:
+            f.write(text)
+
+    _atomic(path, w)
+
+
+def save_figure(fig, paths) -> None:
+    """Save to every path (pdf, png); PDFs are reproducible (no creation date)."""
+    for p in paths:
+        meta = {"CreationDate": None} if str(p).endswith(".pdf") else {"Software": None}
+        _atomic(p, lambda tmp, m=meta: fig.savefig(tmp, metadata=m, dpi=150, format=os.path.splitext(str(p))[1][1:]))
+
+
+def result_row(res) -> dict:
+    """Flatten a dpsampling.AccountingResult into CSV columns."""
+    acc = dict(res.accuracy)
+    return {
+        "value": res.value,
+        "kind": res.kind,
+        "method": res.method,
+        "lower": res.lower,
+        "upper": res.upper,
+        "discretization": acc.pop("discretization", None),
+        "rel_tol": acc.pop("rel_tol", None),
+        "est_rel_error": acc.pop("est_rel_error", None),
+        "accuracy_other": json.dumps(acc, sort_keys=True) if acc else "",
+        "flags": ";".join(res.flags),
+    }
+
+
+def run_chunk(smk, compute_point) -> None:
+    """Compute every point of this chunk, logging progress, and write one CSV."""
+    log = logger(smk)
+    points = list(smk.params.points)
+    settings = dict(smk.params.settings) if hasattr(smk.params, "settings") else {}
+    log.info("chunk %s: %d points, settings %s", smk.wildcards.get("chunk", "?"), len(points), settings)
+    rows, t0 = [], time.time()
+    for i, p in enumerate(points, 1):
+        t = time.time()
+        row = {**p, **compute_point(p, **settings)}
+        rows.append(row)
+        log.info("point %d/%d done in %.2fs (%s)", i, len(points), time.time() - t, p["point_id"])
+    cols = list(points[0]) if points else ["point_id", "chunk"]
+    df = pd.DataFrame(rows, columns=None if rows else cols)
+    for k, v in versions().items():
+        df[k] = v
+    write_csv(df, smk.output[0])
+    log.info("chunk done: %d points in %.1fs", len(points), time.time() - t0)

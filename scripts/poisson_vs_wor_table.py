@@ -1,0 +1,34 @@
+"""Lebeda et al. Table 1: ε for Poisson and WOR at σ=0.8, γ=1e-3, T=1e4 over δ."""
+
+import pandas as pd
+
+import _pipeline
+from dpsampling import accountant
+
+
+def compute_point(p, rel_tol):
+    res = accountant.epsilon(p["delta"], sigma=p["sigma"], q=p["q"], steps=p["steps"],
+                             sampler=p["sampler"], direction=p["direction"], rel_tol=rel_tol)
+    return _pipeline.result_row(res)
+
+
+def markdown(df):
+    """The table in the paper's layout, upper bounds with their estimated error."""
+    rows = ["| δ | ε (Poisson) | ε (WOR) |", "|---|---|---|"]
+    for d, g in df.groupby("delta", sort=True):
+        cell = {}
+        for _, r in g.iterrows():
+            cell[r["sampler"]] = f"{r['value']:.4f} (≤, rel. err ≤ {r['est_rel_error']:.0e})"
+        rows.append(f"| {d:.0e} | {cell.get('poisson', '–')} | {cell.get('wor', '–')} |")
+    p = df.iloc[0]
+    head = (f"ε upper bounds (pessimistic PLD, dp_accounting) for the subsampled Gaussian, "
+            f"σ={p['sigma']:g}, γ={p['q']:g}, T={int(p['steps']):,}, add/remove.\n\n")
+    return head + "\n".join(rows) + "\n"
+
+
+if __name__ == "__main__":
+    smk = snakemake  # noqa: F821 - injected by Snakemake
+    if smk.rule.endswith("_plot"):
+        _pipeline.write_text(markdown(pd.read_csv(smk.input[0])), smk.output[0])
+    else:
+        _pipeline.run_chunk(smk, compute_point)

@@ -1,0 +1,45 @@
+# The claims table: every number the papers print that we reproduce, evaluated at its own
+# parameters through the library (independent of any figure grid, so identical under every config).
+import yaml
+
+FIGURES["claims"] = ["results/claims/claims.csv", "figures/claims.md"]
+
+
+def load_claims():
+    with open(config["claims"]["file"]) as f:
+        return yaml.safe_load(f)["claims"]
+
+
+def claims_of_chunk(chunk):
+    from dpsampling import claims as cl
+
+    return [c for c in load_claims() if cl.chunk_of(c["id"], config["claims"]["n_chunks"]) == int(chunk)]
+
+
+rule claims_chunk:
+    output:
+        "results/claims/chunks/{chunk}.csv",
+    params:
+        claims=lambda wc: claims_of_chunk(wc.chunk),
+    log:
+        "logs/claims/chunk_{chunk}.log",
+    message:
+        "claims: evaluating chunk {wildcards.chunk}"
+    script:
+        "../../scripts/claims.py"
+
+
+rule claims_table:
+    input:
+        expand("results/claims/chunks/{i}.csv", i=range(int(config["claims"]["n_chunks"]))),
+    output:
+        csv="results/claims/claims.csv",
+        md=report("figures/claims.md", caption="../report/claims.rst", category="Claims"),
+    params:
+        claims=load_claims(),
+    log:
+        "logs/claims/table.log",
+    message:
+        "claims: writing {output.csv} and {output.md}"
+    script:
+        "../../scripts/claims.py"

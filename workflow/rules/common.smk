@@ -1,0 +1,83 @@
+# Shared by every rule module: config validation, the grid/chunk helpers and the
+# generic grid and aggregate rules of the pattern every computation follows:
+#   results/<c>/grid.csv -> results/<c>/chunks/<i>.csv -> results/<c>/<c>.csv -> figures/<c>.{pdf,png}
+import os
+import sys
+
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+from dpsampling import grids
+
+validate(config, "../schemas/config.schema.yaml")
+
+# `shell:` rules (none yet) would run the `python` on PATH; put ours first.
+os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+
+# Computations that follow the grid -> chunks -> aggregate pattern: config blocks with a `grid`.
+GRID_COMPUTATIONS = [k for k, v in config.items() if isinstance(v, dict) and "grid" in v]
+
+# Each computation's figure outputs (registered by its rule module).
+FIGURES = {}
+
+
+def points(name):
+    """Every grid point of a computation (parameters, point_id, chunk)."""
+    return grids.build(config[name])
+
+
+def chunk_points(name, chunk):
+    """The grid points of one chunk: a params value, so only changed chunks rerun."""
+    return grids.chunk(points(name), int(chunk))
+
+
+def chunk_files(name):
+    return expand("results/{name}/chunks/{i}.csv", name=name, i=range(int(config[name]["n_chunks"])))
+
+
+def settings(name):
+    """Accuracy settings of a computation (also a params value)."""
+    return dict(config[name].get("settings", {}))
+
+
+def all_targets():
+    targets = []
+    for c in GRID_COMPUTATIONS:
+        targets += [f"results/{c}/grid.csv", f"results/{c}/{c}.csv"]
+    for files in FIGURES.values():
+        targets += files
+    return targets
+
+
+wildcard_constraints:
+    computation="|".join(GRID_COMPUTATIONS) or "NONE",
+    chunk=r"\d+",
+
+
+rule grid:
+    output:
+        "results/{computation}/grid.csv",
+    params:
+        points=lambda wc: points(wc.computation),
+    log:
+        "logs/{computation}/grid.log",
+    message:
+        "{wildcards.computation}: writing the parameter grid"
+    script:
+        "../../scripts/write_grid.py"
+
+
+rule aggregate:
+    input:
+        lambda wc: chunk_files(wc.computation),
+    output:
+        "results/{computation}/{computation}.csv",
+    params:
+        points=lambda wc: points(wc.computation),
+    log:
+        "logs/{computation}/aggregate.log",
+    message:
+        "{wildcards.computation}: collecting {input} into one tidy CSV"
+    script:
+        "../../scripts/aggregate.py"
