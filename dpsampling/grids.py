@@ -80,10 +80,12 @@ def build(block: dict) -> list[dict]:
             if pid in seen:
                 continue
             seen.add(pid)
+            p = {k: p[k] for k in sorted(p)}  # key order must not depend on how the YAML was written
             points.append({**p, "point_id": pid, "chunk": int(pid, 16) % n_chunks})
     return points
 
 
 def chunk(points: list[dict], index: int) -> list[dict]:
-    """The points of chunk ``index``."""
-    return [p for p in points if p["chunk"] == int(index)]
+    """The points of chunk ``index``, in a canonical order (by id), so that
+    reordering the config does not change a chunk's parameters."""
+    return sorted((p for p in points if p["chunk"] == int(index)), key=lambda p: p["point_id"])

@@ -1,0 +1,31 @@
+"""environment.yml and pyproject.toml name the same dependencies; README and CI agree."""
+
+import re
+import tomllib
+
+import yaml
+
+
+def _name(req: str) -> str:
+    return re.split(r"[<>=!~ \[]", req.strip(), maxsplit=1)[0].lower().replace("_", "-")
+
+
+def test_environment_yml_matches_pyproject(repo_root):
+    deps = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]["dependencies"]
+    env = yaml.safe_load((repo_root / "environment.yml").read_text())["dependencies"]
+    conda = {_name(d) for d in env if isinstance(d, str)} - {"python", "pip"}
+    pip = {_name(d) for d in next(d["pip"] for d in env if isinstance(d, dict)) if not d.startswith("-")}
+    pyproject = {_name(d): d for d in deps}
+    assert set(pyproject) == conda | pip
+    # and the same version constraints on both sides
+    pip_list = next(d["pip"] for d in env if isinstance(d, dict))
+    env_specs = {_name(d): d.replace(" ", "") for d in [*env, *pip_list] if isinstance(d, str) and not d.startswith("-")}
+    for name, req in pyproject.items():
+        assert env_specs[name] == req.replace(" ", ""), name
+
+
+def test_ci_runs_the_readme_test_command(repo_root):
+    readme = (repo_root / "README.md").read_text()
+    ci = (repo_root / ".ci" / "run").read_text().strip().splitlines()[-1]
+    assert ci in readme
+    assert "snakemake --cores all" in readme

@@ -1,0 +1,139 @@
+"""One smoke run of the whole pipeline (config/smoke.yaml) in a temporary directory,
+plus the config schema, rerun granularity and the cluster profile (dry runs)."""
+
+import shutil
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+import yaml
+
+pytestmark = pytest.mark.pipeline
+
+RESULT_COLUMNS = {"point_id", "chunk", "value", "kind", "method", "discretization", "rel_tol", "est_rel_error",
+                  "flags", "version_dpsampling", "version_dp_accounting"}
+
+
+def copy_workflow(root, dest):
+    for name in ("Snakefile", "workflow", "config", "scripts", "profiles"):
+        src = root / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    return dest
+
+
+def snakemake(cwd, *args, check=True):
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
+    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if check and out.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return out
+
+
+@pytest.fixture(scope="module")
+def smoke(repo_root, tmp_path_factory):
+    work = copy_workflow(repo_root, tmp_path_factory.mktemp("smoke"))
+    snakemake(work, "--configfile", "config/smoke.yaml")
+    return work
+
+
+def expected_outputs(work):
+    cfg = yaml.safe_load((work / "config" / "config.yaml").read_text())
+    grid = [k for k, v in cfg.items() if isinstance(v, dict) and "grid" in v]
+    return grid
+
+
+def test_every_computation_has_grid_csv_and_figure(smoke):
+    for comp in expected_outputs(smoke):
+        grid = pd.read_csv(smoke / "results" / comp / "grid.csv")
+        df = pd.read_csv(smoke / "results" / comp / f"{comp}.csv")
+        assert len(df) == len(grid) > 0
+        assert list(df["point_id"]) == list(grid["point_id"])  # grid order, one row per point
+        assert RESULT_COLUMNS <= set(df.columns)
+        assert df["kind"].isin(["upper", "lower", "estimate", "exact"]).all()
+        assert df["value"].notna().all()
+        figs = list((smoke / "figures").glob(f"{comp}.*"))
+        assert figs, f"no figure for {comp}"
+        for f in figs:
+            assert f.stat().st_size > (200 if f.suffix == ".md" else 2000)
+
+
+def test_figures_are_valid_files(smoke):
+    pdf = smoke / "figures" / "poisson_vs_wor_sigma.pdf"
+    png = smoke / "figures" / "poisson_vs_wor_sigma.png"
+    assert pdf.read_bytes()[:5] == b"%PDF-" and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_smoke_values_are_consistent(smoke):
+    df = pd.read_csv(smoke / "results" / "poisson_vs_wor_sigma" / "poisson_vs_wor_sigma.csv")
+    p = df[(df.sampler == "poisson") & (df.epsilon == 10)].set_index("q")["value"]
+    w = df[(df.sampler == "wor") & (df.epsilon == 10)].set_index("q")["value"]
+    assert ((w / p - 2.0).abs() < 1e-8).all()  # Prop. 9 (CSV keeps 10 digits)
+    assert p.is_monotonic_increasing
+    t = pd.read_csv(smoke / "results" / "poisson_vs_wor_table" / "poisson_vs_wor_table.csv")
+    for _, g in t.groupby("sampler"):
+        assert g.sort_values("delta")["value"].is_monotonic_decreasing
+
+
+def test_claims_table_complete_and_as_expected(smoke, repo_root):
+    claims = yaml.safe_load((repo_root / "config" / "claims.yaml").read_text())["claims"]
+    table = pd.read_csv(smoke / "results" / "claims" / "claims.csv")
+    assert list(table["id"]) == [c["id"] for c in claims]  # complete, under the smoke config too
+    wrong = table[table["status"] != table["expected"]]
+    assert wrong.empty, wrong[["id", "printed", "ours", "status", "expected"]].to_string()
+    md = (smoke / "figures" / "claims.md").read_text()
+    assert all(c["id"] in table["id"].values for c in claims) and "| paper |" in md
+    assert table.loc[table.status == "differs", "note"].notna().all()
+
+
+def test_nothing_left_to_do_and_one_grid_change_reruns_only_its_chunks(smoke):
+    from dpsampling import grids
+
+    out = snakemake(smoke, "--configfile", "config/smoke.yaml", "-n")
+    assert "Nothing to be done" in out.stdout + out.stderr
+    cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
+    block = cfg["poisson_vs_wor_table"]
+    block["grid"][0]["delta"] = [1.0e-6, 3.0e-4]  # change one grid value (δ=1e-4 -> 3e-4)
+    (smoke / "config" / "changed.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))  # also reorders keys
+    before = {p["point_id"]: p["chunk"] for p in grids.build(yaml.safe_load(
+        (smoke / "config" / "smoke.yaml").read_text())["poisson_vs_wor_table"])}
+    after = {p["point_id"]: p["chunk"] for p in grids.build(block)}
+    touched = {c for pid, c in {**before, **after}.items() if (pid in before) != (pid in after)}
+    out = snakemake(smoke, "--configfile", "config/changed.yaml", "-n", "--quiet", "rules")
+    text = out.stdout + out.stderr
+    counts = {ln.split()[0]: int(ln.split()[1]) for ln in text.splitlines()
+              if ln.strip() and ln.split()[0].endswith("_chunk") and ln.split()[-1].isdigit()}
+    assert counts.get("poisson_vs_wor_table_chunk") == len(touched), text  # only the chunks holding changed points
+    assert "poisson_vs_wor_sigma_chunk" not in counts  # nothing of the other computations
+
+
+@pytest.mark.parametrize("path,value,needle", [
+    (("poisson_vs_wor_table", "fixed", "q"), 1.5, "q"),
+    (("poisson_vs_wor_table", "fixed", "sigma"), 0, "sigma"),
+    (("poisson_vs_wor_table", "grid"), [], "grid"),
+    (("poisson_vs_wor_table", "n_chunks"), 0, "n_chunks"),
+    (("poisson_vs_wor_sigma", "grid", 0, "sampler"), "shufle", "sampler"),
+    (("poisson_vs_wor_sigma", "fixed", "steps"), 0, "steps"),
+    (("poisson_vs_wor_sigma", "fixed", "delta"), 1.0, "delta"),
+    (("poisson_vs_wor_sigma", "fixed", "epsilon"), -1, "epsilon"),
+    (("poisson_vs_wor_sigma", "typo_key"), 1, "typo_key"),
+])
+def test_bad_config_rejected_naming_the_key(repo_root, tmp_path, path, value, needle):
+    work = copy_workflow(repo_root, tmp_path)
+    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
+    node = cfg
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+    (work / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
+    out = snakemake(work, "--configfile", "config/bad.yaml", "-n", check=False)
+    assert out.returncode != 0
+    assert needle in out.stdout + out.stderr
+    assert not (work / "results").exists()
+
+
+def test_slurm_profile_dry_run(repo_root, tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    work = copy_workflow(repo_root, tmp_path)
+    out = snakemake(work, "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml", "-n")
+    assert "poisson_vs_wor_sigma_chunk" in out.stdout + out.stderr
