@@ -1,0 +1,141 @@
+"""Per-direction curves, crossings and Conjecture 12 (Lebeda et al. 2024, §4-§5)."""
+
+import time
+
+import numpy as np
+import pytest
+
+from dpsampling import directions as D
+from dpsampling.montecarlo import mc_privacy_curve
+from dpsampling.substitution import laplace_two_fold
+
+EPS = np.linspace(0.0, 3.0, 31)
+
+
+@pytest.mark.parametrize("mechanism,scale,sampler,d", [
+    ("laplace", 1.5, "wor", 1e-4), ("laplace", 1.0, "poisson", 1e-4), ("gaussian", 1.0, "poisson", 1e-3),
+    ("gaussian", 2.0, "wor", 1e-3)])
+@pytest.mark.parametrize("pessimistic", [True, False])
+def test_max_of_directions_equals_public_delta(mechanism, scale, sampler, d, pessimistic):
+    """The private per-direction pmfs must recombine to dp_accounting's public value."""
+    c = D.direction_curves(mechanism, scale, 0.4, 3, EPS, sampler=sampler, discretization=d)
+    tag = "upper" if pessimistic else "lower"
+    mx = np.maximum(getattr(c, f"add_{tag}"), getattr(c, f"remove_{tag}"))
+    pub = D.public_delta(mechanism, scale, 0.4, 3, EPS, sampler=sampler, pessimistic=pessimistic,
+                         discretization=d)
+    assert np.array_equal(mx, pub)
+    assert np.all(c.add_lower <= c.add_upper + 1e-15) and np.all(c.remove_lower <= c.remove_upper + 1e-15)
+
+
+def test_wor_is_poisson_with_sensitivity_two():
+    """Prop. 9: the WOR pair N(-b)/N(-b+2) is the Poisson pair with shift 2 (= σ/2 at shift 1)."""
+    a = D.direction_curves("gaussian", 2.0, 0.3, 2, EPS, sampler="wor", discretization=1e-3)
+    b = D.direction_curves("gaussian", 1.0, 0.3, 2, EPS, sampler="poisson", discretization=1e-3)
+    for f in ("add_upper", "remove_upper"):
+        assert np.allclose(getattr(a, f), getattr(b, f), atol=2e-3)
+
+
+def test_directions_match_exact_two_fold_laplace():
+    eps = np.array([0.0, 0.2, 0.4, 0.8, 1.5])
+    c = D.direction_curves("laplace", 2.0, 0.5, 2, eps, sampler="wor")
+    for d in ("add", "remove"):
+        ex = laplace_two_fold(eps, 2.0, 0.5, 2.0, (d, d))
+        assert np.all(ex <= getattr(c, f"{d}_upper") + 1e-12)
+        assert np.all(ex >= getattr(c, f"{d}_lower") - 1e-12)
+
+
+def test_crossing_intervals_interpolation():
+    eps = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    add = np.array([0.0, 1.0, 1.0, -1.0, -1.0])
+    rem = np.zeros(5)
+    assert D.crossing_intervals(eps, add, rem) == [(0.0, 2.5)]
+    assert D.crossing_intervals(eps, -add, rem) == [(2.5, 4.0)]
+    assert D.crossing_intervals(eps, rem, rem) == []
+    conf = D.crossing_intervals_with_confidence(eps, add - 0.5, add + 0.5, rem, rem)
+    assert conf["certain"] == [(0.5, 2.25)] and conf["possible"] == [(0.0, 2.75)]
+    with pytest.raises(ValueError, match="increasing"):
+        D.crossing_intervals(eps[::-1], add, rem)
+    with pytest.raises(ValueError, match="shape"):
+        D.crossing_intervals(eps, add[:3], rem)
+
+
+def test_fig1_crossing_k2_present_k1_absent():
+    out = D.fig1_crossing()
+    (lo, hi), = out["certain"]  # one interval where add_lower > remove_upper
+    assert 0.0 <= lo < 0.01 and hi == pytest.approx(0.6474, abs=2e-3)
+    c = out["curves"]
+    gap = c.add_lower - c.remove_upper
+    assert gap.max() > 0.03  # ≈ 0.0313 at ε ≈ 0.36, far above MC's α ≈ 0.0012
+    # and the other way round at ε = 1.5 (the App. B.1 check point)
+    i = int(np.argmin(np.abs(c.eps - 1.5)))
+    assert c.remove_lower[i] > 0.1
+    assert c.add_upper[i] < 1e-9
+    # without composition the remove curve dominates (Prop. 30 of [ZDW22], §5)
+    assert D.remove_dominates_uncomposed()
+    s = D.FIG1_SETTINGS
+    k1 = D.direction_curves("laplace", s["scale"], s["gamma"], 1, EPS, sampler="wor")
+    assert D.crossing_intervals_with_confidence(EPS, k1.add_lower, k1.add_upper, k1.remove_lower,
+                                                k1.remove_upper)["certain"] == []
+
+
+def test_fig1_crossing_seen_by_monte_carlo_at_paper_n():
+    s = D.FIG1_SETTINGS
+    eps = np.linspace(0.0, 3.0, 40)
+    add = mc_privacy_curve("laplace", s["scale"], s["gamma"], 2, eps, 3_342_306, seed=1, sampler="wor",
+                           direction="add")
+    rem = mc_privacy_curve("laplace", s["scale"], s["gamma"], 2, eps, 3_342_306, seed=2, sampler="wor",
+                           direction="remove")
+    out = D.mc_crossing_intervals(add, rem, eps_min=0.0)
+    assert len(out["certain"]) == 1
+    lo, hi = out["certain"][0]
+    assert lo < 0.1 and 0.55 < hi < 0.7
+    i = int(np.argmin(np.abs(eps - 1.5)))  # App. B.1's second check point: remove above add
+    assert rem.estimate[i] > add.estimate[i] + add.alpha + rem.alpha
+
+
+@pytest.mark.parametrize("sigma,gamma,k", [(0.5, 0.1, 2), (1.0, 0.5, 10), (2.0, 0.01, 3), (0.3, 1.0, 3)])
+def test_conjecture12_points(sigma, gamma, k):
+    t0 = time.process_time()
+    r = D.conjecture12_margin(sigma, gamma, k, np.linspace(0.0, 4.0, 41))
+    assert time.process_time() - t0 < 3.0  # typically 0.1-0.4 s CPU
+    assert not r.counterexample
+    assert set(r.classification) <= {"within numerical error", "unreliable"}
+    # remove dominates up to the PLD bracket: add can exceed remove only by the bracket width
+    width = np.max(r.add_upper - r.add_lower) + np.max(r.remove_upper - r.remove_lower)
+    assert np.max(r.margin_possible) <= width + 1e-12
+
+
+def test_conjecture12_classifier_flags_a_planted_counterexample(monkeypatch):
+    """Swap the two directions: now 'add' dominates and must be classified as a counterexample."""
+    real = D.direction_curves
+
+    def swapped(*a, **kw):
+        c = real(*a, **kw)
+        return D.DirectionCurves(eps=c.eps, add_upper=c.remove_upper, add_lower=c.remove_lower,
+                                 remove_upper=c.add_upper, remove_lower=c.add_lower,
+                                 discretization=c.discretization, params=c.params)
+
+    monkeypatch.setattr(D, "direction_curves", swapped)
+    r = D.conjecture12_margin(0.5, 0.5, 2, np.linspace(0.0, 4.0, 41))
+    assert r.counterexample
+    assert r.classification[0] != "counterexample"  # at ε = 0 both directions are equal
+
+
+def test_choose_discretization():
+    assert D.choose_discretization(1.0, 0.1) == pytest.approx((np.log(0.1) + 11 - np.log(0.9)) / 5000)
+    assert 1e-5 <= D.choose_discretization(100.0, 1e-6) <= D.choose_discretization(0.2, 0.9) <= 0.05
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: D.direction_curves("laplace", 1.0, 0.0, 2, [0.0]), "gamma"),
+    (lambda: D.direction_curves("laplace", 0.0, 0.5, 2, [0.0]), "scale"),
+    (lambda: D.direction_curves("laplace", 1.0, 0.5, 0, [0.0]), "k"),
+    (lambda: D.direction_curves("laplace", 1.0, 0.5, 2, [0.0], sampler="shuffle"), "sampler"),
+    (lambda: D.direction_curves("gauss", 1.0, 0.5, 2, [0.0]), "mechanism"),
+    (lambda: D.direction_curves("laplace", 1.0, 0.5, 2, []), "eps"),
+    (lambda: D.conjecture12_margin(-1.0, 0.5, 2, [0.0]), "sigma"),
+    (lambda: D.conjecture12_margin(1.0, 1.5, 2, [0.0]), "gamma"),
+])
+def test_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
