@@ -106,7 +106,11 @@ def result_row(res) -> dict:
 
 
 def run_chunk(smk, compute_point) -> None:
-    """Compute every point of this chunk, logging progress, and write one CSV."""
+    """Compute every point of this chunk, logging progress, and write one CSV.
+
+    ``compute_point(point, **settings)`` returns the result columns of one grid
+    point: a dict (one row) or a list of dicts (several rows, e.g. a curve over ε).
+    """
     log = logger(smk)
     points = list(smk.params.points)
     settings = dict(smk.params.settings) if hasattr(smk.params, "settings") else {}
@@ -114,8 +118,8 @@ def run_chunk(smk, compute_point) -> None:
     rows, t0 = [], time.time()
     for i, p in enumerate(points, 1):
         t = time.time()
-        row = {**p, **compute_point(p, **settings)}
-        rows.append(row)
+        out = compute_point(p, **settings)  # one row (dict) or several (list of dicts, e.g. a curve)
+        rows.extend({**p, **r} for r in (out if isinstance(out, list) else [out]))
         log.info("point %d/%d done in %.2fs (%s)", i, len(points), time.time() - t, p["point_id"])
     cols = list(points[0]) if points else ["point_id", "chunk"]
     df = pd.DataFrame(rows, columns=None if rows else cols)

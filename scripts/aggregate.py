@@ -13,6 +13,6 @@ missing = set(order) - set(df["point_id"])
 if missing:
     raise RuntimeError(f"{len(missing)} grid points have no result (e.g. {sorted(missing)[:3]})")
 df = df[df["point_id"].isin(order)]
-df = df.iloc[df["point_id"].map(order).argsort()].reset_index(drop=True)
+df = df.iloc[df["point_id"].map(order).argsort(kind="stable")].reset_index(drop=True)
 _pipeline.write_csv(df, smk.output[0])
 log.info("%d rows from %d chunks", len(df), len(frames))
