@@ -6,7 +6,9 @@ axis is a scalar, a list, or ``{start, stop, num, spacing: log|linear}``.
 
 Each point gets a stable id (a hash of its parameters) and a chunk number
 derived from that id, so adding or changing one grid value changes the
-parameters of one chunk only, and Snakemake reruns just that chunk.
+parameters of one chunk only, and Snakemake reruns just that chunk.  With
+``chunk_by: [names]`` the chunk is derived from those parameters only, so that
+points sharing them (e.g. one curve, solved with warm starts) stay together.
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ def build(block: dict) -> list[dict]:
     grid = block.get("grid")
     if not grid:
         raise ValueError("grid must be a non-empty list of blocks of axes")
+    chunk_by = block.get("chunk_by")  # parameters that decide the chunk (default: all)
     points, seen = [], set()
     for sub in grid:
         names = list(sub)
@@ -81,7 +84,8 @@ def build(block: dict) -> list[dict]:
                 continue
             seen.add(pid)
             p = {k: p[k] for k in sorted(p)}  # key order must not depend on how the YAML was written
-            points.append({**p, "point_id": pid, "chunk": int(pid, 16) % n_chunks})
+            key = pid if not chunk_by else point_id({k: p.get(k) for k in chunk_by})
+            points.append({**p, "point_id": pid, "chunk": int(key, 16) % n_chunks})
     return points
 
 

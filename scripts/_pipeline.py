@@ -105,20 +105,25 @@ def result_row(res) -> dict:
     }
 
 
-def run_chunk(smk, compute_point) -> None:
+def run_chunk(smk, compute_point=None, compute_points=None) -> None:
     """Compute every point of this chunk, logging progress, and write one CSV.
 
     ``compute_point(point, **settings)`` returns the result columns of one grid
     point: a dict (one row) or a list of dicts (several rows, e.g. a curve over ε).
+    Alternatively ``compute_points(points, **settings)`` handles the whole chunk
+    at once (e.g. warm-started solves along a curve) and returns one dict per point.
     """
     log = logger(smk)
     points = list(smk.params.points)
     settings = dict(smk.params.settings) if hasattr(smk.params, "settings") else {}
     log.info("chunk %s: %d points, settings %s", smk.wildcards.get("chunk", "?"), len(points), settings)
     rows, t0 = [], time.time()
-    for i, p in enumerate(points, 1):
+    if compute_points is not None:
+        for p, r in zip(points, compute_points(points, log=log, **settings)):
+            rows.append({**p, **r})
+    for i, p in enumerate(points if compute_points is None else [], 1):
         t = time.time()
-        out = compute_point(p, **settings)  # one row (dict) or several (list of dicts, e.g. a curve)
+        out = compute_point(p, **settings)
         rows.extend({**p, **r} for r in (out if isinstance(out, list) else [out]))
         log.info("point %d/%d done in %.2fs (%s)", i, len(points), time.time() - t, p["point_id"])
     cols = list(points[0]) if points else ["point_id", "chunk"]

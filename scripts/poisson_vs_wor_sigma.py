@@ -1,6 +1,5 @@
 """Lebeda et al. Fig. 2: smallest σ for (ε, δ) vs sampling rate, Poisson vs WOR."""
 
-import numpy as np
 import pandas as pd
 
 import _pipeline
@@ -8,10 +7,18 @@ import _style
 from dpsampling import accountant
 
 
-def compute_point(p, rel_tol):
-    res = accountant.calibrate_sigma(p["epsilon"], p["delta"], q=p["q"], steps=p["steps"],
-                                     sampler=p["sampler"], direction=p["direction"], rel_tol=rel_tol)
-    return _pipeline.result_row(res)
+def compute_points(points, rel_tol, log):
+    """σ for every point, one warm-started curve per (sampler, ε, δ, T, direction)."""
+    key = ("sampler", "epsilon", "delta", "steps", "direction")
+    rows = {}
+    for line in sorted({tuple(p[k] for k in key) for p in points}):
+        pts = [p for p in points if tuple(p[k] for k in key) == line]
+        kw = dict(zip(key, line))
+        res = accountant.calibrate_sigma_curve(kw["epsilon"], kw["delta"], [p["q"] for p in pts], steps=kw["steps"],
+                                               sampler=kw["sampler"], direction=kw["direction"], rel_tol=rel_tol)
+        rows.update({p["point_id"]: _pipeline.result_row(r) for p, r in zip(pts, res)})
+        log.info("curve %s: %d points done (%d/%d)", kw, len(pts), len(rows), len(points))
+    return [rows[p["point_id"]] for p in points]
 
 
 def plot(df, outputs):
@@ -39,4 +46,4 @@ if __name__ == "__main__":
     if smk.rule.endswith("_plot"):
         plot(pd.read_csv(smk.input[0]), smk.output)
     else:
-        _pipeline.run_chunk(smk, compute_point)
+        _pipeline.run_chunk(smk, compute_points=compute_points)

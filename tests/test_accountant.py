@@ -133,3 +133,16 @@ def test_direction_split_agrees_with_public_dp_accounting_max():
     composed = pld.composed(0.9, 0.02, 100, True, 1e-3)
     for eps in (0.0, 0.5, 2.0):
         assert pld.delta(eps, 0.9, 0.02, 100, "add_remove", True, 1e-3) == composed.get_delta_for_epsilon(eps)
+
+
+def test_curve_calibration_matches_pointwise_and_wor_is_twice():
+    qs = [0.3, 0.01, 0.03, 0.1]  # unsorted on purpose: results come back in this order
+    curve = A.calibrate_sigma_curve(2.0, 1e-5, qs, steps=1000, rel_tol=1e-3)
+    for q, r in zip(qs, curve):
+        single = A.calibrate_sigma(2.0, 1e-5, q=q, steps=1000, rel_tol=1e-3).value
+        assert r.kind == "upper" and r.accuracy["est_rel_error"] <= 1e-3
+        assert r.value == pytest.approx(single, rel=2e-3)
+        d = r.accuracy["discretization"]
+        assert A.epsilon(1e-5, sigma=r.value, q=q, steps=1000, discretization=d).value <= 2.0 * (1 + 1e-4)
+    wor = A.calibrate_sigma_curve(2.0, 1e-5, qs, steps=1000, sampler="wor", rel_tol=1e-3)
+    assert [w.value for w in wor] == [2 * r.value for r in curve]

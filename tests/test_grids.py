@@ -45,3 +45,12 @@ def test_bad_axis_names_the_key(axis, msg):
     with pytest.raises(ValueError, match=msg) as e:
         grids.expand_axis("q", axis)
     assert "'q'" in str(e.value)
+
+
+def test_chunk_by_keeps_curves_together():
+    b = block(chunk_by=["epsilon"], n_chunks=7)
+    pts = grids.build(b)
+    by_eps = {}
+    for p in pts:
+        by_eps.setdefault(p["epsilon"], set()).add(p["chunk"])
+    assert all(len(c) == 1 for c in by_eps.values())
