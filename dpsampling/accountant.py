@@ -218,7 +218,7 @@ def _analytic_sigma(eps, delta_target):
     from scipy.optimize import brentq
 
     log_t = math.log(delta_target)
-    f = lambda x: float(gaussian.log_delta(eps, math.exp(x))) - log_t  # noqa: E731
+    f = lambda x: float(gaussian.log_delta(eps, math.exp(x))) - log_t
     lo, hi = -5.0, 5.0
     while f(lo) < 0:
         lo -= 5.0
@@ -257,7 +257,7 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     if method == "analytic":
         raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
     if method == "rdp":
-        s, lo_s = _calibrate_rdp(eps, dlt, q, steps)
+        s = _calibrate_rdp(eps, dlt, q, steps)
         return AccountingResult(s * scale, "upper", "rdp", {"rel_tol": rel_tol}, None, s * scale)
     s, err, d, ok, n_evals, _ = _calibrate_pld(eps, dlt, q, steps, direction, rel_tol)
     acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, "pld_evaluations": n_evals}
@@ -268,15 +268,14 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
 def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
     from scipy.optimize import brentq
 
-    g = lambda x: _rdp_accountant(math.exp(x), q, steps).get_epsilon(dlt) - eps  # noqa: E731
+    g = lambda x: _rdp_accountant(math.exp(x), q, steps).get_epsilon(dlt) - eps
     x0 = math.log(_gdp_sigma_guess(eps, dlt, q, steps))
     lo, hi = x0 - 0.5, x0 + 0.5
     while g(lo) < 0:
         lo -= 1.0
     while g(hi) > 0:
         hi += 1.0
-    x = brentq(g, lo, hi, xtol=rel_tol)
-    return math.exp(x), math.exp(x)
+    return math.exp(brentq(g, lo, hi, xtol=rel_tol))
 
 
 def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):

@@ -85,7 +85,8 @@ def save_figure(fig, paths) -> None:
     """Save to every path (pdf, png); PDFs are reproducible (no creation date)."""
     for p in paths:
         meta = {"CreationDate": None} if str(p).endswith(".pdf") else {"Software": None}
-        _atomic(p, lambda tmp, m=meta: fig.savefig(tmp, metadata=m, dpi=150, format=os.path.splitext(str(p))[1][1:]))
+        fmt = os.path.splitext(str(p))[1][1:]
+        _atomic(p, lambda tmp, m=meta, f=fmt: fig.savefig(tmp, metadata=m, dpi=150, format=f))
 
 
 def result_row(res) -> dict:

@@ -2,9 +2,9 @@
 
 import time
 
+import _pipeline
 import pandas as pd
 
-import _pipeline
 from dpsampling import claims
 
 

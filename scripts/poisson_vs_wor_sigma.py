@@ -1,9 +1,9 @@
 """Lebeda et al. Fig. 2: smallest σ for (ε, δ) vs sampling rate, Poisson vs WOR."""
 
-import pandas as pd
-
 import _pipeline
 import _style
+import pandas as pd
+
 from dpsampling import accountant
 
 

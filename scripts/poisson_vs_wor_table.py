@@ -1,8 +1,8 @@
 """Lebeda et al. Table 1: ε for Poisson and WOR at σ=0.8, γ=1e-3, T=1e4 over δ."""
 
+import _pipeline
 import pandas as pd
 
-import _pipeline
 from dpsampling import accountant
 
 
