@@ -425,3 +425,266 @@ def conjecture_4_3_single_crossing(sigma=0.3, steps=10, eps_max=20.0, n_eps=201,
     lo = np.array([r.lower for r in res])
     m = up >= 1e-12
     return bool(crossover_points(eps[m], dd[m], up[m]).size == 1 and crossover_points(eps[m], dd[m], lo[m]).size == 1)
+
+
+# --------------------------------------------------------------------------- the set 𝒞 from a config / CLI spec
+
+#: Largest C grid accepted from a spec (memory: the max over C is done in blocks, but log P_C, log Q_C are kept).
+MAX_C_GRID_SIZE = 10_000_000
+
+
+def c_grid_from_spec(spec=None):
+    """The thresholds 𝒞 of Chua §4.3 from a config value; ValueError naming ``c_grid`` on bad input.
+
+    ``None``: the paper's 𝒞 = {0, 0.01, …, 100} (:data:`DEFAULT_C_GRID`).
+    A list: the values themselves (non-empty, finite, strictly increasing).
+    A mapping ``{start, stop, step}``: start, start + step, …, up to stop
+    (inclusive within 1e-9 steps), computed as ``start + step·i`` like
+    ``numpy.arange``, so ``{start: 0, stop: 100, step: 0.01}`` is exactly
+    :data:`DEFAULT_C_GRID`.
+    """
+    if spec is None:
+        return DEFAULT_C_GRID
+    if isinstance(spec, dict):
+        missing = sorted({"start", "stop", "step"} - set(spec))
+        extra = sorted(set(spec) - {"start", "stop", "step"})
+        if missing or extra:
+            raise ValueError(f"c_grid must be a list or a mapping with keys start, stop, step "
+                             f"(missing {missing}, unknown {extra})")
+        try:
+            start, stop, step = (float(spec[k]) for k in ("start", "stop", "step"))
+        except (TypeError, ValueError):
+            raise ValueError(f"c_grid start, stop, step must be numbers (got {spec!r})") from None
+        if not all(math.isfinite(v) for v in (start, stop, step)):
+            raise ValueError(f"c_grid start, stop, step must be finite (got {spec!r})")
+        if not step > 0:
+            raise ValueError(f"c_grid step must be > 0 (got {step!r})")
+        if not stop >= start:
+            raise ValueError(f"c_grid stop must be >= start (got start={start!r}, stop={stop!r})")
+        n = math.floor((stop - start) / step + 1e-9) + 1
+        if n > MAX_C_GRID_SIZE:
+            raise ValueError(f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {n:,})")
+        return start + step * np.arange(n, dtype=float)
+    if isinstance(spec, (str, bytes)) or np.ndim(spec) != 1:
+        raise ValueError(f"c_grid must be a non-empty list of numbers or a mapping {{start, stop, step}} (got {spec!r})")
+    try:
+        c = np.asarray(spec, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(f"c_grid must contain only numbers (got {spec!r})") from None
+    if c.size > MAX_C_GRID_SIZE:
+        raise ValueError(f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {c.size:,})")
+    return _check_c_grid(c)
+
+
+def describe_c_grid(c_grid=None) -> str:
+    """A short description of 𝒞 for CSVs and labels, e.g. ``0:0.01:100 (10001 values)``."""
+    c = _check_c_grid(c_grid)
+    if c.size == 1:
+        return f"{c[0]:g} (1 value)"
+    steps = np.diff(c)
+    if np.allclose(steps, steps[0], rtol=1e-6, atol=0):
+        return f"{c[0]:g}:{steps[0]:g}:{c[-1]:g} ({c.size} values)"
+    return f"{c.size} values in [{c[0]:g}, {c[-1]:g}]"
+
+
+# --------------------------------------------------------------------------- one interface for the pipeline and the CLI
+
+QUANTITIES = ("epsilon", "delta")
+BATCHING_SAMPLERS = ("deterministic", "shuffle", "poisson")
+#: Method label of the shuffle lower bound (Chua §4.3, eq. (3)).
+EC_METHOD = "E_C sets"
+
+
+def _result(*args, **kw):
+    from .accountant import AccountingResult
+
+    return AccountingResult(*args, **kw)
+
+
+def _check_quantity(quantity, target):
+    if quantity not in QUANTITIES:
+        raise ValueError(f"quantity must be one of {', '.join(QUANTITIES)} (got {quantity!r})")
+    if np.ndim(target) != 0:
+        raise ValueError(f"{'delta' if quantity == 'epsilon' else 'epsilon'} must be a single number (got {target!r})")
+    (check_delta if quantity == "epsilon" else check_epsilon)(target)
+    return float(target)
+
+
+def deterministic_result(quantity, target, sigma):
+    """ε_D(δ) (``quantity="epsilon"``, target δ) or δ_D(ε) (``"delta"``, target ε) as an exact result.
+
+    Chua Prop. 3.1: the analytic Gaussian curve with sensitivity 1, independent
+    of T; ``kind="exact"``, ``method="analytic"``.
+    """
+    target = _check_quantity(quantity, target)
+    check_positive("sigma", sigma)
+    f = deterministic_epsilon if quantity == "epsilon" else deterministic_delta
+    v = float(f(target, float(sigma)))
+    return _result(v, "exact", "analytic", {}, v, v)
+
+
+def shuffle_result(quantity, target, sigma, steps, c_grid=None):
+    """Lower bound on ε_S(δ) or δ_S(ε) from the sets E_C (Chua §4.3, eq. (3)), as a result.
+
+    ``kind="lower"``, ``method="E_C sets"``; ``accuracy`` records the C grid and
+    the maximising C.  Flag ``argmax_c_at_grid_end``: the best C is the first
+    or last grid value, so a wider grid might give a larger bound.
+    """
+    target = _check_quantity(quantity, target)
+    c = c_grid_from_spec(c_grid)
+    f = shuffle_epsilon_lower if quantity == "epsilon" else shuffle_delta_lower
+    v, arg = f(target, sigma, steps, c_grid=c, return_argmax=True)
+    flags = ()
+    if np.isfinite(arg) and c.size > 1 and (arg == c[0] or arg == c[-1]):
+        flags = ("argmax_c_at_grid_end",)
+    acc = {"c_grid": describe_c_grid(c), "argmax_c": float(arg) if np.isfinite(arg) else None}
+    return _result(float(v), "lower", EC_METHOD, acc, float(v), None, flags)
+
+
+def poisson_epoch_result(quantity, target, sigma, steps, *, method="pld", bound="upper", rel_tol=None,
+                         discretization=None, finest_discretization=None):
+    """ε_P(δ) or δ_P(ε) for one epoch of Poisson batching (q = 1/T, Chua §3 footnote 3), as a result.
+
+    Delegates to :func:`dpsampling.accountant.epsilon` / ``delta`` (dp_accounting
+    PLD or RDP, max over add and remove).  PLD: a fixed ``discretization`` is
+    used as is; ``None`` refines it to ``rel_tol``.  ``finest_discretization``
+    (PLD, automatic only) stops the refinement there (flag ``not_converged``
+    with the estimated error if ``rel_tol`` is not reached); only the
+    pessimistic PLD is refined, the optimistic one (``lower``) is evaluated at
+    the final discretisation, as in the accountant.
+    """
+    from . import accountant, pld
+
+    target = _check_quantity(quantity, target)
+    _, steps = _check_sigma_steps(sigma, steps)
+    rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
+    if not (0 < rel_tol <= 0.1):
+        raise ValueError(f"rel_tol must be in (0, 0.1] (got {rel_tol!r})")
+    finest = None if finest_discretization is None else float(finest_discretization)  # the accountant checks it
+    q, s = 1.0 / steps, float(sigma)
+    call = accountant.epsilon if quantity == "epsilon" else accountant.delta
+    kw = {}
+    if method == "pld":
+        kw = {"discretization": None if discretization is None else float(discretization)}
+        if finest is not None:
+            kw["finest_discretization"] = finest
+    return call(target, sigma=s, q=q, steps=steps, sampler="poisson", direction="add_remove",
+                method=method, bound=bound, rel_tol=rel_tol, **kw)
+
+
+def check_one_epoch(q, steps, sampler):
+    """Deterministic and shuffle batching are analysed for one epoch of T batches: q must be 1/T."""
+    from .validation import check_rate
+
+    check_rate(q)
+    check_steps(steps)
+    if abs(float(q) * float(steps) - 1.0) > 1e-6:
+        raise ValueError(f"q must be 1/steps = {1.0 / float(steps):.6g} for sampler '{sampler}' (one epoch of "
+                         f"steps batches, Chua et al. §3) (got q={q!r}, steps={steps!r})")
+
+
+def account(quantity, target, *, sampler, sigma, steps, method="pld", bound="upper", rel_tol=None,
+            discretization=None, finest_discretization=None, c_grid=None):
+    """ε(δ) or δ(ε) of one epoch (T batches) under ``sampler`` (Chua et al. 2024), as an AccountingResult.
+
+    ``deterministic``: exact (Prop. 3.1).  ``shuffle``: a lower bound from the
+    sets E_C (§4.3, eq. (3)), ``c_grid`` as in :func:`c_grid_from_spec`.
+    ``poisson``: q = 1/T, :func:`poisson_epoch_result` (``method``, ``bound``,
+    ``rel_tol``, ``discretization``, ``finest_discretization`` apply to it only).
+    """
+    if sampler not in BATCHING_SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(BATCHING_SAMPLERS)} (got {sampler!r})")
+    if sampler == "deterministic":
+        return deterministic_result(quantity, target, sigma)
+    if sampler == "shuffle":
+        return shuffle_result(quantity, target, sigma, steps, c_grid)
+    return poisson_epoch_result(quantity, target, sigma, steps, method=method, bound=bound, rel_tol=rel_tol,
+                                discretization=discretization, finest_discretization=finest_discretization)
+
+
+def deterministic_sigma_result(epsilon, delta):
+    """Smallest σ with deterministic batching (ε, δ)-DP (one epoch), exact.
+
+    One epoch of deterministic batching is a single Gaussian mechanism with
+    sensitivity 1 (Chua Prop. 3.1), so this is the analytic-Gaussian
+    calibration (:func:`dpsampling.accountant.calibrate_sigma` with q = 1,
+    T = 1).  By Theorem 4.1 this σ is also sufficient for shuffle batching.
+    """
+    from . import accountant
+
+    return accountant.calibrate_sigma(epsilon, delta, q=1.0, steps=1)
+
+
+# --------------------------------------------------------------------------- checks on a figure's grid
+
+
+def theorem_4_1_margin(shuffle_lower, deterministic, rtol=1e-9):
+    """Margin of Theorem 4.1 (δ_S ≤ δ_D, hence also ε_S ≤ ε_D) on a grid: (margin, holds).
+
+    ``margin = deterministic − shuffle_lower`` (≥ 0 by the theorem);
+    ``holds`` allows a relative rounding slack ``rtol`` (relative to
+    ``deterministic``).  NaN entries (no shuffle value) hold trivially.
+    """
+    s = np.asarray(shuffle_lower, dtype=float)
+    d = np.asarray(deterministic, dtype=float)
+    margin = d - s
+    with np.errstate(invalid="ignore"):
+        holds = ~(margin < -rtol * np.abs(d) - 1e-300)
+    return margin, holds
+
+
+def provably_wrong_mask(shuffle_lower, poisson_upper):
+    """True where the shuffle lower bound exceeds the Poisson upper bound (NaN: False).
+
+    There δ_S ≥ shuffle_lower > poisson_upper ≥ δ_P (or the same with ε), so
+    reporting the Poisson guarantee for a shuffled implementation is provably
+    wrong (Chua §4.3).
+    """
+    s = np.asarray(shuffle_lower, dtype=float)
+    p = np.asarray(poisson_upper, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(s) & np.isfinite(p) & (_gap(s, p) > 0)
+
+
+def provably_wrong_intervals(x, shuffle_lower, poisson_upper):
+    """:func:`provably_wrong_region` on the grid points where both curves are finite."""
+    x = np.asarray(x, dtype=float)
+    s = np.asarray(shuffle_lower, dtype=float)
+    p = np.asarray(poisson_upper, dtype=float)
+    m = np.isfinite(s) & np.isfinite(p)
+    if m.sum() < 2:
+        return [(float(v), float(v)) for v in x[m & provably_wrong_mask(s, p)]]
+    return provably_wrong_region(x[m], s[m], p[m])
+
+
+def deterministic_vs_poisson_crossings(eps, delta_d, poisson_lower, poisson_upper):
+    """ε0 and ε1 of Chua Theorem 4.2 / Conjecture 4.3 from sampled curves.
+
+    Below ε0 deterministic batching is provably worse (δ_D > upper bound ≥
+    δ_P): ε0 is where δ_D crosses the upper bound on δ_P.  Above ε1 Poisson is
+    provably worse (δ_P ≥ lower bound > δ_D): ε1 is where δ_D crosses the lower
+    bound.  ε0 ≤ ε1 and the true crossing lies in [ε0, ε1].  Returns a dict:
+    ``eps0``, ``eps1`` (first crossing each; nan if none), ``n_crossings_upper``,
+    ``n_crossings_lower``, ``gap = eps1 − eps0``, ``resolution`` (the largest
+    grid step) and ``equal_within_resolution`` (one crossing each and
+    |ε1 − ε0| ≤ resolution: evidence for Conjecture 4.3, not a proof).
+    Grid points with a non-finite value in any curve are dropped.
+    """
+    x = np.asarray(eps, dtype=float)
+    d, lo, up = (np.asarray(a, dtype=float) for a in (delta_d, poisson_lower, poisson_upper))
+    m = np.isfinite(x) & np.isfinite(d) & np.isfinite(lo) & np.isfinite(up)
+    x, d, lo, up = x[m], d[m], lo[m], up[m]
+    c_up = crossover_points(x, d, up)
+    c_lo = crossover_points(x, d, lo)
+    e0 = float(c_up[0]) if c_up.size else math.nan
+    e1 = float(c_lo[0]) if c_lo.size else math.nan
+    res = float(np.max(np.diff(x)))
+    return {
+        "eps0": e0,
+        "eps1": e1,
+        "n_crossings_upper": int(c_up.size),
+        "n_crossings_lower": int(c_lo.size),
+        "gap": e1 - e0,
+        "resolution": res,
+        "equal_within_resolution": bool(c_up.size == 1 and c_lo.size == 1 and abs(e1 - e0) <= res),
+    }

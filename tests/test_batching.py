@@ -288,3 +288,101 @@ def test_log_pq_far_tail_vs_mpmath():
     # and a δ far below double range is still a finite log
     ld = B.shuffle_log_delta_lower(150.0, 0.3, 100_000)
     assert np.isfinite(ld) and ld < -700
+
+
+# ----------------------------------------------------------------------------- pipeline / CLI interface
+
+
+def test_c_grid_from_spec():
+    assert np.array_equal(B.c_grid_from_spec({"start": 0, "stop": 100, "step": 0.01}), B.DEFAULT_C_GRID)
+    assert B.c_grid_from_spec(None) is B.DEFAULT_C_GRID
+    np.testing.assert_array_equal(B.c_grid_from_spec({"start": 1, "stop": 2, "step": 0.25}), [1, 1.25, 1.5, 1.75, 2])
+    np.testing.assert_array_equal(B.c_grid_from_spec([0.5, 1.0]), [0.5, 1.0])
+    assert B.describe_c_grid() == "0:0.01:100 (10001 values)"
+    assert B.describe_c_grid([0.0, 1.0, 3.0]) == "3 values in [0, 3]"
+    for bad in ([], [1.0, 1.0], [2.0, 1.0], "0:1", {"start": 0, "stop": 1}, {"start": 0, "stop": 1, "step": 0},
+                {"start": 1, "stop": 0, "step": 0.1}, {"start": 0, "stop": 1, "step": 0.1, "num": 3},
+                {"start": 0, "stop": 1e9, "step": 1e-3}, [[0.0, 1.0]]):
+        with pytest.raises(ValueError, match="c_grid"):
+            B.c_grid_from_spec(bad)
+
+
+def test_account_dispatch_kinds_and_values():
+    s = B.account("epsilon", 1e-6, sampler="shuffle", sigma=0.5, steps=10_000)
+    assert (s.kind, s.method, s.upper) == ("lower", "E_C sets", None) and s.value == pytest.approx(10.99478, abs=5e-6)
+    assert s.accuracy["argmax_c"] == pytest.approx(4.25) and s.flags == ()
+    d = B.account("delta", 4.0, sampler="deterministic", sigma=0.4, steps=10_000)
+    assert d.kind == "exact" and d.value == pytest.approx(0.24382, abs=5e-6)
+    p = B.account("delta", 4.0, sampler="poisson", sigma=0.4, steps=10_000, discretization=1e-3)
+    assert p.kind == "upper" and p.method == "pld" and p.value == pytest.approx(1.1706e-5, rel=1e-4)
+    assert p.lower <= p.value and p.accuracy["discretization"] == 1e-3
+    # a C grid whose best set is its last value is flagged
+    e = B.account("delta", 4.0, sampler="shuffle", sigma=0.4, steps=10_000, c_grid=[1.0, 1.5, 2.0])
+    assert e.flags == ("argmax_c_at_grid_end",) and 0 < e.value < 0.22605 and e.accuracy["argmax_c"] == 2.0
+    for kw, word in [({"sampler": "wor"}, "sampler"), ({"sampler": "shuffle", "sigma": 0.0}, "sigma")]:
+        with pytest.raises(ValueError, match=word):
+            B.account("delta", 1.0, **{"sampler": "shuffle", "sigma": 1.0, "steps": 10, **kw})
+    with pytest.raises(ValueError, match="quantity"):
+        B.account("sigma", 1.0, sampler="shuffle", sigma=1.0, steps=10)
+    with pytest.raises(ValueError, match="delta"):
+        B.account("epsilon", 2.0, sampler="deterministic", sigma=1.0, steps=10)
+
+
+def test_poisson_epoch_result_finest_discretization():
+    """Capped refinement: stops at the finest level with not_converged; the value is the pessimistic PLD there."""
+    from dpsampling import accountant
+
+    capped = B.poisson_epoch_result("epsilon", 1e-6, 1.3, 10_000, rel_tol=1e-3, finest_discretization=1e-4)
+    assert capped.accuracy["discretization"] == pytest.approx(1e-4) and "not_converged" in capped.flags
+    fixed = accountant.epsilon(1e-6, sigma=1.3, q=1e-4, steps=10_000, discretization=1e-4)
+    assert capped.value == fixed.value and capped.lower == fixed.lower
+    assert capped.value >= 0.030627  # a valid (looser) upper bound on the converged 0.030627 (Chua §1.1: < 0.031)
+    assert 0.03 < capped.accuracy["est_rel_error"] < 1  # error estimate reported
+    # loose target: converges before the cap, same as the accountant's automatic choice
+    auto = B.poisson_epoch_result("epsilon", 1e-5, 0.7, 1000, rel_tol=1e-2, finest_discretization=1e-5)
+    ref = accountant.epsilon(1e-5, sigma=0.7, q=1e-3, steps=1000, rel_tol=1e-2)
+    assert auto.value == ref.value and auto.accuracy["discretization"] == ref.accuracy["discretization"]
+    assert auto.flags == ()
+    tiny = B.poisson_epoch_result("delta", 6.0, 0.8, 1000, finest_discretization=1e-3)
+    assert "delta_below_1e-12" in tiny.flags
+    with pytest.raises(ValueError, match="finest_discretization"):
+        B.poisson_epoch_result("epsilon", 1e-6, 1.0, 100, finest_discretization=1e-8)
+    with pytest.raises(ValueError, match="rel_tol"):
+        B.poisson_epoch_result("epsilon", 1e-6, 1.0, 100, rel_tol=0.5)
+
+
+def test_one_epoch_and_deterministic_sigma():
+    B.check_one_epoch(1e-4, 10_000, "shuffle")
+    B.check_one_epoch(1 / 3, 3, "shuffle")
+    for q, steps, word in [(1e-3, 10_000, "q must be 1/steps"), (0.0, 10, "q"), (0.1, 0, "steps")]:
+        with pytest.raises(ValueError, match=word):
+            B.check_one_epoch(q, steps, "shuffle")
+    r = B.deterministic_sigma_result(2.0, 1e-6)
+    assert r.kind == "exact" and B.deterministic_delta(2.0, r.value) == pytest.approx(1e-6, rel=1e-8)
+    assert B.deterministic_epsilon(1e-6, r.value) == pytest.approx(2.0, rel=1e-8)
+
+
+def test_theorem_4_1_margin_and_wrong_mask():
+    m, h = B.theorem_4_1_margin([0.1, 0.3, np.nan, 1.0 + 1e-12], [0.2, 0.2, 0.5, 1.0])
+    np.testing.assert_allclose(m[:2], [0.1, -0.1])
+    assert list(h) == [True, False, True, True]  # NaN: nothing to check; 1e-12 relative: rounding slack
+    mask = B.provably_wrong_mask([1e-3, 1e-3, np.nan, 1e-9], [1e-5, np.nan, 1e-5, 1e-8])
+    assert list(mask) == [True, False, False, False]
+    x = np.linspace(0, 4, 5)
+    # NaN points are dropped; the end is the log-linear crossing between x = 1 and x = 3
+    (a, b), = B.provably_wrong_intervals(x, [1, 1, np.nan, 1e-9, 1e-9], [1e-3] * 5)
+    assert a == 0.0 and b == pytest.approx(1 + 2 / 3)
+
+
+def test_crossings_of_known_curves():
+    # δ_D = e^{-2x}, bounds e^{-x}·{0.9, 1.1}·e^{-4}: crossings at x = 4 − log 1.1 (upper) and 4 − log 0.9 (lower)
+    x = np.linspace(0, 10, 101)
+    d = np.exp(-2 * x)
+    c = B.deterministic_vs_poisson_crossings(x, d, 0.9 * np.exp(-x - 4), 1.1 * np.exp(-x - 4))
+    assert c["eps0"] == pytest.approx(4 - np.log(1.1), abs=1e-9) and c["eps1"] == pytest.approx(4 - np.log(0.9))
+    assert c["n_crossings_upper"] == c["n_crossings_lower"] == 1 and c["resolution"] == pytest.approx(0.1)
+    assert not c["equal_within_resolution"]  # gap 0.2 > grid step 0.1
+    tight = B.deterministic_vs_poisson_crossings(x, d, 0.99 * np.exp(-x - 4), 1.01 * np.exp(-x - 4))
+    assert tight["equal_within_resolution"] and tight["gap"] == pytest.approx(np.log(1.01 / 0.99))
+    none = B.deterministic_vs_poisson_crossings(x, d, d / 2, d / 2)
+    assert np.isnan(none["eps0"]) and not none["equal_within_resolution"]

@@ -1,0 +1,35 @@
+"""Chua et al. Fig. 3 and App. Figs 6-7: δ vs ε at fixed σ and T, per batch sampler.
+
+The same curves, checks (Theorem 4.1; where Poisson accounting is provably
+wrong for shuffling) and layout as ``samplers_eps_vs_sigma.py``, whose generic
+parts this script uses, with the axes δ(ε) instead of ε(σ).  PLD δ values below
+1e-12 are flagged and not drawn (not reliable bounds).
+"""
+
+import _pipeline
+import pandas as pd
+import samplers_eps_vs_sigma as base
+
+# Which paper figure each (σ, T) panel is (presentation only).
+PANELS = {
+    (0.4, 10000): "Chua Fig. 3",
+    (0.8, 1000): "Chua App. Fig. 6",
+    (1.0, 1000): "Chua App. Fig. 7",
+}
+
+
+def compute_point(p, **settings):
+    return base.compute(p, "delta", **settings)
+
+
+def plot(df, figure_paths, checks_path):
+    base.plot_figure(df, figure_paths, checks_path, quantity="delta", panel_keys=["sigma", "steps"], x="epsilon",
+                     titles=PANELS, xlabel="ε", panel_text=lambda k: f"δ vs ε at σ={k[0]:g}, T={k[1]:,}")
+
+
+if __name__ == "__main__":
+    smk = snakemake  # noqa: F821 - injected by Snakemake
+    if smk.rule.endswith("_plot"):
+        plot(pd.read_csv(smk.input[0]), [smk.output.pdf, smk.output.png], smk.output.checks)
+    else:
+        _pipeline.run_chunk(smk, compute_point)
