@@ -31,7 +31,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .montecarlo import MECHANISMS, SAMPLERS, SHIFT, MCCurve
+from .montecarlo import DIRECTIONS, MECHANISMS, SAMPLERS, SHIFT, MCCurve
 from .validation import check_choice, check_positive, check_rate
 
 # PLD δ below this is dominated by truncated tail mass and rounding (COMMON.md)
@@ -109,19 +109,46 @@ class DirectionCurves:
         return self.add_remove_upper < UNRELIABLE_DELTA
 
 
-def direction_curves(mechanism, scale, gamma, k, eps, *, sampler="poisson", discretization=1e-4):
+def pmf_delta(pmf, eps):
+    """δ(ε) of one dp_accounting PLD pmf for sorted ε ≥ 0, vectorised.
+
+    Hand-written because dp_accounting's ``_get_delta_for_epsilon_vectorized``
+    walks the bins in a Python loop (one ``np.isposinf`` per step): ~50% of the
+    Conjecture 12 search time.  Same formula and the same summation order (from
+    the largest loss down, starting at the infinity mass):
+    δ(ε) = inf_mass + Σ_{l>ε} p_l - e^ε Σ_{l>ε} p_l e^{-l}; equal to dp_accounting's
+    value to rounding (tests/test_directions.py).
+    """
+    e = _check_eps(eps)
+    if np.any(np.diff(e) < 0) or e[0] < 0:
+        raise ValueError(f"eps must be sorted ascending and >= 0 (got {eps!r})")
+    dense = pmf.to_dense_pmf()
+    p = np.asarray(dense._probs, dtype=float)
+    losses = (np.arange(p.size) + dense._lower_loss) * dense._discretization
+    start = int(np.searchsorted(losses, e[0], side="right"))  # only losses > min ε (> 0: e^{-l} ≤ 1)
+    tail_l, tail_p = losses[start:][::-1], p[start:][::-1]
+    upper = np.cumsum(np.concatenate([[dense._infinity_mass], tail_p]))
+    lower = np.cumsum(np.concatenate([[0.0], tail_p * np.exp(-tail_l)]))
+    above = losses.size - np.searchsorted(losses, e, side="right")  # #losses > ε
+    return upper[above] - np.exp(e) * lower[above]
+
+
+def direction_curves(mechanism, scale, gamma, k, eps, *, sampler="poisson", discretization=1e-4,
+                     fast=False):
     """Exact (to PLD discretisation) add and remove curves of the k-fold mechanism.
 
     Returns a ``DirectionCurves`` with upper (pessimistic) and lower
     (optimistic) bounds for each direction; the true curve lies between.
+    ``fast=True`` evaluates δ(ε) with ``pmf_delta`` (needs sorted ε ≥ 0).
     """
     e = _check_eps(eps)
     out = {}
     for pess, tag in ((True, "upper"), (False, "lower")):
         pld = composed_pld(mechanism, scale, gamma, k, sampler=sampler, pessimistic=pess,
                            discretization=discretization)
-        out[f"add_{tag}"] = np.asarray(pld._pmf_add.get_delta_for_epsilon(e), dtype=float)
-        out[f"remove_{tag}"] = np.asarray(pld._pmf_remove.get_delta_for_epsilon(e), dtype=float)
+        for d, pmf in (("add", pld._pmf_add), ("remove", pld._pmf_remove)):
+            val = pmf_delta(pmf, e) if fast else pmf.get_delta_for_epsilon(e)
+            out[f"{d}_{tag}"] = np.asarray(val, dtype=float)
     params = {"mechanism": mechanism, "scale": float(scale), "gamma": float(gamma), "k": int(k),
               "sampler": sampler}
     return DirectionCurves(eps=e, discretization=float(discretization), params=params, **out)
@@ -254,6 +281,19 @@ def fig1_mc_matches_exact(n=3_342_306, seed=1, eps=(0.25, 1.5)):
     return ok
 
 
+def fig1_crossing_vanishes(ks=(4, 16), discretization=1e-4):
+    """§5: "this break vanishes as the number of compositions increases" — at FIG1_SETTINGS no
+    certain crossing (add_lower > remove_upper + 1e-12) at ε ≥ 0 for any k in ``ks``."""
+    s = FIG1_SETTINGS
+    e = np.linspace(0.0, 6.0, 601)
+    for k in ks:
+        c = direction_curves(s["mechanism"], s["scale"], s["gamma"], k, e, sampler=s["sampler"],
+                             discretization=discretization, fast=True)
+        if np.any(c.add_lower - c.remove_upper > UNRELIABLE_DELTA):
+            return False
+    return True
+
+
 def remove_dominates_uncomposed(mechanism="laplace", scale=1.5, gamma=0.7, sampler="wor",
                                 discretization=1e-4, eps=None):
     """§5 / Prop. 30 [ZDW22]: for k = 1, δ_R(ε) ≥ δ_A(ε) for all ε ≥ 0 (up to PLD error)."""
@@ -263,21 +303,155 @@ def remove_dominates_uncomposed(mechanism="laplace", scale=1.5, gamma=0.7, sampl
 
 
 # --------------------------------------------------------------------------
+# Fig. 1 pipeline: Monte Carlo vs PLD per direction, and the crossing intervals
+# --------------------------------------------------------------------------
+MC_CHECK = ("ok", "outside_band", "far_outside")
+
+
+def _intervals_with_margin(eps, diff):
+    """``_intervals`` plus the largest ``diff`` inside each interval: [(lo, hi, max_diff)]."""
+    eps = np.asarray(eps, dtype=float)
+    diff = np.asarray(diff, dtype=float)
+    ends = _intervals(eps, diff)
+    runs = _runs(diff > 0)
+    return [(lo, hi, float(np.max(diff[i:j + 1]))) for (lo, hi), (i, j) in zip(ends, runs)]
+
+
+def curve_eps_max(mechanism, scale, gamma, k, delta, *, sampler="poisson", discretization=1e-4,
+                  step=0.25, cap=50.0):
+    """Right end of a plotting ε range: the smallest multiple of ``step`` at which both
+    pessimistic per-direction curves are ≤ ``delta`` (at least ``step``, at most ``cap``)."""
+    d = float(delta)
+    if not (0.0 < d < 1.0):
+        raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
+    check_positive("step", step)
+    check_positive("cap", cap)
+    pld = composed_pld(mechanism, scale, gamma, k, sampler=sampler, pessimistic=True,
+                       discretization=discretization)
+    e = max(pld._pmf_add.get_epsilon_for_delta(d), pld._pmf_remove.get_epsilon_for_delta(d))
+    if not math.isfinite(e):
+        return float(cap)
+    return float(min(cap, max(step, step * math.ceil(e / step - 1e-9))))
+
+
+@dataclass(frozen=True)
+class AddRemoveComparison:
+    """Fig. 1 at one (mechanism, scale, γ, k): MC and PLD curves per direction, crossings.
+
+    ``pld``: PLD bounds on the fine grid ``pld.eps``; ``mc[d]``: the Monte Carlo
+    curve of direction d on the coarse grid (|E| points, simultaneous ±α band
+    w.p. 1-β); ``pld_at_mc``: PLD bounds on the MC grid; ``mc_excess[d]``: how
+    far the MC estimate lies outside [PLD lower, PLD upper], in units of α
+    (0 inside).  ``crossings[(method, kind)]``: ε intervals (ε ≥ 0) where add
+    is above remove, as (start, end, largest add - remove inside):
+    ("pld", "lower") certain (add_lower > remove_upper, inside the true set),
+    ("pld", "upper") possible (add_upper > remove_lower, contains the true set),
+    ("montecarlo", "lower"/"upper") the same with the MC bands (holds with
+    probability ≥ 1 - 2β), ("montecarlo", "estimate") from the point estimates.
+    """
+
+    pld: DirectionCurves
+    pld_at_mc: DirectionCurves
+    mc: dict
+    mc_excess: dict
+    crossings: dict
+    confidence: dict
+    eps_max: float
+
+    def mc_check(self, direction):
+        """Per MC grid point: "ok" (estimate within ±α of the PLD bracket), "outside_band"
+        (probability ≤ β for a correct implementation) or "far_outside" (beyond ±2α:
+        probability ≤ 2|E|(β/2|E|)^4 by Hoeffding, i.e. a bug)."""
+        x = self.mc_excess[direction]
+        return np.where(x <= 1.0, "ok", np.where(x <= 2.0, "outside_band", "far_outside"))
+
+
+def add_remove_comparison(mechanism, scale, gamma, k, *, sampler="wor", n=None, alpha=None, beta=0.01,
+                          n_eps=40, n_eps_pld=401, eps_max=None, seed=0, discretization=1e-4,
+                          chunk_size=2**15):
+    """Fig. 1 (§5, App. B.2) at one setting: MC and exact PLD curves per direction.
+
+    Monte Carlo on |E| = ``n_eps`` equally spaced ε ∈ [0, eps_max] with
+    either ``n`` samples or the N = ⌈ln(2|E|/β)/(2α²)⌉ of App. B.2 for a
+    target half-width ``alpha`` (give exactly one).  Seeds: the add curve uses
+    ``2·seed``, the remove curve ``2·seed + 1`` (independent streams, so the
+    output depends only on the arguments).  PLD upper/lower bounds on
+    ``n_eps_pld`` points of the same range.  ``eps_max=None`` picks
+    ``curve_eps_max`` at δ = the MC half-width (beyond it both curves are
+    within MC resolution of 0).
+    """
+    from .montecarlo import hoeffding_alpha, hoeffding_n, mc_privacy_curve
+
+    k = _check_k(k)
+    if (n is None) == (alpha is None):
+        raise ValueError(f"give exactly one of n (samples) and alpha (target half-width) (got n={n!r}, alpha={alpha!r})")
+    n_eps = int(_check_int_param("n_eps", n_eps, 2))
+    n_eps_pld = int(_check_int_param("n_eps_pld", n_eps_pld, 2))
+    seed = int(_check_int_param("seed", seed, 0))
+    n = hoeffding_n(alpha, beta, n_eps) if n is None else int(_check_int_param("n", n, 1))
+    half = hoeffding_alpha(n, beta, n_eps)  # also validates β
+    if eps_max is None:
+        eps_max = curve_eps_max(mechanism, scale, gamma, k, min(half, 0.5), sampler=sampler,
+                                discretization=discretization)
+    check_positive("eps_max", eps_max)
+    e_mc = np.linspace(0.0, float(eps_max), n_eps)
+    e_pld = np.linspace(0.0, float(eps_max), n_eps_pld)
+    pld = direction_curves(mechanism, scale, gamma, k, e_pld, sampler=sampler, discretization=discretization,
+                           fast=True)
+    at = direction_curves(mechanism, scale, gamma, k, e_mc, sampler=sampler, discretization=discretization,
+                          fast=True)
+    mc, excess = {}, {}
+    for i, d in enumerate(DIRECTIONS):
+        mc[d] = mc_privacy_curve(mechanism, scale, gamma, k, e_mc, n, 2 * seed + i, sampler=sampler,
+                                 direction=d, beta=beta, chunk_size=chunk_size)
+        lo, hi = getattr(at, f"{d}_lower"), getattr(at, f"{d}_upper")
+        excess[d] = np.maximum(np.maximum(lo - mc[d].estimate, mc[d].estimate - hi), 0.0) / mc[d].alpha
+    a, r = mc["add"], mc["remove"]
+    crossings = {
+        ("pld", "lower"): _intervals_with_margin(e_pld, pld.add_lower - pld.remove_upper),
+        ("pld", "upper"): _intervals_with_margin(e_pld, pld.add_upper - pld.remove_lower),
+        ("montecarlo", "lower"): _intervals_with_margin(e_mc, (a.estimate - a.alpha) - (r.estimate + r.alpha)),
+        ("montecarlo", "upper"): _intervals_with_margin(e_mc, (a.estimate + a.alpha) - (r.estimate - r.alpha)),
+        ("montecarlo", "estimate"): _intervals_with_margin(e_mc, a.estimate - r.estimate),
+    }
+    conf = {("pld", "lower"): 1.0, ("pld", "upper"): 1.0, ("montecarlo", "lower"): 1.0 - 2.0 * a.beta,
+            ("montecarlo", "upper"): 1.0 - 2.0 * a.beta, ("montecarlo", "estimate"): float("nan")}
+    return AddRemoveComparison(pld=pld, pld_at_mc=at, mc=mc, mc_excess=excess, crossings=crossings,
+                               confidence=conf, eps_max=float(eps_max))
+
+
+def max_margin(eps, diff):
+    """(max of ``diff`` over the grid, the ε where it is attained) — for 'no interval' rows."""
+    diff = np.asarray(diff, dtype=float)
+    i = int(np.argmax(diff))
+    return float(diff[i]), float(np.asarray(eps, dtype=float)[i])
+
+
+def _check_int_param(name, value, low):
+    if isinstance(value, bool) or not float(value).is_integer() or int(value) < low:
+        raise ValueError(f"{name} must be an integer >= {low} (got {value!r})")
+    return int(value)
+
+
+# --------------------------------------------------------------------------
 # Conjecture 12
 # --------------------------------------------------------------------------
 def choose_discretization(sigma, gamma, n_bins=5_000, d_min=1e-5, d_max=0.05):
     """PLD discretisation for one Gaussian (σ, γ) point: ~``n_bins`` bins per step.
 
-    The single-step loss spans ≈ [log(1-γ), log γ + 10/σ + 1/σ²] (dp_accounting
-    truncates the noise at log-mass -50, |z| ≲ 10); cost grows linearly in the
+    The single-step loss is log((1-γ) + γe^ℓ) with |ℓ| ≲ L = 10/σ + 1/σ²
+    (dp_accounting truncates the noise at log-mass -50, |z| ≲ 10), so it spans
+    ≈ [log((1-γ) + γe^{-L}), log((1-γ) + γe^{L})]; cost grows linearly in the
     number of bins, so 5e3 bins keeps one (σ, γ, k) point at ~0.1-0.3 s on an
     idle core (both estimates, both directions).
     """
     check_positive("sigma", sigma)
     check_rate(gamma, name="gamma")
-    hi = max(0.0, math.log(gamma) + 10.0 / sigma + 1.0 / sigma**2)
-    lo = math.log1p(-gamma) if gamma < 1.0 else -(10.0 / sigma + 1.0 / sigma**2)
-    width = max(hi - lo, 1e-3)
+    big = 10.0 / sigma + 1.0 / sigma**2
+    log_rest = math.log1p(-gamma) if gamma < 1.0 else -math.inf
+    hi = float(np.logaddexp(log_rest, math.log(gamma) + big))
+    lo = float(np.logaddexp(log_rest, math.log(gamma) - big))
+    width = max(hi - lo, 1e-6)
     return float(min(d_max, max(d_min, width / n_bins)))
 
 
@@ -323,7 +497,8 @@ def conjecture12_margin(sigma, gamma, k, eps_grid, discretization=None):
     k = _check_k(k)
     e = _check_eps(eps_grid)
     d = choose_discretization(sigma, gamma) if discretization is None else float(discretization)
-    c = direction_curves("gaussian", sigma, gamma, k, e, sampler="poisson", discretization=d)
+    fast = bool(e[0] >= 0 and np.all(np.diff(e) >= 0))
+    c = direction_curves("gaussian", sigma, gamma, k, e, sampler="poisson", discretization=d, fast=fast)
     certain = c.add_lower - c.remove_upper
     possible = c.add_upper - c.remove_lower
     tol = UNRELIABLE_DELTA + 1e-9 * c.remove_upper
@@ -336,49 +511,146 @@ def conjecture12_margin(sigma, gamma, k, eps_grid, discretization=None):
                               params={"sigma": float(sigma), "gamma": float(gamma), "k": k})
 
 
-CONJ12_GRID = {"sigma": (0.5, 1.0, 2.0), "gamma": (0.01, 0.1, 0.5, 1.0), "k": (2, 10)}
+# e^ε overflows beyond ~709 inside dp_accounting's δ(ε); ε above this is not searched (flagged).
+CONJ12_EPS_CAP = 700.0
+
+
+def conjecture12_eps_grid(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=CONJ12_EPS_CAP):
+    """The ε grid searched at one (σ, γ, k): [0, ε_max] with ε_max the larger pessimistic
+    ε(δ = 1e-12) of the two directions (beyond it PLD δ is unreliable), capped at ``eps_cap``.
+
+    ``n_eps`` linear points plus ``n_eps // 2`` log-spaced points in [1e-4·ε_max, ε_max]
+    (the margin vanishes at ε = 0, where δ_A = δ_R exactly, so small ε get extra points).
+    Returns (grid, capped).
+    """
+    n_eps = _check_int_param("n_eps", n_eps, 2)
+    check_positive("eps_cap", eps_cap)
+    d = choose_discretization(sigma, gamma) if discretization is None else float(discretization)
+    pld = composed_pld("gaussian", sigma, gamma, _check_k(k), sampler="poisson", pessimistic=True,
+                       discretization=d)
+    emax = max(pld._pmf_add.get_epsilon_for_delta(UNRELIABLE_DELTA),
+               pld._pmf_remove.get_epsilon_for_delta(UNRELIABLE_DELTA))
+    capped = not (emax <= eps_cap)
+    emax = min(float(emax), float(eps_cap))
+    if emax <= 0:
+        return np.array([0.0]), capped
+    grid = np.concatenate([np.linspace(0.0, emax, n_eps), emax * np.geomspace(1e-4, 1.0, n_eps // 2)])
+    return np.unique(grid), capped
+
+
+CONJ12_CLASSES = ("remove dominates", "within numerical error", "counterexample")
+
+
+def conjecture12_point(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=CONJ12_EPS_CAP, n_bins=5_000):
+    """Conjecture 12 at one (σ, γ, k), summarised over ε ≥ 0 (one dict).
+
+    margin estimate = δ_A - δ_R from the two pessimistic (connect-the-dots) PLDs at the same
+    discretisation; certified lower bound on the margin = add_lower - remove_upper, upper
+    bound = add_upper - remove_lower (PLD optimistic/pessimistic).  Maxima are over the ε
+    where max(δ_A, δ_R) ≥ 1e-12 (PLD δ below that is not reliable).  Classification:
+    "counterexample" iff add_lower > remove_upper + tol at some ε (certified, see
+    ``conjecture12_margin``); otherwise "within numerical error" if the margin estimate is
+    positive somewhere (it is then below the width of the add bracket there); otherwise
+    "remove dominates".  ``discretization=None`` picks ``choose_discretization(σ, γ, n_bins)``.
+    """
+    k = _check_k(k)
+    n_bins = _check_int_param("n_bins", n_bins, 10)
+    d = choose_discretization(sigma, gamma, n_bins=n_bins) if discretization is None else float(discretization)
+    check_positive("discretization", d)
+    e, capped = conjecture12_eps_grid(sigma, gamma, k, n_eps, d, eps_cap)
+    r = conjecture12_margin(sigma, gamma, k, e, discretization=d)
+    est = r.add_upper - r.remove_upper
+    ok = np.maximum(r.add_upper, r.remove_upper) >= UNRELIABLE_DELTA
+    if not ok.any():
+        ok = np.ones_like(ok)
+    i = int(np.argmax(np.where(ok, est, -np.inf)))
+    pos = ok & (e > 0)
+    cls = ("counterexample" if r.counterexample
+           else "within numerical error" if est[i] > 0 else "remove dominates")
+    j = int(np.argmax(np.where(ok, r.margin_certain, -np.inf)))
+    return {
+        "sigma": float(sigma), "gamma": float(gamma), "k": k, "discretization": d,
+        "eps_max": float(e[-1]), "eps_capped": bool(capped), "n_eps": int(e.size),
+        "n_unreliable": int((~ok).sum()),
+        "max_margin_estimate": float(est[i]), "eps_at_max": float(e[i]),
+        "max_margin_estimate_eps_pos": float(np.max(est[pos])) if pos.any() else float("nan"),
+        "min_margin_estimate": float(np.min(est[ok])),
+        "max_margin_certain": float(r.margin_certain[j]), "eps_at_max_certain": float(e[j]),
+        "max_margin_possible": float(np.max(r.margin_possible[ok])),
+        "add_bracket_at_max": float(r.add_upper[i] - r.add_lower[i]),
+        "classification": cls,
+    }
+
+
+def conjecture12_verdict(points):
+    """Overall verdict over ``conjecture12_point`` summaries (dicts or DataFrame rows)."""
+    pts = list(points)
+    if not pts:
+        raise ValueError("points must be a non-empty list of conjecture12_point summaries (got [])")
+    cls = [p["classification"] for p in pts]
+    worst = max(pts, key=lambda p: p["max_margin_estimate"])
+    cex = [p for p in pts if p["classification"] == "counterexample"]
+    return {
+        "verdict": "counterexample" if cex else "no counterexample",
+        "n_points": len(pts),
+        "n_counterexample": len(cex),
+        "n_within_numerical_error": cls.count("within numerical error"),
+        "n_remove_dominates": cls.count("remove dominates"),
+        "max_margin_estimate": float(worst["max_margin_estimate"]),
+        "argmax": {key: worst[key] for key in ("sigma", "gamma", "k", "eps_at_max")},
+        "max_margin_certain": float(max(p["max_margin_certain"] for p in pts)),
+        "n_eps_capped": int(sum(bool(p["eps_capped"]) for p in pts)),
+    }
+
+
+# Reduced but wide grid for the claims table (48 points, ~4-5 s CPU): σ 0.3-10, γ 1e-4-1, k 1-100.
+# The full grid is the pipeline's `conjecture12` computation (results/conjecture12/verdict.csv).
+CONJ12_GRID = {"sigma": (0.3, 1.0, 3.0, 10.0), "gamma": (1e-4, 1e-2, 0.3, 1.0), "k": (1, 10, 100)}
 
 
 def conjecture12_search(sigmas=CONJ12_GRID["sigma"], gammas=CONJ12_GRID["gamma"],
-                        ks=CONJ12_GRID["k"], eps_grid=None):
-    """Run ``conjecture12_margin`` over a grid; returns a list of per-point summaries."""
-    e = np.linspace(0.0, 4.0, 41) if eps_grid is None else _check_eps(eps_grid)
-    rows = []
-    for s in sigmas:
-        for g in gammas:
-            for k in ks:
-                r = conjecture12_margin(s, g, k, e)
-                rows.append({"sigma": s, "gamma": g, "k": k, "discretization": r.discretization,
-                             "counterexample": r.counterexample,
-                             "max_margin_certain": float(np.max(r.margin_certain)),
-                             "max_margin_possible": float(np.max(r.margin_possible))})
-    return rows
+                        ks=CONJ12_GRID["k"], n_eps=100):
+    """``conjecture12_point`` over a grid (list of summaries)."""
+    return [conjecture12_point(s, g, k, n_eps=n_eps) for s in sigmas for g in gammas for k in ks]
 
 
-def conjecture12_no_counterexample():
-    """True iff the default grid (24 points) yields no certain counterexample (claim helper)."""
-    return not any(r["counterexample"] for r in conjecture12_search())
+def conjecture12_no_counterexample(sigmas=CONJ12_GRID["sigma"], gammas=CONJ12_GRID["gamma"],
+                                   ks=CONJ12_GRID["k"], n_eps=100):
+    """True iff the grid (default: the reduced ``CONJ12_GRID``) has no certified counterexample (claim)."""
+    return conjecture12_verdict(conjecture12_search(sigmas, gammas, ks, n_eps))["verdict"] == "no counterexample"
 
 
 __all__ = [
+    "CONJ12_CLASSES",
+    "CONJ12_EPS_CAP",
     "CONJ12_GRID",
     "FIG1_SETTINGS",
+    "MC_CHECK",
     "UNRELIABLE_DELTA",
+    "AddRemoveComparison",
     "Conjecture12Margin",
     "DirectionCurves",
+    "add_remove_comparison",
     "choose_discretization",
     "composed_pld",
+    "conjecture12_eps_grid",
     "conjecture12_margin",
     "conjecture12_no_counterexample",
+    "conjecture12_point",
     "conjecture12_search",
+    "conjecture12_verdict",
     "crossing_intervals",
     "crossing_intervals_with_confidence",
+    "curve_eps_max",
     "direction_curves",
     "fig1_crossing",
     "fig1_crossing_end",
     "fig1_crossing_present",
+    "fig1_crossing_vanishes",
     "fig1_mc_matches_exact",
+    "max_margin",
     "mc_crossing_intervals",
+    "pmf_delta",
     "public_delta",
     "remove_dominates_uncomposed",
 ]

@@ -30,8 +30,10 @@ GAMMA = Fraction(1, 2)  # App. B.1 sampling probability
 
 
 def _frac(name, value):
+    """Exact rational from int, Fraction, "p/q" string or float (a float is read as its
+    shortest decimal repr, so 0.1 means 1/10, not the binary double)."""
     try:
-        f = Fraction(value)
+        f = Fraction(repr(float(value))) if isinstance(value, float) else Fraction(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a rational number (got {value!r})") from None
     return f
@@ -229,7 +231,54 @@ def k2_crossing_both_ways():
     return v["H_4/3(P||Q)"] > v["H_4/3(Q||P)"] and v["H_2(P||Q)"] < v["H_2(Q||P)"]
 
 
-__all__ = ["GAMMA", "P_KEEP", "add_above_remove_alpha_intervals", "add_above_remove_eps_intervals",
-           "add_remove_curves", "curve", "curve_pieces", "hockey_stick", "k1_remove_dominates",
-           "k2_crossing_both_ways", "mechanism", "paper_pair", "paper_value", "paper_values", "power",
-           "subsampled"]
+def exact_values(k=2, gamma=GAMMA, p_keep=P_KEEP, alphas=(Fraction(4, 3), Fraction(2))):
+    """H_α(P‖Q) (add) and H_α(Q‖P) (remove) as Fractions for each α in ``alphas`` (App. B.1),
+    keyed ("add", α) / ("remove", α)."""
+    P, Q = paper_pair(k, gamma, p_keep)
+    out = {}
+    for a in alphas:
+        a = _frac("alpha", a)
+        out[("add", a)] = hockey_stick(P, Q, a)
+        out[("remove", a)] = hockey_stick(Q, P, a)
+    return out
+
+
+def crossing_ks(k_max=8, gamma=GAMMA, p_keep=P_KEEP):
+    """The k in 1..k_max for which H_α(P‖Q) > H_α(Q‖P) at some α ≥ 1 (add above remove somewhere), exact.
+
+    For these k neither ordered pair realizes the ε ≥ 0 privacy curve of M^k (the remove pair
+    always wins at large α: its likelihood ratio has the larger range).  App. B.1 settings give
+    k = 2, 3, 5, 6, 7, 8 but not 4 (remove dominates for all α ≥ 1 at k = 4).
+    """
+    k_max = _check_k(k_max)
+    return [k for k in range(1, k_max + 1) if add_above_remove_alpha_intervals(k, gamma, p_keep)]
+
+
+def no_pair_realizes_each_k(k_min=2, k_max=8):
+    """Prop. 11, strong reading, for the App. B.1 mechanism: for *every* k in [k_min, k_max]
+    no ordered pair realizes the curve of M^k (add above remove somewhere).  Exact."""
+    ks = set(crossing_ks(k_max))
+    return all(k in ks for k in range(_check_k(k_min), _check_k(k_max) + 1))
+
+
+__all__ = [
+    "GAMMA",
+    "P_KEEP",
+    "add_above_remove_alpha_intervals",
+    "add_above_remove_eps_intervals",
+    "add_remove_curves",
+    "crossing_ks",
+    "curve",
+    "curve_pieces",
+    "exact_values",
+    "hockey_stick",
+    "k1_remove_dominates",
+    "k2_crossing_both_ways",
+    "mechanism",
+    "no_pair_realizes_each_k",
+    "paper_pair",
+    "paper_value",
+    "paper_values",
+    "power",
+    "subsampled",
+]

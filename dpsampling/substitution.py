@@ -191,23 +191,26 @@ def _check_pair(pair):
     return pair
 
 
-def exact_curve(eps, pair, with_error=False):
-    """H_{e^ε} of the §7 ``pair`` ("PP||QQ", "QQ||PP", "PQ||QP"), exact to ~1e-11 (quad)."""
-    s = SECTION7
-    return laplace_two_fold(eps, s["scale"], s["gamma"], s["shift"], PAIR_DIRECTIONS[_check_pair(pair)],
+def exact_curve(eps, pair, with_error=False, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+    """H_{e^ε} of the §7 ``pair`` ("PP||QQ", "QQ||PP", "PQ||QP"), exact to ~1e-11 (quad).
+
+    ``scale`` (Laplace scale b) and ``gamma`` (batch fraction) default to §7's 2 and 1/2; the
+    shift is always 2 (x_2 = 1 vs -1).
+    """
+    return laplace_two_fold(eps, scale, gamma, SECTION7["shift"], PAIR_DIRECTIONS[_check_pair(pair)],
                             with_error=with_error)
 
 
-def pld_bounds(eps, pair, discretization=1e-4):
+def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
     """(upper, lower) from dp_accounting PLDs composed per factor (independent cross-check)."""
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-    s = SECTION7
+    LaplaceStep(float(scale), float(gamma), SECTION7["shift"], "add")  # validates scale, gamma
     dirs = PAIR_DIRECTIONS[_check_pair(pair)]
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     out = []
     for pess in (True, False):
-        pld = pldlib.from_laplace_mechanism(s["scale"], sensitivity=s["shift"], sampling_prob=s["gamma"],
+        pld = pldlib.from_laplace_mechanism(float(scale), sensitivity=SECTION7["shift"], sampling_prob=float(gamma),
                                             pessimistic_estimate=pess, use_connect_dots=pess,
                                             value_discretization_interval=discretization)
         # dp_accounting REMOVE = (M ‖ B) up to mirroring, ADD = (B ‖ M) (see directions.py)
@@ -217,31 +220,43 @@ def pld_bounds(eps, pair, discretization=1e-4):
     return out[0], out[1]
 
 
-def mc_curve(eps, pair, n, seed, *, beta=0.01, chunk_size=2**15) -> MCCurve:
+def mc_curve(eps, pair, n, seed, *, beta=0.01, chunk_size=2**15, scale=SECTION7["scale"],
+             gamma=SECTION7["gamma"]) -> MCCurve:
     """Monte Carlo estimate of the §7 ``pair`` with the montecarlo machinery (App. B.2)."""
-    s = SECTION7
-    steps = [Step("laplace", s["scale"], s["gamma"], s["shift"], d) for d in PAIR_DIRECTIONS[_check_pair(pair)]]
+    steps = [Step("laplace", float(scale), float(gamma), SECTION7["shift"], d)
+             for d in PAIR_DIRECTIONS[_check_pair(pair)]]
     return mc_hockey_stick(steps, eps, n, seed, beta=beta, chunk_size=chunk_size)
 
 
-def max_pair_intervals(eps_lo=0.0, eps_hi=None, n_grid=261):
+def max_loss(scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+    """Largest 2-fold privacy loss of the three pairs, 2·log((1-γ) + γe^{2/b}) (≈ 1.2402 in §7);
+    all three curves are 0 beyond it."""
+    return 2 * LaplaceStep(float(scale), float(gamma), SECTION7["shift"], "remove").loss_range()[1]
+
+
+def max_pair_intervals(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
     """Which of the three pairs is the maximum on each ε interval (Fig. 3).
 
     Returns a list of (ε_start, ε_end, pair) over [eps_lo, eps_hi] (default
-    upper end: the largest privacy loss, 2·log(½ + ½e) ≈ 1.2402, beyond which
+    upper end: the largest privacy loss ``max_loss`` ≈ 1.2402, beyond which
     all three are 0).  Interval ends are roots of the difference of the exact
     curves (brentq, xtol 1e-10); where all curves are 0 the pair is "none".
     """
-    return list(_max_pair_intervals(float(eps_lo), None if eps_hi is None else float(eps_hi), int(n_grid)))
+    return list(_max_pair_intervals(float(eps_lo), None if eps_hi is None else float(eps_hi), int(n_grid),
+                                    float(scale), float(gamma)))
 
 
 @lru_cache(maxsize=8)
-def _max_pair_intervals(eps_lo, eps_hi, n_grid):
+def _max_pair_intervals(eps_lo, eps_hi, n_grid, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
     """Cached worker of ``max_pair_intervals``."""
     if eps_hi is None:
-        eps_hi = 2 * math.log(0.5 + 0.5 * math.e)
+        eps_hi = max_loss(scale, gamma)
     grid = np.linspace(eps_lo, eps_hi, n_grid)
-    curves = {p: exact_curve(grid, p) for p in PAIRS}
+
+    def curve(x, p):
+        return exact_curve(x, p, scale=scale, gamma=gamma)
+
+    curves = {p: curve(grid, p) for p in PAIRS}
     stack = np.vstack([curves[p] for p in PAIRS])
 
     def leader(i):
@@ -259,7 +274,7 @@ def _max_pair_intervals(eps_lo, eps_hi, n_grid):
                 edge = float(grid[i] if b == "none" else grid[i - 1])
             else:
                 def f(x, a=a, b=b):
-                    return float(exact_curve([x], a)[0] - exact_curve([x], b)[0])
+                    return float(curve([x], a)[0] - curve([x], b)[0])
                 edge = optimize.brentq(f, grid[i - 1], grid[i], xtol=1e-10)
             out.append((start, edge, a))
             start = edge
@@ -291,18 +306,69 @@ def mixed_pair_as_printed_is_zero(eps=(0.0, 0.5, 1.0)):
     return all(max(0.0, 1.0 - math.exp(x)) == 0.0 for x in eps)
 
 
+def max_pair_leads(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+    """``max_pair_intervals`` with, per interval, the largest lead of the maximal pair over the
+    second largest (exact curves on ``n_grid`` points inside the interval): [(start, end, pair, lead)]."""
+    out = []
+    for a, b, pair in max_pair_intervals(eps_lo, eps_hi, n_grid, scale=scale, gamma=gamma):
+        if pair == "none":
+            out.append((a, b, pair, 0.0))
+            continue
+        x = np.linspace(a, b, 41)
+        cur = {p: exact_curve(x, p, scale=scale, gamma=gamma) for p in PAIRS}
+        other = np.max(np.vstack([cur[p] for p in PAIRS if p != pair]), axis=0)
+        out.append((a, b, pair, float(np.max(cur[pair] - other))))
+    return out
+
+
+def distinct_combinations(k=2, eps=(0.1, 0.3, 0.5, 0.8), tol=1e-9):
+    """§7: "for k compositions, we have to consider k + 1 ways of combining P and Q".
+
+    Counts the distinct curves among all 2^k direction assignments (exact, k = 2 only:
+    remove∘add and add∘remove coincide because composition commutes).
+    """
+    if int(k) != 2:
+        raise ValueError(f"k must be 2 (exact two-fold curves only; got {k!r})")
+    s = SECTION7
+    curves = []
+    for dirs in ((a, b) for a in ("add", "remove") for b in ("add", "remove")):
+        c = laplace_two_fold(eps, s["scale"], s["gamma"], s["shift"], dirs)
+        if not any(np.max(np.abs(c - o)) <= tol for o in curves):
+            curves.append(c)
+    return len(curves)
+
+
+def printed_pair_is_max_somewhere(eps=None):
+    """§7 as printed: is H_{e^ε}(P×Q ‖ P×Q) the largest of the three on some ε interval?
+
+    A distribution against itself has H_{e^ε} = Σ max(p - e^ε p, 0) = 0 for ε ≥ 0, so the pair as
+    printed can only tie where all three vanish; it is the maximum nowhere the others are
+    positive.  Returns False (the typo; ``all_three_are_max_somewhere`` checks P×Q ‖ Q×P).
+    """
+    e = np.linspace(0.0, max_loss(), 126) if eps is None else np.asarray(eps, dtype=float)
+    if np.any(e < 0):
+        raise ValueError(f"eps must be >= 0 (got {eps!r})")
+    literal = np.maximum(0.0, -np.expm1(e))  # H_{e^ε}(R‖R) = (1 - e^ε)_+ = 0
+    others = np.maximum(exact_curve(e, "PP||QQ"), exact_curve(e, "QQ||PP"))
+    return bool(np.any(literal > others))
+
+
 __all__ = [
     "PAIRS",
     "PAIR_DIRECTIONS",
     "SECTION7",
     "LaplaceStep",
     "all_three_are_max_somewhere",
+    "distinct_combinations",
     "exact_curve",
     "laplace_two_fold",
+    "max_loss",
     "max_pair_interval_end",
     "max_pair_intervals",
+    "max_pair_leads",
     "mc_curve",
     "mixed_pair_as_printed_is_zero",
     "mixed_pair_exceeds_both",
     "pld_bounds",
+    "printed_pair_is_max_somewhere",
 ]

@@ -122,7 +122,9 @@ def test_conjecture12_classifier_flags_a_planted_counterexample(monkeypatch):
 
 
 def test_choose_discretization():
-    assert D.choose_discretization(1.0, 0.1) == pytest.approx((np.log(0.1) + 11 - np.log(0.9)) / 5000)
+    hi, lo = np.log(0.9 + 0.1 * np.exp(11.0)), np.log(0.9 + 0.1 * np.exp(-11.0))  # log((1-γ)+γe^{±L})
+    assert D.choose_discretization(1.0, 0.1) == pytest.approx((hi - lo) / 5000)
+    assert D.choose_discretization(3.0, 0.01) > 4e-5  # narrow loss range: few bins, not d_min
     assert 1e-5 <= D.choose_discretization(100.0, 1e-6) <= D.choose_discretization(0.2, 0.9) <= 0.05
 
 
@@ -139,3 +141,42 @@ def test_choose_discretization():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# --------------------------------------------------------------------------- pipeline helpers
+@pytest.mark.parametrize("args", [("gaussian", 1.0, 0.1, 100), ("gaussian", 0.3, 1.0, 10), ("laplace", 1.5, 0.7, 2)])
+def test_pmf_delta_equals_dp_accounting_bitwise(args):
+    pld = D.composed_pld(*args, discretization=1e-3)
+    e = np.linspace(0.0, 30.0, 120)
+    for pmf in (pld._pmf_add, pld._pmf_remove):
+        assert np.array_equal(D.pmf_delta(pmf, e), np.asarray(pmf.get_delta_for_epsilon(e)))
+    with pytest.raises(ValueError, match="sorted"):
+        D.pmf_delta(pld._pmf_add, [1.0, 0.5])
+
+
+def test_curve_eps_max():
+    e = D.curve_eps_max("laplace", 1.5, 0.7, 1, 1e-3, sampler="wor")
+    # k = 1: the largest loss is log(0.3 + 0.7 e^{2/1.5}) = 1.0834, so δ ≤ 1e-3 from just below it
+    assert e == 1.25
+    assert D.curve_eps_max("laplace", 1.5, 0.7, 16, 1e-3, sampler="wor") > D.curve_eps_max(
+        "laplace", 1.5, 0.7, 2, 1e-3, sampler="wor")
+
+
+def test_conjecture12_point_and_verdict():
+    r = D.conjecture12_point(1.0, 0.1, 10, n_eps=60, n_bins=2000)
+    assert r["classification"] in ("remove dominates", "within numerical error")
+    assert r["max_margin_certain"] <= r["max_margin_estimate"] + 1e-12 <= r["max_margin_possible"] + 2e-12
+    assert r["max_margin_estimate"] < 1e-9 and r["min_margin_estimate"] < -1e-3  # remove clearly dominates
+    e, capped = D.conjecture12_eps_grid(1.0, 0.1, 10, n_eps=60)
+    assert e[0] == 0 and not capped and np.all(np.diff(e) > 0)
+    assert D.public_delta("gaussian", 1.0, 0.1, 10, [e[-1]], discretization=D.choose_discretization(1.0, 0.1))[0] \
+        == pytest.approx(1e-12, rel=0.2)
+    _, capped = D.conjecture12_eps_grid(0.3, 1.0, 10000, n_eps=10)  # δ ≈ 1 far beyond ε = 700
+    assert capped
+    v = D.conjecture12_verdict([r, {**r, "classification": "counterexample", "max_margin_estimate": 1.0}])
+    assert v["verdict"] == "counterexample" and v["n_counterexample"] == 1 and v["argmax"]["k"] == 10
+
+
+def test_fig1_crossing_vanishes_for_large_k_only():
+    assert D.fig1_crossing_vanishes(ks=(4, 16))
+    assert not D.fig1_crossing_vanishes(ks=(2,))

@@ -68,3 +68,12 @@ def test_curve_limits():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_pipeline_helpers():
+    assert rr._frac("gamma", 0.1) == F(1, 10) and rr._frac("gamma", np.float64(0.5)) == F(1, 2)
+    v = rr.exact_values(2, 0.5)
+    assert v[("add", F(4, 3))] == F(11, 48) and v[("remove", F(2))] == F(1, 8)
+    assert rr.crossing_ks(8) == [2, 3, 5, 6, 7, 8]  # k = 4: remove dominates for all α ≥ 1
+    assert rr.add_above_remove_alpha_intervals(4) == []
+    assert not rr.no_pair_realizes_each_k(2, 8) and rr.no_pair_realizes_each_k(2, 3)

@@ -97,3 +97,18 @@ def test_laplace_two_fold_equals_wor_fig1_direction_curves():
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_pipeline_helpers():
+    leads = sub.max_pair_leads()
+    assert [p for (_, _, p, _) in leads] == ["QQ||PP", "PQ||QP", "PP||QQ"]
+    assert all(lead > 0.005 for (*_, lead) in leads)
+    assert sub.max_loss() == pytest.approx(2 * math.log(0.5 + 0.5 * math.e), rel=1e-15)
+    assert sub.distinct_combinations(2) == 3  # k + 1
+    assert not sub.printed_pair_is_max_somewhere()
+    with pytest.raises(ValueError, match="k must be 2"):
+        sub.distinct_combinations(3)
+    # explicit §7 parameters give the defaults; other parameters move the interval ends
+    assert np.array_equal(sub.exact_curve(EPS, "PQ||QP", scale=2.0, gamma=0.5), sub.exact_curve(EPS, "PQ||QP"))
+    other = sub.max_pair_intervals(scale=1.5, gamma=0.5)
+    assert [p for (_, _, p) in other] == ["QQ||PP", "PQ||QP", "PP||QQ"] and other[0][1] > 0.33
