@@ -55,15 +55,22 @@ __all__ = [
     "a_minus_b_exact",
     "a_minus_b_grid",
     "a_minus_b_grid_bruteforce",
+    "a_minus_b_table",
+    "calibrate_sigma_pld",
+    "composed_pld",
     "conjecture63_corner",
     "conjecture63_critical_c",
     "conjecture63_holds",
     "conjecture63_max_a_minus_b",
     "conjecture63_violated",
     "corollary54_ratio",
+    "corollary54_ratio_decreasing_in_steps",
+    "corollary54_ratio_increasing_in_eps",
     "corollary54_ratio_one_step",
+    "corollary54_ratio_pld",
     "delta_one_step",
     "effective_noise",
+    "hockey_stick_one_step",
     "is_monotone",
     "lemma61_max_rel_error",
     "lemma61_sigma_prime_erf",
@@ -73,8 +80,12 @@ __all__ = [
     "max_delta_gap",
     "monotonicity_violations",
     "paper_grid",
+    "pld_delta",
+    "sigma_curve",
     "sigma_eff_above_sigma1_one_step",
+    "sigma_eff_check",
     "sigma_eff_decreasing_one_step",
+    "sigma_eff_decreasing_pld",
     "sigma_eff_one_step",
     "sigma_eff_slope",
     "sigma_grid",
@@ -82,6 +93,7 @@ __all__ = [
     "sigma_one_step",
     "sigma_prime",
     "sigma_prime_at",
+    "sigma_q1",
     "theorem62_fails_near_delta",
     "theorem62_log_margin",
     "theorem62_sufficient_condition_holds",
@@ -860,3 +872,226 @@ def sigma_eff_above_sigma1_one_step(eps_values=FIG1_EPSILONS, delta=1e-5, q_min=
     qs = np.logspace(np.log10(q_min), 0.0, int(n_q))
     eps = np.asarray(eps_values, dtype=float)
     return float(np.min(corollary54_ratio_one_step(qs[None, :], eps[:, None], delta)))
+
+
+# ---------------------------------------------------------------------------
+# Fig. 1 for T > 1: PLD calibration of sigma(q, T) along a curve in q
+# ---------------------------------------------------------------------------
+#
+# Why hand-written (the PLD builder): dp_accounting 0.6 builds the
+# connect-the-dots PLD of the subsampled Gaussian by evaluating the hockey-stick
+# curve delta(eps_i) on the discretisation grid eps_i = i*d with a Python loop
+# (one scalar inverse_privacy_loss per grid point, ~16 us each; 25k-130k points
+# at d = 1e-4 for q = 1e-3), which is 60-90 % of a calibration's time at small q.
+# Eq. (45) gives the same curve in closed form, vectorised and more accurately
+# (log space; dp_accounting subtracts two CDFs).  Everything else -- the
+# truncation bounds, the connect-the-dots pmf, composition and delta(eps) --
+# stays dp_accounting's own code; tests check the pmf equals dp_accounting's.
+
+
+def hockey_stick_one_step(q, sigma, epsilon, direction="remove"):
+    """delta(eps) of one q-subsampled Gaussian step for every real eps (also eps < 0).
+
+    eps >= 0: Eq. (45) (see :func:`log_delta_one_step`).  eps < 0: the identity
+    H_{e^eps}(P||Q) = 1 - e^eps + e^eps H_{e^-eps}(Q||P) (the two integrals of
+    (p - e^eps q)_+ and (e^eps q - p)_+ differ by 1 - e^eps) turns it into the
+    other direction at -eps >= 0, with no cancellation.  1-D ``epsilon``; scalar q, sigma.
+    """
+    if direction not in ("remove", "add"):
+        raise ValueError(f"direction must be 'remove' or 'add' (got {direction!r})")
+    eps = np.atleast_1d(_arr(epsilon, "epsilon"))
+    out = np.empty(eps.shape, dtype=float)
+    pos = eps >= 0
+    if np.any(pos):
+        out[pos] = np.exp(log_delta_one_step(q, sigma, eps[pos], direction))
+    if np.any(~pos):
+        e = eps[~pos]
+        other = "add" if direction == "remove" else "remove"
+        out[~pos] = -np.expm1(e) + np.exp(e + log_delta_one_step(q, sigma, -e, other))
+    return np.clip(out, 0.0, 1.0)
+
+
+def composed_pld(sigma, q, steps, discretization):
+    """T-fold composed pessimistic PLD (the project's cached one, :func:`dpsampling.pld.composed`)."""
+    from dpsampling import pld as pldmod
+
+    return pldmod.composed(float(sigma), float(q), int(steps), True, float(discretization))
+
+
+def pld_delta(epsilon, sigma, q, steps, discretization, direction="add_remove"):
+    """Pessimistic PLD delta(eps) after T steps (max over the directions of ``direction``)."""
+    from dpsampling import pld as pldmod
+
+    return float(pldmod.delta(float(epsilon), sigma, q, steps, direction, True, discretization))
+
+
+def sigma_q1(epsilon, delta, steps):
+    """sigma(1, T) = sqrt(T) sigma(1, 1): T Gaussians compose to one with sigma/sqrt(T), exactly (Cor. 5.4)."""
+    return float(sigma_one_step(1.0, epsilon, delta)) * math.sqrt(int(steps))
+
+
+def _check_steps_direction(steps, direction):
+    if int(steps) != steps or steps < 1:
+        raise ValueError(f"steps must be an integer >= 1 (got {steps!r})")
+    if direction not in ("add", "remove", "add_remove"):
+        raise ValueError(f"direction must be one of add, remove, add_remove (got {direction!r})")
+    return int(steps)
+
+
+def calibrate_sigma_pld(epsilon, delta, *, q, steps, direction="add_remove", rel_tol=1e-3):
+    """Smallest sigma with (eps, delta)-DP after T steps of the q-subsampled Gaussian (Poisson).
+
+    :func:`dpsampling.accountant.calibrate_sigma`, except that T = 1 is exact
+    (kind ``exact``: the root of Eq. (45); remove binds at T = 1, see the tests).
+    """
+    from dpsampling.accountant import AccountingResult, calibrate_sigma
+
+    eps, dlt, q = float(_check_eps(epsilon)), float(_check_delta(delta)), float(_check_q(q))
+    steps = _check_steps_direction(steps, direction)
+    if steps == 1 and direction != "add" and q < 1.0:
+        s = float(sigma_one_step(q, eps, dlt))
+        return AccountingResult(s, "exact", "analytic", {}, s, s)
+    return calibrate_sigma(eps, dlt, q=q, steps=steps, direction=direction, rel_tol=rel_tol)
+
+
+def sigma_curve(epsilon, delta, q_values, steps, direction="add_remove", rel_tol=1e-3):
+    """sigma(q, T) for increasing ``q_values`` (Fig. 1's curves), one AccountingResult per q.
+
+    T = 1: exact (Eq. (45) roots).  T > 1: the accountant's warm-started curve
+    solver :func:`dpsampling.accountant.calibrate_sigma_curve`.
+    """
+    from dpsampling.accountant import calibrate_sigma_curve
+
+    qs = _check_increasing(_check_q(q_values), "q_values")
+    steps = _check_steps_direction(steps, direction)
+    if steps == 1 and direction != "add":
+        return [calibrate_sigma_pld(epsilon, delta, q=float(q), steps=1, direction=direction) for q in qs]
+    return calibrate_sigma_curve(float(_check_eps(epsilon)), float(_check_delta(delta)), [float(q) for q in qs],
+                                 steps=steps, direction=direction, rel_tol=rel_tol)
+
+
+def corollary54_ratio_pld(q, epsilon, delta, steps, rel_tol=1e-3):
+    """sigma(q, T) / (q sigma(1, T)) with sigma(q, T) PLD-calibrated (upper bound), Corollary 5.4."""
+    r = calibrate_sigma_pld(epsilon, delta, q=q, steps=steps, rel_tol=rel_tol)
+    return float(corollary54_ratio(r.value, q, sigma_q1(epsilon, delta, steps)))
+
+
+def corollary54_ratio_decreasing_in_steps(q=1e-3, epsilon=1.0, delta=1e-5, steps_values=(1, 10, 100, 1000),
+                                          rel_tol=1e-3):
+    """True iff sigma(q,T)/(q sigma(1,T)) strictly decreases along ``steps_values`` (-> 1, Cor. 5.4),
+    by more than the calibration accuracy at each step, and stays >= 1 - rel_tol."""
+    T = np.asarray(steps_values)
+    if T.ndim != 1 or T.size < 2 or np.any(np.diff(T) <= 0):
+        raise ValueError(f"steps_values must be >= 2 strictly increasing integers (got {steps_values!r})")
+    r = np.array([corollary54_ratio_pld(q, epsilon, delta, int(t), rel_tol) for t in T])
+    return bool(np.all(np.diff(r) < -2 * rel_tol * r[1:]) and np.all(r >= 1 - rel_tol))
+
+
+def corollary54_ratio_increasing_in_eps(q=1e-3, eps_values=FIG1_EPSILONS, delta=1e-5, steps=1000, rel_tol=1e-3):
+    """True iff sigma(q,T)/(q sigma(1,T)) strictly increases with eps (beyond the calibration accuracy).
+
+    §5.1: "for smaller values of eps, the convergence happens faster" (the
+    ratio -> 1 of Corollary 5.4 is closer to 1 for smaller eps at the same T).
+    """
+    e = np.asarray(eps_values, dtype=float)
+    if e.ndim != 1 or e.size < 2 or np.any(np.diff(e) <= 0):
+        raise ValueError(f"eps_values must be >= 2 strictly increasing values (got {eps_values!r})")
+    r = np.array([corollary54_ratio_pld(q, float(x), delta, steps, rel_tol) for x in e])
+    return bool(np.all(np.diff(r) > 2 * rel_tol * r[1:]))
+
+
+def sigma_eff_decreasing_pld(eps_values=(0.5, 2.0), steps_values=(10, 100), delta=1e-5, q_min=1e-3, n_q=7,
+                             rel_tol=1e-3):
+    """True iff sigma(q,T)/q decreases in q on logspace(q_min, 0, n_q) for every (eps, T) (Fig. 1, T > 1).
+
+    PLD-calibrated sigma (upper bounds, relative accuracy rel_tol): an increase
+    counts only if it exceeds the two points' estimated errors.
+    """
+    qs = np.logspace(np.log10(q_min), 0.0, int(n_q))
+    for e in np.atleast_1d(eps_values):
+        for t in np.atleast_1d(steps_values):
+            rs = sigma_curve(float(e), delta, qs, int(t), rel_tol=rel_tol)
+            y = np.array([r.value for r in rs]) / qs
+            err = np.array([r.accuracy.get("est_rel_error", 0.0) for r in rs])
+            if np.any(np.diff(y) > (err[:-1] + err[1:]) * y[1:]):
+                return False
+    return True
+
+
+def sigma_eff_check(q, sigma_eff, est_rel_error=None):
+    """Monotonicity check of one Fig. 1 curve: dict(n_increases, n_increases_beyond_error, max_rel_increase).
+
+    ``q`` increasing; an increase is "beyond error" if it exceeds the sum of
+    the two points' estimated relative errors.
+    """
+    q = _check_increasing(_check_q(q), "q")
+    y = np.asarray(sigma_eff, dtype=float)
+    e = np.zeros_like(y) if est_rel_error is None else np.nan_to_num(np.asarray(est_rel_error, dtype=float))
+    rel = np.diff(y) / y[:-1]
+    return {
+        "n_increases": int(np.sum(rel > 0)),
+        "n_increases_beyond_error": int(np.sum(rel > e[:-1] + e[1:])),
+        "max_rel_increase": float(rel.max()) if rel.size else 0.0,
+    }
+
+
+# ---------------------------------------------------------------------------
+# Fig. 2 pipeline table: grid vs exact per eps, for one constant c
+# ---------------------------------------------------------------------------
+
+
+def a_minus_b_table(eps_values, delta_target=1e-5, c=4.0, q_max=0.9999, n_q=100, n_sigma=10000):
+    """Per eps: max(a - b) on the authors' grid and exactly, their difference and the grid's resolution.
+
+    q = logspace(c delta, q_max, n_q) (Conjecture 6.3 uses c = 4); sigma grid of
+    n_sigma points per eps (:func:`a_minus_b_grid`).  Returns a dict of 1-D
+    arrays over eps: ``grid`` and ``exact`` max(a - b), ``diff`` = exact - grid,
+    ``resolution_log_sigma`` (Delta log sigma of the grid), ``diff_bound`` (max
+    over q of a(1 - e^-D) + b(e^D - 1) at sigma*, the bound 0 <= diff <= bound
+    whenever sigma* is inside the grid), ``within_resolution`` (False where that
+    bound does not apply: sigma* = 0 or below the grid floor), the argmax q and
+    sigma of both, ``max_delta_gap``, ``n_at_grid_floor``, and
+    ``n_q_sigma_eff_increasing`` (grid q's where d(sigma/q)/dq > 0 at T = 1, i.e.
+    Theorem 6.2's conclusion fails; sigma* = 0 at q <= delta counts as failing)
+    and ``q_sigma_eff_increasing_max`` (the largest such q, NaN if none).
+    """
+    eps, qs = paper_grid(delta_target, c, 1, n_q, eps_max=4.0, q_max=q_max)  # validates c, delta, q bounds
+    eps = np.atleast_1d(_check_eps(eps_values)).astype(float)
+    g = a_minus_b_grid(eps, delta_target, qs, n_sigma)
+    x = a_minus_b_exact(eps, delta_target, qs)
+    D = sigma_grid_log_step(qs[0], n_sigma)
+    S = np.asarray(sigma_one_step(qs[None, :], eps[:, None], delta_target))
+    Q = np.broadcast_to(qs[None, :], S.shape)
+    E = np.broadcast_to(eps[:, None], S.shape)
+    pos = S > 0
+    bound = np.zeros(S.shape)
+    margin = np.full(S.shape, np.inf)
+    if np.any(pos):
+        a = 1.0 / (2.0 * _SQRT2 * S[pos])
+        b = a - np.asarray(a_minus_b(Q[pos], S[pos], E[pos]))
+        bound[pos] = a * (-np.expm1(-D)) + b * np.expm1(D)
+        margin[pos] = theorem62_log_margin(Q[pos], S[pos], E[pos])
+    bound = np.where(pos.all(axis=1), bound.max(axis=1), np.inf)
+    with np.errstate(invalid="ignore"):
+        diff = x["max_a_minus_b"] - g["max_a_minus_b"]
+    inc = margin > 0
+    q_inc = np.where(inc.any(axis=1), np.max(np.where(inc, Q, 0.0), axis=1), np.nan)
+    return {
+        "epsilon": eps,
+        "grid": g["max_a_minus_b"],
+        "exact": x["max_a_minus_b"],
+        "diff": diff,
+        "resolution_log_sigma": np.full(eps.shape, D),
+        "diff_bound": bound,
+        "within_resolution": np.isfinite(diff) & (g["n_at_grid_floor"] == 0) & (diff >= 0)
+        & (diff <= bound * (1 + 1e-9)),
+        "grid_argmax_q": g["argmax_q"],
+        "grid_argmax_sigma": g["argmax_sigma"],
+        "exact_argmax_q": x["argmax_q"],
+        "exact_argmax_sigma": x["argmax_sigma"],
+        "sigma1": g["sigma1"],
+        "max_delta_gap": g["max_delta_gap"],
+        "n_at_grid_floor": g["n_at_grid_floor"],
+        "n_q_sigma_eff_increasing": inc.sum(axis=1),
+        "q_sigma_eff_increasing_max": q_inc,
+    }
