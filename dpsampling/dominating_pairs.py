@@ -55,6 +55,13 @@ __all__ = [
     "zhu_fig4_split_holds",
     "lebeda_fig4_split_holds",
     "lebeda_fig4_gap",
+    "lebeda_fig4_upper_exceeds_rdp",
+    "lebeda_s8_not_better_than_rdp",
+    "zhu_fig1_curves",
+    "heterogeneous_delta",
+    "zhu_exp3_error_bound",
+    "zhu_exp1_beats_rdp",
+    "zhu_exp3_beats_rdp",
     "zhu_exp1_max_gap",
     "zhu_exp2_within_pld",
     "zhu_exp3_within_pld",
@@ -200,7 +207,12 @@ def wor_substitution_curves(epsilons, sigma=4.0, gamma=0.05, steps=1000, sensiti
                   φ accountant (dpsampling.cf, Poisson-subsampled Gaussian with σ/Δ);
       lower_err — the φ accountant's error bound on `lower`;
       rdp       — dp_accounting RDP accountant, SampledWithoutReplacementDpEvent under
-                  REPLACE_ONE, noise multiplier σ/Δ, sample_size = γ·dataset_size (nan for ε<0).
+                  REPLACE_ONE, noise multiplier σ/Δ, sample_size = γ·dataset_size (nan for ε<0);
+      rdp_poisson — dp_accounting RDP accountant of the Poisson-subsampled Gaussian (σ/Δ, γ) under
+                  add/remove: the paper's dotted "reference of scale" ("the difference between the
+                  blue and the dotted line corresponds to the difference between using the PLD and
+                  RDP accountants for Poisson subsampling under add/remove"); not a bound for WOR +
+                  substitution (nan for ε<0).
     """
     from dp_accounting import dp_event
     from dp_accounting.pld import privacy_loss_distribution as pld
@@ -221,13 +233,27 @@ def wor_substitution_curves(epsilons, sigma=4.0, gamma=0.05, steps=1000, sensiti
     acc.compose(dp_event.SelfComposedDpEvent(
         dp_event.SampledWithoutReplacementDpEvent(
             dataset_size, m, dp_event.GaussianDpEvent(sigma / sensitivity)), steps))
+    acc_p = rdp.RdpAccountant()
+    acc_p.compose(dp_event.SelfComposedDpEvent(
+        dp_event.PoissonSampledDpEvent(gamma, dp_event.GaussianDpEvent(sigma / sensitivity)), steps))
     return {
         "epsilon": eps,
+        "rdp_poisson": np.array([acc_p.get_delta(float(e)) if e >= 0 else np.nan for e in eps]),
         "upper": pmf_hockey_stick(up._pmf_remove, eps),
         "lower": np.array([v for v, _ in low]),
         "lower_err": np.array([e for _, e in low]),
         "rdp": np.array([acc.get_delta(float(e)) if e >= 0 else np.nan for e in eps]),
     }
+
+
+def lebeda_fig4_upper_exceeds_rdp(sigma=4.0, gamma=0.05, steps=1000, sensitivity=2.0, eps_max=4.0, n=41):
+    """Lebeda §1/§8: the dominating-pair accountant 'does not generally outperform the RDP accountant':
+    smallest ε on [0, eps_max] (grid of n) where the composed upper bound exceeds the RDP reference curve
+    of Fig. 4 (Poisson-subsampled, add/remove, σ/Δ); nan if it never does."""
+    eps = np.linspace(0.0, eps_max, n)
+    c = wor_substitution_curves(eps, sigma, gamma, steps, sensitivity)
+    above = eps[c["upper"] > c["rdp_poisson"]]
+    return float(above[0]) if above.size else math.nan
 
 
 # --------------------------------------------------------------------------
@@ -486,3 +512,150 @@ def zhu_exp3_query_cpu_seconds(sigma=2.0, gamma=0.01, steps=1500, epsilon=1.0):
     t = time.process_time()
     cf_delta(epsilon, m, "remove")
     return time.process_time() - t
+
+
+# --------------------------------------------------------------------------
+# curves for the pipeline (Zhu Fig. 1, Fig. 3(b); Lebeda Fig. 4)
+# --------------------------------------------------------------------------
+_RDP_ORDERS = np.concatenate([np.linspace(1.01, 5, 100), np.geomspace(5, 500, 100)])
+
+
+def _rows(curve, x, y, kind, method):
+    return [{"curve": curve, "x": float(a), "value": float(b), "kind": kind, "method": method}
+            for a, b in zip(np.atleast_1d(x), np.atleast_1d(y))]
+
+
+def zhu_fig1_curves(panel, mechanism, sigma=1.0, p=_P_FIG1, n_points=200, n_x=1651):
+    """Rows (curve, x, value, kind, method) of one panel of Zhu Fig. 1 for one mechanism.
+
+    panel "rdp":      x = α ∈ [0.05, 10], RDP ε(α) (closed form; RR: log(cosh(α-½)/cosh ½)/(α-1)).
+    panel "tradeoff": x = type-I error, the exact trade-off function f and the f implied by the
+                      mechanism's RDP curve: App. F.1 (orders α ≥ 0.5, a lower bound on f) and,
+                      for the GM, through dp_accounting's (ε(δ), δ) family (also a lower bound on f).
+    panel "profile":  x = ε ∈ [0, 2], δ(ε): exact (Balle–Wang / RR closed form), the φ
+                      accountant (Gaussian; estimate ± err), and the upper bounds implied by RDP:
+                      App. F.1 f-DP → profile (Lemma 20/21) and, for the GM, dp_accounting's RDP → DP.
+    ``n_x`` is the x-grid of the f → profile conversion (its error is O(1/n_x)).
+    """
+    if panel not in ("rdp", "tradeoff", "profile"):
+        raise ValueError(f"panel must be one of rdp, tradeoff, profile (got {panel!r})")
+    if mechanism not in ("gaussian", "randomized_response"):
+        raise ValueError(f"mechanism must be gaussian or randomized_response (got {mechanism!r})")
+    if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
+        raise ValueError(f"n_points must be an integer >= 2 (got {n_points!r})")
+    gm = mechanism == "gaussian"
+    rdp_fn = (lambda a: float(rdp_gaussian(a, sigma))) if gm else (
+        lambda a: float(rdp_randomized_response(a, p)))
+    name = f"GM σ={sigma:g}" if gm else f"RR p={p:.4g}"
+    if panel == "rdp":
+        a = np.linspace(0.05, 10.0, n_points)
+        y = rdp_gaussian(a, sigma) if gm else rdp_randomized_response(a, p)
+        return _rows(name, a, y, "exact", "closed_form")
+    if panel == "tradeoff":
+        x = np.linspace(0.0, 1.0, n_points)
+        xi = np.clip(x, 1e-12, 1 - 1e-12)
+        exact = tradeoff_gaussian(xi, sigma) if gm else tradeoff_randomized_response(xi, p)
+        rows = _rows(name, x, exact, "exact", "closed_form")
+        rows += _rows(f"{name}: f-DP implied by its RDP (App. F.1)", x, tradeoff_from_rdp(xi, rdp_fn),
+                      "lower", "rdp_conversion")
+        if gm:  # for RR both conversions coincide with its exact f (App. F.3)
+            rows += _rows(f"{name}: f-DP implied by its RDP via (ε, δ)", x,
+                          tradeoff_from_rdp_via_dp(xi, rdp_fn), "lower", "rdp_via_dp")
+        return rows
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_delta
+
+    from .cf import Gaussian, cf_delta
+
+    e = np.linspace(0.0, 2.0, n_points)
+    exact = gaussian_delta(e, sigma) if gm else randomized_response_delta(e, p)
+    rows = _rows(name, e, exact, "exact", "closed_form")
+    if gm:
+        phi = [cf_delta(float(v), Gaussian(sigma), "remove", err=1e-12) for v in e]
+        rows += [dict(r, err=er) for r, (_, er) in
+                 zip(_rows(name, e, [v for v, _ in phi], "estimate", "cf"), phi)]
+    f_conv = lambda z: tradeoff_from_rdp(z, rdp_fn)  # noqa: E731
+    rows += _rows(f"{name}: profile implied by its RDP (App. F.1 f-DP)", e,
+                  profile_from_tradeoff(e, f_conv, n=n_x), "upper", "rdp_conversion")
+    if gm:
+        rdp = np.array([rdp_fn(a) for a in _RDP_ORDERS])
+        rows += _rows(f"{name}: RDP → (ε, δ) (dp_accounting)", e,
+                      [compute_delta(_RDP_ORDERS, rdp, float(v))[0] for v in e], "upper", "rdp")
+    return rows
+
+
+def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", bound="upper",
+                        discretization=1e-4):
+    """Zhu Exp. 2 / Fig. 3(b): δ(ε) after `steps` mechanisms alternating Gaussian(σ) and
+    randomized response(p) (⌈k/2⌉ Gaussians, ⌊k/2⌋ RR; order does not matter, Prop. 13).
+
+    method "cf":  φ accountant (AccountingResult kind "estimate", error in accuracy["err"]);
+    method "pld": dp_accounting PLDs (stand-in for Koskela's FA): bound "upper" = pessimistic
+                  (connect-the-dots), "lower" = optimistic, at ``discretization``;
+    method "rdp": closed-form RDP of both (α/(2σ²) and the RR formula) summed, converted by
+                  dp_accounting (upper bound).
+    RR has one privacy loss direction (symmetric pair), so remove = add here.
+    """
+    from dp_accounting.pld import privacy_loss_distribution as pld
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_delta
+
+    from .accountant import AccountingResult
+    from .cf import Gaussian, RandomizedResponse, cf_delta
+
+    if not (isinstance(steps, (int, np.integer)) and steps >= 1):
+        raise ValueError(f"steps must be an integer >= 1 (got {steps!r})")
+    if method not in ("cf", "pld", "rdp"):
+        raise ValueError(f"method must be one of cf, pld, rdp (got {method!r})")
+    n_g, n_r = (steps + 1) // 2, steps // 2
+    eps = float(epsilon)
+    if method == "cf":
+        mech = [(Gaussian(sigma), n_g)] + ([(RandomizedResponse(p), n_r)] if n_r else [])
+        v, e = cf_delta(eps, mech, "remove", err=1e-12)
+        return AccountingResult(float(v), "estimate", "cf", {"err": float(e)}, max(v - e, 0.0), v + e)
+    if method == "rdp":
+        rdp = n_g * rdp_gaussian(_RDP_ORDERS, sigma) + n_r * rdp_randomized_response(_RDP_ORDERS, p)
+        v = float(compute_delta(_RDP_ORDERS, rdp, eps)[0])
+        return AccountingResult(v, "upper", "rdp", {"orders": "1.01..500 (200)"}, None, v)
+    pess = bound == "upper"
+    lp, l1p = math.log(p), math.log1p(-p)
+    g = pld.from_gaussian_mechanism(sigma, value_discretization_interval=discretization,
+                                    pessimistic_estimate=pess, use_connect_dots=pess)
+    out = g.self_compose(n_g) if n_g > 1 else g
+    if n_r:
+        r = pld.from_two_probability_mass_functions({0: l1p, 1: lp}, {0: lp, 1: l1p},
+                                                    pessimistic_estimate=pess,
+                                                    value_discretization_interval=discretization)
+        out = out.compose(r.self_compose(n_r) if n_r > 1 else r)
+    v = float(out.get_delta_for_epsilon(eps))
+    return AccountingResult(v, bound, "pld", {"discretization": discretization},
+                            v if not pess else None, v if pess else None)
+
+
+def zhu_exp3_error_bound(epsilon=1.0, sigma=2.0, gamma=0.01, steps=1500, err=1e-14):
+    """Certified error bound of the φ accountant's δ(ε) in the Exp. 3 setting at budget `err`
+    (Zhu §5: 'the numerical issues induced by Gaussian quadrature are at most O(1e-14)')."""
+    from .cf import Gaussian, PoissonSubsampled, cf_delta
+    return float(cf_delta(epsilon, [(PoissonSubsampled(Gaussian(sigma), gamma), steps)], "remove",
+                          err=err)[1])
+
+
+def lebeda_s8_not_better_than_rdp(sigma=4.0, gamma=0.05, steps=1000, sensitivity=2.0):
+    """Lebeda §1/§8: 'this accountant does not generally outperform the RDP accountant' — True iff the
+    composed dominating-pair upper bound exceeds the Fig. 4 RDP reference somewhere on ε ∈ [0, 4]."""
+    return not math.isnan(lebeda_fig4_upper_exceeds_rdp(sigma, gamma, steps, sensitivity))
+
+
+def zhu_exp1_beats_rdp(sigmas=(50.0, 100.0), delta=1e-4, ks=(1, 10, 100, 1000, 10000)):
+    """Zhu Exp. 1 / Fig. 3(a): the φ accountant 'strictly outperforms the RDP accountant': True iff
+    ε_φ < ε_RDP (dp_accounting, default orders) at every σ and k."""
+    from .accountant import epsilon
+    return all(epsilon(delta, sigma=s, q=1.0, steps=k, method="cf").upper
+               < epsilon(delta, sigma=s, q=1.0, steps=k, method="rdp").value for s in sigmas for k in ks)
+
+
+def zhu_exp3_beats_rdp(sigma=2.0, gamma=0.01, delta=1e-5, ks=(100, 500, 1000, 1500)):
+    """Zhu Exp. 3 / Fig. 3(c): 'all Fourier accountant-based approaches improve over the RDP-based
+    accountant': True iff ε_φ < ε_RDP at every k (Poisson-subsampled Gaussian, add/remove)."""
+    from .accountant import epsilon
+    kw = dict(sigma=sigma, q=gamma)
+    return all(epsilon(delta, steps=k, method="cf", **kw).upper < epsilon(delta, steps=k, method="rdp", **kw).value
+               for k in ks)
