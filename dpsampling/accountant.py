@@ -76,7 +76,7 @@ def _check_common(sigma, q, steps, sampler, direction, method, bound):
     check_steps(steps)
     check_choice("sampler", sampler, ACCOUNTED_SAMPLERS)
     check_choice("direction", direction, DIRECTIONS)
-    check_choice("method", method, ("pld", "rdp", "analytic"))
+    check_choice("method", method, ("pld", "rdp", "analytic", "cf"))
     check_choice("bound", bound, BOUNDS)
     if method == "rdp" and bound == "lower":
         raise ValueError("bound must be 'upper' for method 'rdp' (RDP gives upper bounds only)")
@@ -97,7 +97,7 @@ def _rdp_accountant(sigma, q, steps):
     return acc
 
 
-def _converge(solve_at, rel_tol, floor=0.0):
+def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
     """Refine the PLD discretisation d until the answer is accurate to ``rel_tol``.
 
     ``solve_at(d)`` returns the quantity computed with pessimistic PLDs at
@@ -114,6 +114,7 @@ def _converge(solve_at, rel_tol, floor=0.0):
     (measured at σ=0.8, q=1e-3, T=1e4, δ=1e-6: ε_opt = 0.448 at d=1e-4 against
     ε_pess = 0.9473, converged 0.9472), so the gap certifies nothing useful.
 
+    Refinement stops at ``finest`` (converged=False if ``rel_tol`` is not met there).
     Returns (value, d, estimated relative error, converged).
     """
     values = []
@@ -132,30 +133,37 @@ def _converge(solve_at, rel_tol, floor=0.0):
             err = diff * r / (1 - r) / abs(v) if v != 0 else 0.0
             if err <= rel_tol:
                 return v, d, err, True
-        if d <= FINEST_DISCRETIZATION * (1 + 1e-9):
+        if d <= finest * (1 + 1e-9):
             return v, d, err if len(values) >= 2 else math.inf, False
         d *= rho
 
 
-def _pld_value(evaluate, bound, rel_tol, discretization, floor):
+def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION):
     """Pessimistic value at a converged (or given) discretisation, plus the optimistic one there."""
+    if not FINEST_DISCRETIZATION * (1 - 1e-9) <= finest <= COARSEST_DISCRETIZATION * (1 + 1e-9):
+        raise ValueError(f"finest_discretization must be in [{FINEST_DISCRETIZATION:g}, "
+                         f"{COARSEST_DISCRETIZATION:g}] (got {finest!r})")
     if discretization is None:
-        up, d, err, ok = _converge(lambda dd: evaluate(True, dd), rel_tol, floor)
+        up, d, err, ok = _converge(lambda dd: evaluate(True, dd), rel_tol, floor, finest)
     else:
         d, err, ok = float(discretization), math.nan, True
         up = evaluate(True, d)
     lo = evaluate(False, d)
     value = up if bound == "upper" else lo
     acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err}
+    if discretization is None and finest != FINEST_DISCRETIZATION:
+        acc["finest_discretization"] = finest
     return value, lo, up, acc, () if ok else ("not_converged",)
 
 
 def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove", method="pld",
-          bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None) -> AccountingResult:
+          bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
+          finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
     """δ(ε) after ``steps`` compositions of the q-subsampled Gaussian with noise σ.
 
     ``discretization=None`` picks the PLD discretisation so that the result is
-    within ``rel_tol`` (relative) of the converged value; a fixed value is used
+    within ``rel_tol`` (relative) of the converged value, refining no further
+    than ``finest_discretization`` (flag ``not_converged``); a fixed value is used
     as is (the optimistic value at that discretisation is reported as ``lower``).
     """
     check_epsilon(epsilon)
@@ -168,18 +176,23 @@ def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove"
     if method == "rdp":
         v = float(_rdp_accountant(s, q, steps).get_delta(eps))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
+    if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
+        from . import cf
+        return AccountingResult(**cf.accounting_delta(eps, s, q, steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
         return float(pld.delta(eps, s, q, steps, direction, pessimistic, d))
 
-    value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, pld.UNRELIABLE_DELTA)
+    value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, pld.UNRELIABLE_DELTA,
+                                           finest_discretization)
     if up < pld.UNRELIABLE_DELTA:
         flags += ("delta_below_1e-12",)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
 
 def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_remove", method="pld",
-            bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None) -> AccountingResult:
+            bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
+            finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
     """ε(δ): the smallest ε with δ(ε) ≤ ``delta_target`` (see :func:`delta`)."""
     check_delta(delta_target)
     _check_common(sigma, q, steps, sampler, direction, method, bound)
@@ -190,11 +203,14 @@ def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_
     if method == "rdp":
         v = float(_rdp_accountant(s, q, steps).get_epsilon(delta_target))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
+    if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
+        from . import cf
+        return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
         return pld.epsilon(delta_target, s, q, steps, direction, pessimistic, d)
 
-    value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, 0.0)
+    value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, 0.0, finest_discretization)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
 

@@ -19,8 +19,8 @@ import sys
 from . import accountant
 from .validation import DIRECTIONS
 
-SAMPLERS = ("poisson", "wor")
-METHODS = ("pld", "rdp", "analytic")
+SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
+METHODS = ("pld", "rdp", "analytic", "cf")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,14 +33,18 @@ def _parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def common(sp, sigma=True):
-        sp.add_argument("--sampler", choices=SAMPLERS, default="poisson", help="batch sampler (default poisson)")
+        sp.add_argument("--sampler", choices=SAMPLERS, default="poisson",
+                        help="batch sampler (default poisson); shuffle (lower bound, E_C sets) and deterministic "
+                             "(exact) are one epoch of --steps batches, so --q must be 1/steps (Chua et al. 2024)")
         if sigma:
             sp.add_argument("--sigma", type=float, required=True, help="noise multiplier σ > 0")
         sp.add_argument("--q", type=float, required=True, help="sampling rate γ in (0, 1]")
         sp.add_argument("--steps", type=int, required=True, help="number of steps T >= 1")
         sp.add_argument("--direction", choices=DIRECTIONS, default="add_remove",
                         help="neighbouring direction (default add_remove = max of both)")
-        sp.add_argument("--method", choices=METHODS, default="pld", help="accountant (default pld)")
+        sp.add_argument("--method", choices=METHODS, default="pld",
+                        help="accountant (default pld); cf = Zhu et al. φ accountant, an estimate with its "
+                             "certified error (epsilon/delta only)")
         sp.add_argument("--rel-tol", type=float, default=accountant.DEFAULT_REL_TOL,
                         help="relative accuracy of PLD results, in (0, 0.1]")
 
@@ -59,9 +63,28 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _run_batching(a) -> accountant.AccountingResult:
+    """Chua et al. 2024, one epoch: deterministic (exact, Prop. 3.1), shuffle (lower bound, E_C sets)."""
+    from . import batching
+
+    batching.check_one_epoch(a.q, a.steps, a.sampler)
+    if a.sampler == "shuffle" and a.direction != "add_remove":
+        raise ValueError(f"direction must be add_remove for sampler 'shuffle' (the E_C bound is for the pair "
+                         f"of Chua eqs. (1)-(2)) (got {a.direction!r})")
+    if a.command == "sigma":
+        if a.sampler == "shuffle":
+            raise ValueError("sampler 'shuffle' cannot calibrate sigma: the E_C sets give only a lower bound on ε; "
+                             "use --sampler deterministic, whose σ also suffices for shuffling (Chua Thm 4.1)")
+        return batching.deterministic_sigma_result(a.epsilon, a.delta)
+    quantity, target = ("epsilon", a.delta) if a.command == "epsilon" else ("delta", a.epsilon)
+    return batching.account(quantity, target, sampler=a.sampler, sigma=a.sigma, steps=a.steps)
+
+
 def _run(a) -> accountant.AccountingResult:
     if not (0 < a.rel_tol <= 0.1):
         raise ValueError(f"--rel-tol must be in (0, 0.1] (got {a.rel_tol!r})")
+    if a.sampler in ("shuffle", "deterministic"):
+        return _run_batching(a)
     kw = dict(q=a.q, steps=a.steps, sampler=a.sampler, direction=a.direction, method=a.method, rel_tol=a.rel_tol)
     if a.command == "epsilon":
         return accountant.epsilon(a.delta, sigma=a.sigma, bound=a.bound, **kw)
@@ -85,6 +108,9 @@ def main(argv=None) -> int:
     except ValueError as exc:
         print(f"dpsampling: error: {_flag_names(str(exc))}", file=sys.stderr)
         return 2
+    except RuntimeError as exc:  # e.g. cf.CFAccuracyError: the φ inversion cannot meet its error budget
+        print(f"dpsampling: error: {exc}", file=sys.stderr)
+        return 1
     out = {"command": args.command, "sampler": args.sampler, **res.as_dict()}
     print(json.dumps(out, default=lambda x: None if isinstance(x, float) and math.isnan(x) else str(x)))
     return 0

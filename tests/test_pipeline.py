@@ -47,8 +47,9 @@ def test_every_computation_has_grid_csv_and_figure(smoke):
     for comp in expected_outputs(smoke):
         grid = pd.read_csv(smoke / "results" / comp / "grid.csv")
         df = pd.read_csv(smoke / "results" / comp / f"{comp}.csv")
-        assert len(df) == len(grid) > 0
-        assert list(df["point_id"]) == list(grid["point_id"])  # grid order, one row per point
+        assert len(df) >= len(grid) > 0
+        # every grid point has its row(s) (a curve may give several), in grid order
+        assert list(dict.fromkeys(df["point_id"])) == list(grid["point_id"])
         assert RESULT_COLUMNS <= set(df.columns)
         assert df["kind"].isin(["upper", "lower", "estimate", "exact"]).all()
         assert df["value"].notna().all()
