@@ -287,21 +287,7 @@ def poisson_epoch_epsilon(delta, sigma, steps, method="pld", bound="upper", disc
     the PLD value discretisation (None: the accountant picks it from its
     accuracy target, which can take minutes at T ≥ 1e4).  Returns a float.
     """
-    from . import accountant
-
-    _, steps = _check_sigma_steps(sigma, steps)
-    kw = {"discretization": discretization} if method == "pld" else {}
-    r = accountant.epsilon(
-        delta,
-        sigma=float(sigma),
-        q=1.0 / steps,
-        steps=steps,
-        sampler="poisson",
-        direction="add_remove",
-        method=method,
-        bound=bound,
-        **kw,
-    )
+    r = poisson_epoch_result("epsilon", delta, sigma, steps, method=method, bound=bound, discretization=discretization)
     return float(r.value)
 
 
@@ -311,21 +297,7 @@ def poisson_epoch_delta(epsilon, sigma, steps, method="pld", bound="upper", disc
     PLD values below 1e-12 are dominated by truncated tail mass and are not
     reliable bounds (the accountant flags them ``delta_below_1e-12``).
     """
-    from . import accountant
-
-    _, steps = _check_sigma_steps(sigma, steps)
-    kw = {"discretization": discretization} if method == "pld" else {}
-    r = accountant.delta(
-        epsilon,
-        sigma=float(sigma),
-        q=1.0 / steps,
-        steps=steps,
-        sampler="poisson",
-        direction="add_remove",
-        method=method,
-        bound=bound,
-        **kw,
-    )
+    r = poisson_epoch_result("delta", epsilon, sigma, steps, method=method, bound=bound, discretization=discretization)
     return float(r.value)
 
 
@@ -553,7 +525,7 @@ def poisson_epoch_result(quantity, target, sigma, steps, *, method="pld", bound=
     pessimistic PLD is refined, the optimistic one (``lower``) is evaluated at
     the final discretisation, as in the accountant.
     """
-    from . import accountant, pld
+    from . import accountant
 
     target = _check_quantity(quantity, target)
     _, steps = _check_sigma_steps(sigma, steps)
