@@ -3,10 +3,10 @@
 Peer (the authors' src/plot_convergence.py): dp_accounting's
 ``get_smallest_subsampled_gaussian_noise`` -- one pessimistic connect-the-dots PLD per candidate σ at
 value_discretization_interval = min(1e-3, 0.1 ε/T), bisection on σ in [0, σ(1, T)] to 1e-7.
-Ours: ``effective_noise.calibrate_sigma_pld`` -- secant on log σ over successively finer PLDs
-(d = 1e-2, 1e-3, ...) until the estimated relative error is below rel_tol, PLDs built from Eq. (45)
-(same pmf as dp_accounting's, vectorised); "cold" = one point on its own, "curve" = the pipeline's
-warm-started 100-q curve (``sigma_curve``), amortised per point.
+Ours: ``effective_noise.calibrate_sigma_pld`` = ``dpsampling.accountant.calibrate_sigma`` -- secant on
+log σ over successively finer dp_accounting PLDs (d = 1e-2, 1e-3, ...) until the estimated relative error
+is below rel_tol; "cold" = one point on its own, "curve" = the pipeline's warm-started 100-q curve
+(``sigma_curve`` = ``accountant.calibrate_sigma_curve``), amortised per point.
 Accuracy: |σ/σ_ref - 1| with σ_ref = ours at rel_tol = 1e-6 (its estimated error is printed).
 Times are process CPU seconds (the machine is shared), same inputs for both.
 
