@@ -82,11 +82,14 @@ def write_text(text: str, path) -> None:
 
 
 def save_figure(fig, paths) -> None:
-    """Save to every path (pdf, png); PDFs are reproducible (no creation date)."""
+    """Save to every path (pdf, png), then close the figure; PDFs are reproducible (no creation date)."""
+    import matplotlib.pyplot as plt
+
     for p in paths:
         meta = {"CreationDate": None} if str(p).endswith(".pdf") else {"Software": None}
         fmt = os.path.splitext(str(p))[1][1:]
         _atomic(p, lambda tmp, m=meta, f=fmt: fig.savefig(tmp, metadata=m, dpi=150, format=f))
+    plt.close(fig)
 
 
 def result_row(res) -> dict:

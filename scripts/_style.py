@@ -47,6 +47,3 @@ def figure(ncols=1, nrows=1, **kw):
     w, h = plt.rcParams["figure.figsize"]
     return plt.subplots(nrows, ncols, figsize=kw.pop("figsize", (w * ncols, h * nrows)), squeeze=False, **kw)
 
-
-def close(fig):
-    plt.close(fig)

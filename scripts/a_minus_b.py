@@ -155,7 +155,6 @@ def plot(df, outputs):
     ax.legend(fontsize=6)
     fig.tight_layout()
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

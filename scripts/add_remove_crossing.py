@@ -142,7 +142,6 @@ def plot(df, outputs):
     fig.suptitle("Add vs remove privacy curves of the subsampled Laplace mechanism (Lebeda et al. Fig. 1); "
                  "grey: ε where δ_add > δ_remove", fontsize=9)
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

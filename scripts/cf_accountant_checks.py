@@ -77,7 +77,6 @@ def plot(df, outputs):
             ax.set_ylabel(ylabels[panel])
         ax.legend(fontsize=6)
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

@@ -131,7 +131,6 @@ def plot(df, outputs, verdict_csv, verdict_md):
                  f"({int(v['n_within_numerical_error'])} positive within numerical error: dots; counterexamples: ×)",
                  fontsize=9)
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,6 @@ def plot(df, figure_paths, crossings_path):
         ax.set_ylabel("δ")
         ax.legend(fontsize=7, loc="lower left")
     _pipeline.save_figure(fig, figure_paths)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

@@ -132,7 +132,6 @@ def plot(df, outputs):
     fig.suptitle(f"Räisä et al. Fig. 1: effective noise, δ = {df['delta'].iloc[0]:g}, Poisson, add/remove")
     fig.tight_layout()
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

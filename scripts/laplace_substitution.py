@@ -104,7 +104,6 @@ def plot(df, outputs):
     fig.suptitle(f"WOR Laplace (scale {b:g}, γ={g:g}) under substitution, k = 2 (Lebeda et al. Fig. 3)",
                  fontsize=9, y=1.0)
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

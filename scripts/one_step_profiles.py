@@ -40,7 +40,6 @@ def plot(df, outputs):
     ax.set_title(f"Poisson-subsampled Gaussian, σ={p['sigma']:g}, γ={p['gamma']:g}")
     ax.legend()
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

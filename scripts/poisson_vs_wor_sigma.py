@@ -38,7 +38,6 @@ def plot(df, outputs):
     ax.axhline(2.0, color="grey", lw=0.6)
     ax.legend()
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

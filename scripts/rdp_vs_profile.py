@@ -48,7 +48,6 @@ def plot(df, outputs):
     ax.annotate("RR is not (ε, 0.3)-DP for ε < 0.471", (0.471, 0.3), (0.9, 0.36), fontsize=8,
                 arrowprops=dict(arrowstyle="-"))
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

@@ -94,7 +94,6 @@ def plot(df, outputs):
     h, lab = axes[0, 0].get_legend_handles_labels()
     fig.legend(h, lab, loc="upper center", ncol=2, bbox_to_anchor=(0.5, -0.02))
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":

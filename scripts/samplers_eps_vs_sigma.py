@@ -183,7 +183,6 @@ def plot_figure(df, figure_paths, checks_path, *, quantity, panel_keys, x, title
         ax.set_ylabel(NAME[quantity])
         ax.legend(fontsize=6.5, loc="best")
     _pipeline.save_figure(fig, figure_paths)
-    _style.close(fig)
 
 
 def plot(df, figure_paths, checks_path):

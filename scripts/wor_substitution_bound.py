@@ -91,7 +91,6 @@ def plot(df, outputs):
     ax.set_title(f"{int(k)} iterations (substitution, WOR)", fontsize=9)
     ax.legend(fontsize=7)
     _pipeline.save_figure(fig, outputs)
-    _style.close(fig)
 
 
 if __name__ == "__main__":
