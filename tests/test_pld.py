@@ -1,0 +1,78 @@
+"""dpsampling.pld builds dp_accounting's pessimistic PLD with a vectorised privacy loss: it must be
+dp_accounting's PLD, bit for bit (see the module docstring of dpsampling.pld)."""
+
+import numpy as np
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pldlib
+from dp_accounting.pld import privacy_loss_mechanism as plm
+
+from dpsampling import pld
+
+
+def _entries(pmf):
+    """(type, lowest loss index, probabilities, infinity mass) of a dense or sparse dp_accounting pmf."""
+    if hasattr(pmf, "_probs"):
+        return type(pmf), pmf._lower_loss, np.asarray(pmf._probs), pmf._infinity_mass
+    keys = sorted(pmf._loss_probs)
+    return type(pmf), keys[0], np.array([pmf._loss_probs[k] for k in keys]), pmf._infinity_mass
+
+
+# (σ, q, d): small / moderate / large q, q near 1, fine and coarse grids, sparse (few-entry) and dense pmfs
+CASES = [(0.7, 0.03, 1e-4), (2.0, 1e-3, 1e-4), (5.0, 0.5, 1e-3), (0.5, 0.9999, 1e-3), (30.0, 1e-3, 1e-5),
+         (1.0, 0.2, 1e-2), (0.3, 1e-3, 1e-4), (1.2, 0.01, 1e-5)]
+
+
+@pytest.mark.parametrize("sigma,q,d", CASES)
+def test_vectorised_builder_is_dp_accountings_pld_bit_for_bit(sigma, q, d):
+    ref = pldlib.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=True,
+                                         value_discretization_interval=d, sampling_prob=q, use_connect_dots=True)
+    ours = pld._pessimistic_pld(sigma, q, d)
+    for attr in ("_pmf_remove", "_pmf_add"):
+        t_r, lo_r, p_r, inf_r = _entries(getattr(ref, attr))
+        t_o, lo_o, p_o, inf_o = _entries(getattr(ours, attr))
+        assert (t_o, lo_o, inf_o) == (t_r, lo_r, inf_r)
+        assert np.array_equal(p_o, p_r)
+
+
+@pytest.mark.parametrize("adjacency", [plm.AdjacencyType.ADD, plm.AdjacencyType.REMOVE])
+def test_vectorised_hockey_stick_equals_scalar_loop_including_edges(adjacency):
+    """Grid through ε = 0 (dp_accounting's b = 0 branch) and the ±log(1-q) edges (its isclose branch)."""
+    q, sigma = 0.03, 0.8
+    edge = -np.log1p(-q) if adjacency == plm.AdjacencyType.ADD else np.log1p(-q)
+    eps = np.concatenate([np.linspace(-0.2, 3.0, 2001), [0.0, -0.0, edge, edge * (1 + 1e-12), edge * (1 - 1e-12)]])
+    ref = plm.GaussianPrivacyLoss(sigma, sampling_prob=q, adjacency_type=adjacency)
+    ours = pld._VectorisedGaussianPrivacyLoss(sigma, sampling_prob=q, adjacency_type=adjacency)
+    assert np.array_equal(ours.get_delta_for_epsilon(eps), ref.get_delta_for_epsilon(eps))
+    assert ours.get_delta_for_epsilon(0.5) == ref.get_delta_for_epsilon(0.5)  # scalars go to dp_accounting
+
+
+def test_composed_delta_equals_dp_accounting():
+    ref = pldlib.from_gaussian_mechanism(0.9, sensitivity=1.0, value_discretization_interval=1e-3,
+                                         sampling_prob=0.02).self_compose(100)
+    eps = np.array([0.0, 0.3, 1.0, 2.5])
+    for direction, attr in (("remove", "_pmf_remove"), ("add", "_pmf_add")):
+        ours = pld.delta(eps, 0.9, 0.02, 100, direction, True, 1e-3)
+        assert np.array_equal(ours, getattr(ref, attr).get_delta_for_epsilon(eps))
+
+
+@pytest.mark.parametrize("sigma,q,d,steps", [(0.9, 0.02, 1e-3, 100), (2.0, 1e-3, 1e-4, 1000), (0.7, 0.03, 1e-4, 10),
+                                             (5.0, 0.5, 1e-3, 1000), (30.0, 1e-3, 1e-2, 3), (1.0, 1.0, 1e-3, 50)])
+def test_composition_is_dp_accountings_self_compose_bit_for_bit(sigma, q, d, steps):
+    one = pldlib.from_gaussian_mechanism(sigma, sensitivity=1.0, value_discretization_interval=d, sampling_prob=q)
+    ref = one.self_compose(steps)
+    ours = pld.composed(sigma, q, steps, True, d)
+    assert ours._symmetric == ref._symmetric
+    for attr in ("_pmf_remove", "_pmf_add"):
+        t_r, lo_r, p_r, inf_r = _entries(getattr(ref, attr))
+        t_o, lo_o, p_o, inf_o = _entries(getattr(ours, attr))
+        assert (t_o, lo_o, inf_o) == (t_r, lo_r, inf_r)
+        assert np.array_equal(p_o, p_r)
+
+
+def test_optimistic_pld_is_dp_accountings_privacy_buckets():
+    ref = pldlib.from_gaussian_mechanism(0.9, sensitivity=1.0, pessimistic_estimate=False,
+                                         value_discretization_interval=1e-3, sampling_prob=0.02,
+                                         use_connect_dots=False).self_compose(100)
+    ours = pld.composed(0.9, 0.02, 100, False, 1e-3)
+    for attr in ("_pmf_remove", "_pmf_add"):
+        assert np.array_equal(_entries(getattr(ours, attr))[2], _entries(getattr(ref, attr))[2])
