@@ -136,3 +136,18 @@ def run_chunk(smk, compute_point=None, compute_points=None) -> None:
         df[k] = v
     write_csv(df, smk.output[0])
     log.info("chunk done: %d points in %.1fs", len(points), time.time() - t0)
+
+
+def main(smk, compute_point=None, compute_points=None, report=None) -> None:
+    """Entry point shared by the computation scripts (``_pipeline.main(snakemake, ...)``).
+
+    A ``<name>_chunk`` rule computes its chunk (see :func:`run_chunk`); a
+    ``<name>_plot`` rule reads the aggregated CSV and calls ``report(df, output)``
+    with Snakemake's output list (positional and named outputs).
+    """
+    if smk.rule.endswith("_plot"):
+        df = pd.read_csv(smk.input[0])
+        logger(smk).info("%s: %d rows", smk.rule, len(df))
+        report(df, smk.output)
+    else:
+        run_chunk(smk, compute_point, compute_points)

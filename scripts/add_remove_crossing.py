@@ -26,7 +26,6 @@ import math
 import _pipeline
 import _style
 import numpy as np
-import pandas as pd
 
 from dpsampling import directions
 
@@ -145,8 +144,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake

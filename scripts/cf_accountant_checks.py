@@ -5,7 +5,6 @@
 (c) Poisson-subsampled Gaussian γ = 0.01, σ = 2, ε(δ = 1e-5): φ vs PLD upper/lower vs RDP.
 """
 
-import pandas as pd
 
 import _pipeline
 import _style
@@ -80,8 +79,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake

@@ -67,9 +67,9 @@ def markdown(df):
     return "\n".join(lines) + "\n"
 
 
+def report(df, out):
+    _pipeline.write_text(markdown(df), out[0])
+
+
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        _pipeline.write_text(markdown(pd.read_csv(smk.input[0])), smk.output[0])
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=report)  # noqa: F821 - injected by Snakemake

@@ -133,10 +133,9 @@ def plot(df, outputs, verdict_csv, verdict_md):
     _pipeline.save_figure(fig, outputs)
 
 
+def report(df, out):
+    plot(df, [out.pdf, out.png], out.verdict_csv, out.verdict_md)
+
+
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), [smk.output.pdf, smk.output.png], smk.output.verdict_csv,
-             smk.output.verdict_md)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=report)  # noqa: F821 - injected by Snakemake

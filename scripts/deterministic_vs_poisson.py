@@ -68,9 +68,9 @@ def plot(df, figure_paths, crossings_path):
     _pipeline.save_figure(fig, figure_paths)
 
 
+def report(df, out):
+    plot(df, [out.pdf, out.png], out.crossings)
+
+
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), [smk.output.pdf, smk.output.png], smk.output.crossings)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=report)  # noqa: F821 - injected by Snakemake

@@ -134,12 +134,10 @@ def plot(df, outputs):
     _pipeline.save_figure(fig, outputs)
 
 
+def report(df, out):
+    plot(df, [out.pdf, out.png])
+    _pipeline.write_text(markdown(df), out.md)
+
+
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        df = pd.read_csv(smk.input[0])
-        _pipeline.logger(smk).info("plotting %d rows", len(df))
-        plot(df, [smk.output.pdf, smk.output.png])
-        _pipeline.write_text(markdown(df), smk.output.md)
-    else:
-        _pipeline.run_chunk(smk, compute_points=compute_points)
+    _pipeline.main(snakemake, compute_points=compute_points, report=report)  # noqa: F821 - injected by Snakemake

@@ -17,7 +17,6 @@ Rows (column ``quantity``):
 import _pipeline
 import _style
 import numpy as np
-import pandas as pd
 
 from dpsampling import montecarlo, substitution
 
@@ -107,8 +106,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake

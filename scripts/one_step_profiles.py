@@ -3,7 +3,6 @@ Gaussian (σ = 1, γ = 0.5): H_α((1-γ)Q+γP ‖ Q) (remove) dominates for α �
 H_α(P ‖ (1-γ)P+γQ) for α < 1; add_remove is their pointwise maximum."""
 
 import numpy as np
-import pandas as pd
 
 import _pipeline
 import _style
@@ -43,8 +42,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake

@@ -2,7 +2,6 @@
 
 import _pipeline
 import _style
-import pandas as pd
 
 from dpsampling import accountant
 
@@ -41,8 +40,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_points=compute_points)
+    _pipeline.main(snakemake, compute_points=compute_points, report=plot)  # noqa: F821 - injected by Snakemake

@@ -1,7 +1,6 @@
 """Lebeda et al. Table 1: ε for Poisson and WOR at σ=0.8, γ=1e-3, T=1e4 over δ."""
 
 import _pipeline
-import pandas as pd
 
 from dpsampling import accountant
 
@@ -26,9 +25,9 @@ def markdown(df):
     return head + "\n".join(rows) + "\n"
 
 
+def report(df, out):
+    _pipeline.write_text(markdown(df), out[0])
+
+
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        _pipeline.write_text(markdown(pd.read_csv(smk.input[0])), smk.output[0])
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=report)  # noqa: F821 - injected by Snakemake

@@ -4,7 +4,6 @@ RDP curves, trade-off functions (exact and implied by RDP) and privacy profiles;
 statements "GM is (0.277, 0.3)-DP" and "RR is not (ε, 0.3)-DP for ε < 0.471" are marked.
 """
 
-import pandas as pd
 
 import _pipeline
 import _style
@@ -51,8 +50,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake

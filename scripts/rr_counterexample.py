@@ -19,7 +19,6 @@ from fractions import Fraction
 import _pipeline
 import _style
 import numpy as np
-import pandas as pd
 
 from dpsampling import randomized_response as rr
 
@@ -97,8 +96,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake

@@ -7,7 +7,6 @@ parts this script uses, with the axes δ(ε) instead of ε(σ).  PLD δ values b
 """
 
 import _pipeline
-import pandas as pd
 import samplers_eps_vs_sigma as base
 
 # Which paper figure each (σ, T) panel is (presentation only).
@@ -27,9 +26,9 @@ def plot(df, figure_paths, checks_path):
                      titles=PANELS, xlabel="ε", panel_text=lambda k: f"δ vs ε at σ={k[0]:g}, T={k[1]:,}")
 
 
+def report(df, out):
+    plot(df, [out.pdf, out.png], out.checks)
+
+
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), [smk.output.pdf, smk.output.png], smk.output.checks)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=report)  # noqa: F821 - injected by Snakemake

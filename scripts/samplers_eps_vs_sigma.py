@@ -190,9 +190,9 @@ def plot(df, figure_paths, checks_path):
                 titles=PANELS, xlabel="noise multiplier σ", panel_text=lambda k: f"ε vs σ at δ={k[0]:g}, T={k[1]:,}")
 
 
+def report(df, out):
+    plot(df, [out.pdf, out.png], out.checks)
+
+
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), [smk.output.pdf, smk.output.png], smk.output.checks)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=report)  # noqa: F821 - injected by Snakemake

@@ -11,7 +11,6 @@ the upper bound exceeds it for ε ≳ 1.5, "does not generally outperform the RD
 """
 
 import numpy as np
-import pandas as pd
 
 import _pipeline
 import _style
@@ -94,8 +93,4 @@ def plot(df, outputs):
 
 
 if __name__ == "__main__":
-    smk = snakemake  # noqa: F821 - injected by Snakemake
-    if smk.rule.endswith("_plot"):
-        plot(pd.read_csv(smk.input[0]), smk.output)
-    else:
-        _pipeline.run_chunk(smk, compute_point)
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake
