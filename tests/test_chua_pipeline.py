@@ -2,14 +2,11 @@
 values of the scripts' compute_point on small points, the Theorem 4.1 / provably-wrong checks, the crossings of
 Fig. 2, the figures, and bad C grids rejected before anything runs."""
 
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 
 
 @pytest.fixture(scope="module")
@@ -117,13 +114,6 @@ def test_fig2_crossings(scripts, tmp_path):
     assert pd.read_csv(tmp_path / "crossings.csv")["eps0"].iloc[0] == pytest.approx(cr["eps0"])
 
 
-def _copy(repo_root, dest):
-    for name in ("Snakefile", "workflow", "config", "scripts", "profiles"):
-        src = repo_root / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
-    return dest
-
-
 @pytest.mark.parametrize("comp,key,value,needle", [
     ("samplers_eps_vs_sigma", "c_grid", [], "c_grid"),
     ("samplers_eps_vs_sigma", "c_grid", [0.0, 2.0, 1.0], "c_grid"),
@@ -131,24 +121,10 @@ def _copy(repo_root, dest):
     ("samplers_delta_vs_eps", "c_grid", {"start": 0.0, "stop": 1.0, "step": 0.0}, "step"),
     ("samplers_eps_vs_sigma", "finest_discretization", 1.0e-7, "finest_discretization"),
 ])
-def test_bad_settings_rejected_before_running(repo_root, tmp_path, comp, key, value, needle):
-    work = _copy(repo_root, tmp_path)
-    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
-    cfg[comp]["settings"][key] = value
-    (work / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    # --replace-workflow-config: the smoke config merges over config.yaml, so a list would not replace a mapping
-    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--replace-workflow-config",
-                          "--configfile", "config/bad.yaml"], cwd=work, capture_output=True, text=True, check=False)
-    assert out.returncode != 0
-    assert needle in out.stdout + out.stderr
-    assert not (work / "results").exists()
+def test_bad_settings_rejected_before_running(rejects_bad_config, comp, key, value, needle):
+    # replace: the smoke config merges over config.yaml, so a list would not replace a mapping
+    rejects_bad_config((comp, "settings", key), value, needle, replace=True)
 
 
-def test_unknown_method_rejected(repo_root, tmp_path):
-    work = _copy(repo_root, tmp_path)
-    cfg = yaml.safe_load((work / "config" / "smoke.yaml").read_text())
-    cfg["samplers_delta_vs_eps"]["grid"][1]["method"] = "pdl"
-    (work / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", "config/bad.yaml"],
-                         cwd=work, capture_output=True, text=True, check=False)
-    assert out.returncode != 0 and "method" in out.stdout + out.stderr
+def test_unknown_method_rejected(rejects_bad_config):
+    rejects_bad_config(("samplers_delta_vs_eps", "grid", 1, "method"), "pdl", "method")

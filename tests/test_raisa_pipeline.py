@@ -3,13 +3,10 @@ Fig. 1 (dpsampling.effective_noise), the two chunk scripts, and config rejection
 
 import logging
 import math
-import shutil
-import subprocess
 import sys
 
 import numpy as np
 import pytest
-import yaml
 
 from dpsampling import accountant
 from dpsampling import effective_noise as en
@@ -201,18 +198,5 @@ def test_library_rejects_bad_input(call, match):
     (("a_minus_b", "grid", 0, "c"), 1.0e5, "q bounds inverted"),
     (("a_minus_b", "settings", "n_sigma"), 1, "n_sigma"),
 ])
-def test_bad_config_rejected_naming_the_key(repo_root, tmp_path, path, value, needle):
-    for name in ("Snakefile", "workflow", "config", "scripts", "profiles"):
-        src = repo_root / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, tmp_path / name)
-    cfg = yaml.safe_load((tmp_path / "config" / "smoke.yaml").read_text())
-    node = cfg
-    for k in path[:-1]:
-        node = node[k]
-    node[path[-1]] = value
-    (tmp_path / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-    out = subprocess.run([sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", "config/bad.yaml"],
-                         cwd=tmp_path, capture_output=True, text=True)
-    assert out.returncode != 0
-    assert needle in out.stdout + out.stderr
-    assert not (tmp_path / "results").exists()
+def test_bad_config_rejected_naming_the_key(rejects_bad_config, path, value, needle):
+    rejects_bad_config(path, value, needle)
