@@ -42,6 +42,11 @@ ACCOUNTED_SAMPLERS = ("poisson", "wor")
 #: Default relative accuracy of PLD values: the returned bound is within this
 #: fraction of the converged value (estimated from successive discretisations).
 DEFAULT_REL_TOL = 1e-3
+#: Share of ``rel_tol`` left to the root finder in σ calibration: the returned σ is off the
+#: smallest one by the discretisation error (estimated, ≤ rel_tol) plus the secant residual
+#: (≤ SECANT_SHARE·rel_tol in log σ).  Secant steps converge superlinearly, so a small share
+#: costs at most about one extra PLD evaluation.
+SECANT_SHARE = 0.01
 COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
 
@@ -323,7 +328,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
 
         def solve_at(d):
             g = _log_delta_gap(eps, log_t, q, steps, direction, d, n_evals)
-            x, slope, gx = _secant(g, state["x"], state["slope"], tol=0.1 * rel_tol)
+            x, slope, gx = _secant(g, state["x"], state["slope"], tol=SECANT_SHARE * rel_tol)
             x += max(0.0, gx) / abs(slope)  # step to the sufficient side (δ ≤ target)
             state.update(x=x, slope=slope)
             return math.exp(x)
@@ -334,7 +339,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
     x, slope, d = hint
     while True:
         g = _log_delta_gap(eps, log_t, q, steps, direction, d, n_evals)
-        x, slope, gx = _secant(g, x, slope, tol=0.1 * rel_tol)
+        x, slope, gx = _secant(g, x, slope, tol=SECANT_SHARE * rel_tol)
         g10 = _log_delta_gap(eps, log_t, q, steps, direction, 10 * d, n_evals)(x)
         g100 = _log_delta_gap(eps, log_t, q, steps, direction, 100 * d, n_evals)(x)
         shift = abs(g10 - gx) / abs(slope) if np.isfinite(g10) else math.inf
