@@ -102,6 +102,11 @@ def _rdp_accountant(sigma, q, steps):
     return acc
 
 
+def _finer(d):
+    """The next discretisation level, d/10 as the decimal (1e-3 -> 1e-4, not 1.0000000000000002e-06 later)."""
+    return float(f"{d / 10:.6e}")
+
+
 def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
     """Refine the PLD discretisation d until the answer is accurate to ``rel_tol``.
 
@@ -140,7 +145,7 @@ def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
                 return v, d, err, True
         if d <= finest * (1 + 1e-9):
             return v, d, err if len(values) >= 2 else math.inf, False
-        d *= rho
+        d = _finer(d)
 
 
 def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION):
@@ -258,10 +263,11 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     ``value`` is an upper bound on the smallest σ; no lower bound is certified.
 
     Method (pld): solve log δ_pess(ε; e^x) = log δ on x = log σ with secant
-    steps, first on a coarse PLD discretisation (cheap), then on finer ones,
-    carrying the root and the slope from level to level, so the expensive fine
-    levels need only one or two evaluations.  A Gaussian-DP approximation
-    gives the starting point.
+    steps, first on the coarsest PLD discretisation (cheap; a Gaussian-DP
+    approximation gives the starting point), then at d = 1e-3, 1e-4, ...
+    carrying the root and the slope over, until the discretisation error,
+    estimated from two cheap evaluations at 10·d and 100·d, is below
+    ``rel_tol`` (see :func:`_calibrate_pld`).
     """
     check_epsilon(epsilon)
     check_delta(delta)
@@ -313,29 +319,21 @@ def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
 def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
     """Returns (σ, estimated relative error, d, converged, evaluations, (log σ, slope)).
 
-    Cold start (``hint`` None): coarse-to-fine levels of :func:`_converge`.
-    Warm start (``hint`` = (log σ guess, slope, d) from a neighbouring problem,
-    e.g. the previous sampling rate on a curve): solve at d directly, then
-    estimate the discretisation error as :func:`_converge` does, from two cheap
-    evaluations at 10·d and 100·d at the root: the root shift
-    (g_{10d} - g_d)/|slope| times r/(1-r), with r the ratio of successive
-    shifts clipped to [0.01, 0.1]; refine d if the error is too large.
+    ``hint`` = (log σ guess, slope, d) from a neighbouring problem (e.g. the
+    previous sampling rate on a curve).  Without one (cold start), a secant
+    solve on the cheap coarsest PLD (d = 1e-2) from a Gaussian-DP guess
+    provides it, with d = 1e-3.  Then: solve at d, and estimate the
+    discretisation error as :func:`_converge` does, from two cheap evaluations
+    at 10·d and 100·d at the root: the root shift (g_{10d} - g_d)/|slope| times
+    r/(1-r), with r the ratio of successive shifts clipped to [0.01, 0.1];
+    refine d (÷10) while the error is above ``rel_tol``.
     """
     log_t = math.log(dlt)
     n_evals = [0]
     if hint is None:
-        state = {"x": math.log(_gdp_sigma_guess(eps, dlt, q, steps)), "slope": None}
-
-        def solve_at(d):
-            g = _log_delta_gap(eps, log_t, q, steps, direction, d, n_evals)
-            x, slope, gx = _secant(g, state["x"], state["slope"], tol=SECANT_SHARE * rel_tol)
-            x += max(0.0, gx) / abs(slope)  # step to the sufficient side (δ ≤ target)
-            state.update(x=x, slope=slope)
-            return math.exp(x)
-
-        s, d, err, ok = _converge(solve_at, rel_tol)
-        return s, err, d, ok, n_evals[0], (state["x"], state["slope"])
-
+        g = _log_delta_gap(eps, log_t, q, steps, direction, COARSEST_DISCRETIZATION, n_evals)
+        x, slope, _ = _secant(g, math.log(_gdp_sigma_guess(eps, dlt, q, steps)), None, tol=rel_tol)
+        hint = (x, slope, _finer(COARSEST_DISCRETIZATION))
     x, slope, d = hint
     while True:
         g = _log_delta_gap(eps, log_t, q, steps, direction, d, n_evals)
@@ -350,7 +348,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
         x += max(0.0, gx) / abs(slope)
         if err <= rel_tol or d <= FINEST_DISCRETIZATION * (1 + 1e-9):
             return math.exp(x), err, d, err <= rel_tol, n_evals[0], (x, slope)
-        d /= 10
+        d = _finer(d)
 
 
 def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direction="add_remove",

@@ -146,3 +146,13 @@ def test_curve_calibration_matches_pointwise_and_wor_is_twice():
         assert A.epsilon(1e-5, sigma=r.value, q=q, steps=1000, discretization=d).value <= 2.0 * (1 + 1e-4)
     wor = A.calibrate_sigma_curve(2.0, 1e-5, qs, steps=1000, sampler="wor", rel_tol=1e-3)
     assert [w.value for w in wor] == [2 * r.value for r in curve]
+
+
+def test_calibration_refines_through_exact_decimal_discretisations():
+    """Cold start: coarse solve at d=1e-2, then d = 1e-3, 1e-4, ... as exact decimals; σ sufficient at its d."""
+    r = A.calibrate_sigma(0.5, 1e-5, q=0.01, steps=1000, rel_tol=1e-4)
+    d = r.accuracy["discretization"]
+    assert d in (1e-3, 1e-4, 1e-5, 1e-6) and r.accuracy["est_rel_error"] <= 1e-4
+    assert A.delta(0.5, sigma=r.value, q=0.01, steps=1000, discretization=d).value <= 1e-5
+    below = A.delta(0.5, sigma=r.value * (1 - 1e-3), q=0.01, steps=1000, discretization=d).value
+    assert below > 1e-5  # and not much larger than needed
