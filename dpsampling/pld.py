@@ -89,19 +89,19 @@ class _VectorisedGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
         return np.clip(deltas, 0, 1)
 
 
-def _pessimistic_pld(sigma: float, q: float, discretization: float):
-    """= ``from_gaussian_mechanism(σ, 1, pessimistic, d, sampling_prob=q, use_connect_dots=True)``.
+def pessimistic_pld(sigma: float, q: float, discretization: float, sensitivity: float = 1.0):
+    """= ``from_gaussian_mechanism(σ, sensitivity, pessimistic, d, sampling_prob=q, use_connect_dots=True)``.
 
     Built with dp_accounting's own (private) connect-the-dots constructor and
     the vectorised privacy loss above; see the module docstring.
     """
     if q == 1.0:
-        return _pldlib.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=True,
+        return _pldlib.from_gaussian_mechanism(sigma, sensitivity=sensitivity, pessimistic_estimate=True,
                                                value_discretization_interval=discretization,
                                                use_connect_dots=True)
 
     def pmf(adjacency):
-        loss = _VectorisedGaussianPrivacyLoss(sigma, sensitivity=1.0, pessimistic_estimate=True,
+        loss = _VectorisedGaussianPrivacyLoss(sigma, sensitivity=sensitivity, pessimistic_estimate=True,
                                               sampling_prob=q, adjacency_type=adjacency)
         return _pldlib._create_pld_pmf_from_monotone_privacy_loss(  # noqa: SLF001 - see docstring
             loss, pessimistic_estimate=True, value_discretization_interval=discretization, use_connect_dots=True)
@@ -160,23 +160,28 @@ def _self_compose(pmf, num_times, tail_mass_truncation=TAIL_MASS_TRUNCATION):
                                np.array(out), inf_mass, pmf._pessimistic_estimate)  # noqa: SLF001
 
 
+def self_compose(pld, steps: int):
+    """= ``pld.self_compose(steps)`` (dp_accounting), with :func:`_self_compose` per direction."""
+    if steps == 1:
+        return pld
+    remove = _self_compose(pld._pmf_remove, int(steps))  # noqa: SLF001 - see the module docstring
+    if pld._symmetric:  # noqa: SLF001 - e.g. q = 1: dp_accounting keeps one pmf for both directions
+        return _pldlib.PrivacyLossDistribution(remove)
+    return _pldlib.PrivacyLossDistribution(remove, _self_compose(pld._pmf_add, int(steps)))  # noqa: SLF001
+
+
 @lru_cache(maxsize=6)
 def composed(sigma: float, q: float, steps: int, pessimistic: bool, discretization: float):
     """dp_accounting PLD of ``steps`` compositions of the q-subsampled Gaussian (sensitivity 1)."""
     if pessimistic:
-        pld = _pessimistic_pld(float(sigma), float(q), float(discretization))
+        pld = pessimistic_pld(float(sigma), float(q), float(discretization))
     else:
         # connect-the-dots exists only for pessimistic estimates in dp_accounting 0.6;
         # optimistic estimates use privacy buckets (much looser for large T).
         pld = _pldlib.from_gaussian_mechanism(float(sigma), sensitivity=1.0, pessimistic_estimate=False,
                                               value_discretization_interval=float(discretization),
                                               sampling_prob=float(q), use_connect_dots=False)
-    if steps == 1:
-        return pld
-    remove = _self_compose(pld._pmf_remove, int(steps))  # noqa: SLF001 - see the module docstring
-    if pld._symmetric:  # noqa: SLF001 - q = 1: dp_accounting keeps one pmf for both directions
-        return _pldlib.PrivacyLossDistribution(remove)
-    return _pldlib.PrivacyLossDistribution(remove, _self_compose(pld._pmf_add, int(steps)))  # noqa: SLF001
+    return self_compose(pld, int(steps))
 
 
 def direction_pmfs(pld, direction: str):

@@ -22,11 +22,11 @@ CASES = [(0.7, 0.03, 1e-4), (2.0, 1e-3, 1e-4), (5.0, 0.5, 1e-3), (0.5, 0.9999, 1
          (1.0, 0.2, 1e-2), (0.3, 1e-3, 1e-4), (1.2, 0.01, 1e-5)]
 
 
-@pytest.mark.parametrize("sigma,q,d", CASES)
-def test_vectorised_builder_is_dp_accountings_pld_bit_for_bit(sigma, q, d):
-    ref = pldlib.from_gaussian_mechanism(sigma, sensitivity=1.0, pessimistic_estimate=True,
+@pytest.mark.parametrize("sigma,q,d,sens", [(*c, 1.0) for c in CASES] + [(1.5, 0.3, 1e-4, 2.0), (0.5, 0.01, 1e-3, 2.0)])
+def test_vectorised_builder_is_dp_accountings_pld_bit_for_bit(sigma, q, d, sens):
+    ref = pldlib.from_gaussian_mechanism(sigma, sensitivity=sens, pessimistic_estimate=True,
                                          value_discretization_interval=d, sampling_prob=q, use_connect_dots=True)
-    ours = pld._pessimistic_pld(sigma, q, d)
+    ours = pld.pessimistic_pld(sigma, q, d, sensitivity=sens)
     for attr in ("_pmf_remove", "_pmf_add"):
         t_r, lo_r, p_r, inf_r = _entries(getattr(ref, attr))
         t_o, lo_o, p_o, inf_o = _entries(getattr(ours, attr))
@@ -74,5 +74,18 @@ def test_optimistic_pld_is_dp_accountings_privacy_buckets():
                                          value_discretization_interval=1e-3, sampling_prob=0.02,
                                          use_connect_dots=False).self_compose(100)
     ours = pld.composed(0.9, 0.02, 100, False, 1e-3)
+    for attr in ("_pmf_remove", "_pmf_add"):
+        assert np.array_equal(_entries(getattr(ours, attr))[2], _entries(getattr(ref, attr))[2])
+
+
+@pytest.mark.parametrize("mechanism,sampler", [("gaussian", "wor"), ("gaussian", "poisson"), ("laplace", "wor")])
+def test_directions_composed_is_dp_accountings(mechanism, sampler):
+    """dpsampling.directions composes through dpsampling.pld: still dp_accounting's PLD, bit for bit."""
+    from dpsampling import directions
+    from dpsampling.montecarlo import SHIFT
+
+    build = pldlib.from_gaussian_mechanism if mechanism == "gaussian" else pldlib.from_laplace_mechanism
+    ref = build(1.3, sensitivity=SHIFT[sampler], value_discretization_interval=1e-3, sampling_prob=0.2).self_compose(16)
+    ours = directions.composed_pld(mechanism, 1.3, 0.2, 16, sampler=sampler, discretization=1e-3)
     for attr in ("_pmf_remove", "_pmf_add"):
         assert np.array_equal(_entries(getattr(ours, attr))[2], _entries(getattr(ref, attr))[2])
