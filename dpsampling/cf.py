@@ -58,6 +58,7 @@ from scipy import optimize
 from scipy.special import gammaln
 
 from .numerics import log1mexp, logsumexp
+from .validation import check_int
 
 __all__ = [
     "Gaussian",
@@ -1198,9 +1199,7 @@ def phi(t, mechanisms, direction="remove", dual=False):
 # the common accountant interface (dpsampling.accountant, method="cf")
 # --------------------------------------------------------------------------
 def _subsampled(sigma, q, steps):
-    if not (isinstance(steps, (int, np.integer)) or float(steps).is_integer()) or steps < 1:
-        raise ValueError(f"steps must be an integer >= 1 (got {steps!r})")
-    return [(PoissonSubsampled(Gaussian(float(sigma)), float(q)), int(steps))]
+    return [(PoissonSubsampled(Gaussian(float(sigma)), float(q)), check_int("steps", steps))]
 
 
 def _with_context(exc, what, sigma, q, steps, direction):

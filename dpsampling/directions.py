@@ -32,7 +32,7 @@ from functools import lru_cache
 import numpy as np
 
 from .montecarlo import DIRECTIONS, MECHANISMS, SAMPLERS, SHIFT, MCCurve
-from .validation import check_choice, check_positive, check_rate
+from .validation import check_choice, check_finite_list, check_int, check_positive, check_rate
 
 # PLD δ below this is dominated by truncated tail mass and rounding (COMMON.md)
 UNRELIABLE_DELTA = 1e-12
@@ -45,19 +45,6 @@ UNRELIABLE_DELTA = 1e-12
 # suggested range (scale 1-2, γ ≤ 0.5) scale 2, γ = 0.5 also crosses
 # (ε ∈ (0, ≈0.37), gap ≈ 0.020) but both curves vanish before ε = 1.5.
 FIG1_SETTINGS = {"mechanism": "laplace", "sampler": "wor", "scale": 1.5, "gamma": 0.7, "k": 2}
-
-
-def _check_k(k):
-    if isinstance(k, bool) or not float(k).is_integer() or int(k) < 1:
-        raise ValueError(f"k must be an integer >= 1 (got {k!r})")
-    return int(k)
-
-
-def _check_eps(eps):
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
-    if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)):
-        raise ValueError(f"eps must be a non-empty 1-D list of finite numbers (got {eps!r})")
-    return e
 
 
 @lru_cache(maxsize=32)
@@ -92,7 +79,7 @@ def composed_pld(mechanism, scale, gamma, k, *, sampler="poisson", pessimistic=T
     check_rate(gamma, name="gamma")
     check_choice("sampler", sampler, SAMPLERS)
     check_positive("discretization", discretization)
-    return _composed(mechanism, float(scale), float(gamma), _check_k(k), SHIFT[sampler],
+    return _composed(mechanism, float(scale), float(gamma), check_int("k", k), SHIFT[sampler],
                      bool(pessimistic), float(discretization))
 
 
@@ -129,7 +116,7 @@ def pmf_delta(pmf, eps):
     δ(ε) = inf_mass + Σ_{l>ε} p_l - e^ε Σ_{l>ε} p_l e^{-l}; equal to dp_accounting's
     value to rounding (tests/test_directions.py).
     """
-    e = _check_eps(eps)
+    e = check_finite_list("eps", eps)
     if np.any(np.diff(e) < 0) or e[0] < 0:
         raise ValueError(f"eps must be sorted ascending and >= 0 (got {eps!r})")
     dense = pmf.to_dense_pmf()
@@ -151,7 +138,7 @@ def direction_curves(mechanism, scale, gamma, k, eps, *, sampler="poisson", disc
     (optimistic) bounds for each direction; the true curve lies between.
     ``fast=True`` evaluates δ(ε) with ``pmf_delta`` (needs sorted ε ≥ 0).
     """
-    e = _check_eps(eps)
+    e = check_finite_list("eps", eps)
     out = {}
     for pess, tag in ((True, "upper"), (False, "lower")):
         pld = composed_pld(mechanism, scale, gamma, k, sampler=sampler, pessimistic=pess,
@@ -169,7 +156,7 @@ def public_delta(mechanism, scale, gamma, k, eps, *, sampler="poisson", pessimis
     """dp_accounting's public ``get_delta_for_epsilon`` (= max over directions)."""
     pld = composed_pld(mechanism, scale, gamma, k, sampler=sampler, pessimistic=pessimistic,
                        discretization=discretization)
-    return np.asarray(pld.get_delta_for_epsilon(_check_eps(eps)), dtype=float)
+    return np.asarray(pld.get_delta_for_epsilon(check_finite_list("eps", eps)), dtype=float)
 
 
 # --------------------------------------------------------------------------
@@ -206,7 +193,7 @@ def crossing_intervals(eps, add_curve, remove_curve, *, eps_min=None):
     condition holds there).  ``eps_min`` drops grid points below it
     (e.g. 0 for the §5 statement "cross in the region ε ≥ 0").
     """
-    e = _check_eps(eps)
+    e = check_finite_list("eps", eps)
     if np.any(np.diff(e) <= 0):
         raise ValueError("eps must be strictly increasing")
     a = np.asarray(add_curve, dtype=float)
@@ -250,7 +237,7 @@ def mc_crossing_intervals(add: MCCurve, remove: MCCurve, *, eps_min=None):
 def fig1_crossing(eps=None, discretization=1e-4):
     """Crossing intervals (ε ≥ 0) of the k = 2 Fig. 1 curves at ``FIG1_SETTINGS`` (PLD bounds)."""
     s = FIG1_SETTINGS
-    e = np.linspace(0.0, 3.0, 601) if eps is None else _check_eps(eps)
+    e = np.linspace(0.0, 3.0, 601) if eps is None else check_finite_list("eps", eps)
     c = direction_curves(s["mechanism"], s["scale"], s["gamma"], s["k"], e, sampler=s["sampler"],
                          discretization=discretization)
     out = crossing_intervals_with_confidence(e, c.add_lower, c.add_upper, c.remove_lower,
@@ -307,7 +294,7 @@ def fig1_crossing_vanishes(ks=(4, 16), discretization=1e-4):
 def remove_dominates_uncomposed(mechanism="laplace", scale=1.5, gamma=0.7, sampler="wor",
                                 discretization=1e-4, eps=None):
     """§5 / Prop. 30 [ZDW22]: for k = 1, δ_R(ε) ≥ δ_A(ε) for all ε ≥ 0 (up to PLD error)."""
-    e = np.linspace(0.0, 5.0, 501) if eps is None else _check_eps(eps)
+    e = np.linspace(0.0, 5.0, 501) if eps is None else check_finite_list("eps", eps)
     c = direction_curves(mechanism, scale, gamma, 1, e, sampler=sampler, discretization=discretization)
     return bool(np.all(c.add_lower <= c.remove_upper + 1e-12))
 
@@ -392,13 +379,13 @@ def add_remove_comparison(mechanism, scale, gamma, k, *, sampler="wor", n=None, 
     """
     from .montecarlo import hoeffding_alpha, hoeffding_n, mc_privacy_curve
 
-    k = _check_k(k)
+    k = check_int("k", k)
     if (n is None) == (alpha is None):
         raise ValueError(f"give exactly one of n (samples) and alpha (target half-width) (got n={n!r}, alpha={alpha!r})")
-    n_eps = int(_check_int_param("n_eps", n_eps, 2))
-    n_eps_pld = int(_check_int_param("n_eps_pld", n_eps_pld, 2))
-    seed = int(_check_int_param("seed", seed, 0))
-    n = hoeffding_n(alpha, beta, n_eps) if n is None else int(_check_int_param("n", n, 1))
+    n_eps = int(check_int("n_eps", n_eps, 2))
+    n_eps_pld = int(check_int("n_eps_pld", n_eps_pld, 2))
+    seed = int(check_int("seed", seed, 0))
+    n = hoeffding_n(alpha, beta, n_eps) if n is None else int(check_int("n", n, 1))
     half = hoeffding_alpha(n, beta, n_eps)  # also validates β
     if eps_max is None:
         eps_max = curve_eps_max(mechanism, scale, gamma, k, min(half, 0.5), sampler=sampler,
@@ -435,12 +422,6 @@ def max_margin(eps, diff):
     diff = np.asarray(diff, dtype=float)
     i = int(np.argmax(diff))
     return float(diff[i]), float(np.asarray(eps, dtype=float)[i])
-
-
-def _check_int_param(name, value, low):
-    if isinstance(value, bool) or not float(value).is_integer() or int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low} (got {value!r})")
-    return int(value)
 
 
 # --------------------------------------------------------------------------
@@ -504,8 +485,8 @@ def conjecture12_margin(sigma, gamma, k, eps_grid, discretization=None):
     sums; at ε = 0 the two directions are equal in exact arithmetic).
     ``discretization=None`` picks ``choose_discretization(σ, γ)``.
     """
-    k = _check_k(k)
-    e = _check_eps(eps_grid)
+    k = check_int("k", k)
+    e = check_finite_list("eps_grid", eps_grid)
     d = choose_discretization(sigma, gamma) if discretization is None else float(discretization)
     fast = bool(e[0] >= 0 and np.all(np.diff(e) >= 0))
     c = direction_curves("gaussian", sigma, gamma, k, e, sampler="poisson", discretization=d, fast=fast)
@@ -533,10 +514,10 @@ def conjecture12_eps_grid(sigma, gamma, k, n_eps=200, discretization=None, eps_c
     (the margin vanishes at ε = 0, where δ_A = δ_R exactly, so small ε get extra points).
     Returns (grid, capped).
     """
-    n_eps = _check_int_param("n_eps", n_eps, 2)
+    n_eps = check_int("n_eps", n_eps, 2)
     check_positive("eps_cap", eps_cap)
     d = choose_discretization(sigma, gamma) if discretization is None else float(discretization)
-    pld = composed_pld("gaussian", sigma, gamma, _check_k(k), sampler="poisson", pessimistic=True,
+    pld = composed_pld("gaussian", sigma, gamma, check_int("k", k), sampler="poisson", pessimistic=True,
                        discretization=d)
     emax = max(pld._pmf_add.get_epsilon_for_delta(UNRELIABLE_DELTA),
                pld._pmf_remove.get_epsilon_for_delta(UNRELIABLE_DELTA))
@@ -563,8 +544,8 @@ def conjecture12_point(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=
     positive somewhere (it is then below the width of the add bracket there); otherwise
     "remove dominates".  ``discretization=None`` picks ``choose_discretization(σ, γ, n_bins)``.
     """
-    k = _check_k(k)
-    n_bins = _check_int_param("n_bins", n_bins, 10)
+    k = check_int("k", k)
+    n_bins = check_int("n_bins", n_bins, 10)
     d = choose_discretization(sigma, gamma, n_bins=n_bins) if discretization is None else float(discretization)
     check_positive("discretization", d)
     e, capped = conjecture12_eps_grid(sigma, gamma, k, n_eps, d, eps_cap)

@@ -50,7 +50,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .validation import check_choice, check_positive, check_rate
+from .validation import check_choice, check_finite_list, check_int, check_positive, check_rate
 
 MECHANISMS = ("laplace", "gaussian")
 SAMPLERS = ("poisson", "wor")
@@ -74,19 +74,6 @@ def _check_unit_open(name, value):
     return v
 
 
-def _check_int(name, value, low):
-    if isinstance(value, bool) or not float(value).is_integer() or int(value) < low:
-        raise ValueError(f"{name} must be an integer >= {low} (got {value!r})")
-    return int(value)
-
-
-def _check_eps_grid(eps_grid):
-    e = np.atleast_1d(np.asarray(eps_grid, dtype=float))
-    if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)):
-        raise ValueError(f"eps_grid must be a non-empty 1-D list of finite numbers (got {eps_grid!r})")
-    return e
-
-
 # --------------------------------------------------------------------------
 # Hoeffding
 # --------------------------------------------------------------------------
@@ -98,15 +85,15 @@ def hoeffding_n(alpha, beta, n_eps):
     """
     a = _check_unit_open("alpha", alpha)
     b = _check_unit_open("beta", beta)
-    m = _check_int("n_eps", n_eps, 1)
+    m = check_int("n_eps", n_eps, 1)
     return math.ceil(math.log(2.0 * m / b) / (2.0 * a * a))
 
 
 def hoeffding_alpha(n, beta, n_eps):
     """Half-width α = sqrt(ln(2|E|/β)/(2N)) of the simultaneous 1-β band (App. B.2)."""
-    nn = _check_int("n", n, 1)
+    nn = check_int("n", n, 1)
     b = _check_unit_open("beta", beta)
-    m = _check_int("n_eps", n_eps, 1)
+    m = check_int("n_eps", n_eps, 1)
     return math.sqrt(math.log(2.0 * m / b) / (2.0 * nn))
 
 
@@ -115,9 +102,9 @@ def hoeffding_confidence(n, alpha, n_eps):
 
     For the printed N = 3,342,306, α = 0.001, |E| = 40 this is 0.900 (not 0.99).
     """
-    nn = _check_int("n", n, 1)
+    nn = check_int("n", n, 1)
     a = _check_unit_open("alpha", alpha)
-    m = _check_int("n_eps", n_eps, 1)
+    m = check_int("n_eps", n_eps, 1)
     return 1.0 - 2.0 * m * math.exp(-2.0 * nn * a * a)
 
 
@@ -381,11 +368,11 @@ def mc_hockey_stick(steps, eps_grid, n, seed, *, beta=0.01, chunk_size=2**15):
     steps = list(steps)
     if not steps:
         raise ValueError("steps must be a non-empty list of Step (got [])")
-    eps = _check_eps_grid(eps_grid)
-    n = _check_int("n", n, 1)
-    seed = _check_int("seed", seed, 0)
+    eps = check_finite_list("eps_grid", eps_grid)
+    n = check_int("n", n, 1)
+    seed = check_int("seed", seed, 0)
     beta = _check_unit_open("beta", beta)
-    chunk_size = _check_int("chunk_size", chunk_size, 1)
+    chunk_size = check_int("chunk_size", chunk_size, 1)
     cols = _StepColumns(steps)
     k = cols.k
     m_chunk = max(1, min(BLOCK_SIZE, chunk_size // k))
@@ -417,7 +404,7 @@ def mc_privacy_curve(mechanism, scale, gamma, k, eps_grid, n, seed, sampler="poi
     ``MCCurve`` (estimate, α, lower/upper = estimate ∓ α clipped to [0, 1]);
     the band holds simultaneously over ``eps_grid`` with probability 1 - β.
     """
-    k = _check_int("k", k, 1)
+    k = check_int("k", k, 1)
     step = make_step(mechanism, scale, gamma, sampler, direction)
     res = mc_hockey_stick([step] * k, eps_grid, n, seed, beta=beta, chunk_size=chunk_size)
     params = {"mechanism": mechanism, "scale": float(scale), "gamma": float(gamma), "k": k,

@@ -25,6 +25,8 @@ from itertools import product as _iproduct
 
 import numpy as np
 
+from .validation import check_int
+
 P_KEEP = Fraction(3, 4)  # probability of outputting b
 GAMMA = Fraction(1, 2)  # App. B.1 sampling probability
 
@@ -50,12 +52,6 @@ def _check_prob(name, value, allow_zero=False, allow_one=True):
     return f
 
 
-def _check_k(k):
-    if isinstance(k, bool) or not float(k).is_integer() or int(k) < 1:
-        raise ValueError(f"k must be an integer >= 1 (got {k!r})")
-    return int(k)
-
-
 def mechanism(b, p_keep=P_KEEP):
     """Output distribution {0: ·, 1: ·} of M when the indicator bit is ``b``."""
     if b not in (0, 1):
@@ -76,7 +72,7 @@ def subsampled(contains_one, gamma=GAMMA, p_keep=P_KEEP):
 
 def power(dist, k):
     """k-fold product distribution over tuples of bits."""
-    k = _check_k(k)
+    k = check_int("k", k)
     out = {}
     for outcome in _iproduct((0, 1), repeat=k):
         pr = Fraction(1)
@@ -250,7 +246,7 @@ def crossing_ks(k_max=8, gamma=GAMMA, p_keep=P_KEEP):
     always wins at large α: its likelihood ratio has the larger range).  App. B.1 settings give
     k = 2, 3, 5, 6, 7, 8 but not 4 (remove dominates for all α ≥ 1 at k = 4).
     """
-    k_max = _check_k(k_max)
+    k_max = check_int("k_max", k_max)
     return [k for k in range(1, k_max + 1) if add_above_remove_alpha_intervals(k, gamma, p_keep)]
 
 
@@ -258,7 +254,7 @@ def no_pair_realizes_each_k(k_min=2, k_max=8):
     """Prop. 11, strong reading, for the App. B.1 mechanism: for *every* k in [k_min, k_max]
     no ordered pair realizes the curve of M^k (add above remove somewhere).  Exact."""
     ks = set(crossing_ks(k_max))
-    return all(k in ks for k in range(_check_k(k_min), _check_k(k_max) + 1))
+    return all(k in ks for k in range(check_int("k_min", k_min), check_int("k_max", k_max) + 1))
 
 
 __all__ = [

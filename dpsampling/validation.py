@@ -58,6 +58,21 @@ def check_steps(value, name="steps"):
     return value
 
 
+def check_int(name, value, low=1):
+    """One integer >= ``low`` (bools rejected); returns it as int."""
+    if isinstance(value, bool) or not float(value).is_integer() or int(value) < low:
+        _fail(name, f"an integer >= {low}", value)
+    return int(value)
+
+
+def check_finite_list(name, values):
+    """A non-empty 1-D list of finite numbers (a scalar counts as a list of one); returns the array."""
+    v = _values(values)
+    if v.ndim != 1 or v.size == 0 or not np.all(np.isfinite(v)):
+        _fail(name, "a non-empty 1-D list of finite numbers", values)
+    return v
+
+
 def check_choice(name, value, allowed):
     if value not in allowed:
         _fail(name, "one of " + ", ".join(allowed), value)
