@@ -253,6 +253,18 @@ def _analytic_sigma(eps, delta_target):
     return math.exp(brentq(f, lo, hi, xtol=1e-13))
 
 
+def _check_calibration(epsilon, delta, qs, steps, sampler, direction):
+    """Checks shared by the calibration entry points; returns σ_sampler/σ_Poisson (Prop. 9: 2 for WOR)."""
+    check_epsilon(epsilon)
+    check_delta(delta)
+    for qv in qs:
+        check_rate(qv)
+    check_steps(steps)
+    check_choice("sampler", sampler, ACCOUNTED_SAMPLERS)
+    check_choice("direction", direction, DIRECTIONS)
+    return 1.0 / _poisson_sigma(1.0, sampler)
+
+
 def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="add_remove", method="pld",
                     rel_tol=DEFAULT_REL_TOL) -> AccountingResult:
     """Smallest σ such that the mechanism is (ε, δ)-DP, to relative accuracy ``rel_tol``.
@@ -269,14 +281,8 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     estimated from two cheap evaluations at 10·d and 100·d, is below
     ``rel_tol`` (see :func:`_calibrate_pld`).
     """
-    check_epsilon(epsilon)
-    check_delta(delta)
-    check_rate(q)
-    check_steps(steps)
-    check_choice("sampler", sampler, ACCOUNTED_SAMPLERS)
-    check_choice("direction", direction, DIRECTIONS)
+    scale = _check_calibration(epsilon, delta, [q], steps, sampler, direction)
     check_choice("method", method, ("pld", "rdp", "analytic"))
-    scale = 2.0 if sampler == "wor" else 1.0
     eps, dlt, steps = float(epsilon), float(delta), int(steps)
     if q == 1.0:  # composition of T Gaussians = one Gaussian with σ/√T, exactly
         s = _analytic_sigma(eps, dlt) * math.sqrt(steps) * scale
@@ -362,14 +368,7 @@ def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direc
     Results are returned in the order of ``qs``.  WOR reuses the Poisson curve
     (σ_WOR = 2σ_Poisson exactly, Prop. 9), cached per process.
     """
-    for qv in qs:
-        check_rate(qv)
-    check_epsilon(epsilon)
-    check_delta(delta)
-    check_steps(steps)
-    check_choice("sampler", sampler, ACCOUNTED_SAMPLERS)
-    check_choice("direction", direction, DIRECTIONS)
-    scale = 2.0 if sampler == "wor" else 1.0
+    scale = _check_calibration(epsilon, delta, qs, steps, sampler, direction)
     curve = _poisson_curve(float(epsilon), float(delta), tuple(sorted(set(float(q) for q in qs))), int(steps),
                            direction, float(rel_tol))
     return [AccountingResult(r.value * scale, r.kind, r.method, r.accuracy, None, r.value * scale, r.flags)
