@@ -138,6 +138,16 @@ def run_chunk(smk, compute_point=None, compute_points=None) -> None:
     log.info("chunk done: %d points in %.1fs", len(points), time.time() - t0)
 
 
+def figure_and_markdown(plot, markdown):
+    """A ``report`` for plot rules with outputs pdf, png and md: ``plot(df, [pdf, png])`` and ``markdown(df)``."""
+
+    def report(df, out):
+        plot(df, [out.pdf, out.png])
+        write_text(markdown(df), out.md)
+
+    return report
+
+
 def main(smk, compute_point=None, compute_points=None, report=None) -> None:
     """Entry point shared by the computation scripts (``_pipeline.main(snakemake, ...)``).
 

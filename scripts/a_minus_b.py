@@ -157,10 +157,6 @@ def plot(df, outputs):
     _pipeline.save_figure(fig, outputs)
 
 
-def report(df, out):
-    plot(df, [out.pdf, out.png])
-    _pipeline.write_text(markdown(df), out.md)
-
-
 if __name__ == "__main__":
+    report = _pipeline.figure_and_markdown(plot, markdown)
     _pipeline.main(snakemake, compute_points=compute_points, report=report)  # noqa: F821 - injected by Snakemake
