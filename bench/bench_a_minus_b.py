@@ -8,7 +8,7 @@
      vectorised safeguarded Newton vs a plain scipy brentq loop on the plain
      floating-point Eq. (45), on a sample of (eps, q), extrapolated.
 
-Run: /work/venv/bin/python bench/bench_a_minus_b.py
+Run: python bench/bench_a_minus_b.py
 """
 
 import time
@@ -17,7 +17,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from dpsampling import effective_noise as en
+from dpsampling.papers import raisa as en
 
 DELTA = 1e-5
 N_SIGMA = 10000

@@ -1,6 +1,6 @@
 """Benchmark: σ calibration on Lebeda Fig. 2 points, ours vs plain dp_accounting loops.
 
-Ours: dpsampling.accountant.calibrate_sigma_curve over the sampled γ of one
+Ours: dpsampling.engine.accountant.calibrate_sigma_curve over the sampled γ of one
 Fig. 2 line (what the pipeline runs), and calibrate_sigma point by point.
 Peers, on the same (ε, δ, γ, T):
   A. dp_accounting.pld.accountant.get_smallest_subsampled_gaussian_noise (its own
@@ -23,7 +23,7 @@ logging.getLogger().setLevel(logging.ERROR)
 from dp_accounting.pld import accountant as pld_accountant
 from dp_accounting.pld import common, privacy_loss_distribution
 
-from dpsampling import accountant
+from dpsampling.engine import accountant
 
 DELTA, STEPS = 1e-6, 10_000
 

@@ -1,13 +1,15 @@
 """Benchmark: one δ(ε) query for a Poisson-subsampled Gaussian at T = 1e4 steps.
 
-Ours: dpsampling.cf (φ accountant, contour inversion, stated error bound).
+Ours: dpsampling.engine.cf (φ accountant, contour inversion, stated error bound).
 Peers on the same inputs (σ = 0.8, q = 1e-3, T = 1e4, ε = 0.947, add/remove = max of both):
   * dp_accounting PLD (connect-the-dots, pessimistic) at discretisations 1e-4 and 1e-5:
     build + self_compose + get_delta_for_epsilon (the PLD has no cheaper single query);
-  * autodp's phi accountant (Zhu et al.'s reference code), remove direction, run in the
-    separate venv /work/autodp-venv (autodp needs scipy < 1.15), with a timeout.
+  * autodp's phi accountant (Zhu et al.'s reference code), remove direction, run in a separate
+    Python process with a timeout: ``--autodp-python PATH`` (or env ``AUTODP_PYTHON``) names an
+    interpreter that has autodp (it needs scipy < 1.15); by default this interpreter is used if it
+    can import autodp, otherwise autodp is skipped with a message.
 
-Run:  /work/venv/bin/python bench/bench_cf.py [--skip-autodp] [--skip-fine-pld]
+Run:  python bench/bench_cf.py [--skip-autodp] [--skip-fine-pld] [--autodp-python PATH]
 """
 
 from __future__ import annotations
@@ -21,7 +23,6 @@ import textwrap
 import time
 
 SIGMA, Q, T, EPS, DELTA = 0.8, 1e-3, 10_000, 0.947, 1e-6
-AUTODP_PY = "/work/autodp-venv/bin/python"
 
 
 def timed(fn, repeat=1):
@@ -35,7 +36,7 @@ def timed(fn, repeat=1):
 
 
 def run_ours():
-    from dpsampling.cf import Gaussian, PoissonSubsampled, cf_delta, cf_epsilon
+    from dpsampling.engine.cf import Gaussian, PoissonSubsampled, cf_delta, cf_epsilon
 
     m = [(PoissonSubsampled(Gaussian(SIGMA), Q), T)]
     cf_delta(EPS, m, "add_remove")  # warm-up (imports, caches)
@@ -76,11 +77,26 @@ AUTODP_SCRIPT = textwrap.dedent(f"""
 """)
 
 
-def run_autodp(timeout):
-    if not os.path.exists(AUTODP_PY):
-        return {"error": f"{AUTODP_PY} not found (needs a venv with autodp and scipy<1.15)"}
+def autodp_python(path):
+    """The interpreter to run autodp with, or None (with the reason) if there is none."""
+    path = path or os.environ.get("AUTODP_PYTHON")
+    if path:
+        return (path, None) if os.path.exists(path) else (None, f"{path} not found")
     try:
-        r = subprocess.run([AUTODP_PY, "-c", AUTODP_SCRIPT], capture_output=True, text=True,
+        import importlib.util
+        if importlib.util.find_spec("autodp") is not None:
+            return sys.executable, None
+    except (ImportError, ValueError):
+        pass
+    return None, "autodp is not installed (pass --autodp-python PATH to an interpreter with autodp, scipy<1.15)"
+
+
+def run_autodp(timeout, python=None):
+    py, why = autodp_python(python)
+    if py is None:
+        return {"error": why}
+    try:
+        r = subprocess.run([py, "-c", AUTODP_SCRIPT], capture_output=True, text=True,
                            timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
@@ -95,6 +111,7 @@ def main():
     ap.add_argument("--skip-autodp", action="store_true")
     ap.add_argument("--skip-fine-pld", action="store_true")
     ap.add_argument("--autodp-timeout", type=float, default=400.0)
+    ap.add_argument("--autodp-python", default=None, help="interpreter with autodp installed (default: this one)")
     args = ap.parse_args()
     logging.disable(logging.WARNING)
 
@@ -130,9 +147,9 @@ def main():
     if args.skip_autodp:
         print("autodp phi accountant: skipped (--skip-autodp)")
         return
-    a = run_autodp(args.autodp_timeout)
+    a = run_autodp(args.autodp_timeout, args.autodp_python)
     if "error" in a:
-        print(f"autodp phi accountant: could not run: {a['error']}")
+        print(f"autodp phi accountant: skipped: {a['error']}")
     else:
         print(f"autodp phi accountant (remove): δ = {a['delta']:.6e} (ours {ours['remove']:.6e}, "
               f"PLD {r['remove']:.6e})  wall {a['wall']:.1f} s  cpu {a['cpu']:.1f} s  "

@@ -3,7 +3,7 @@
 Peer (the authors' src/plot_convergence.py): dp_accounting's
 ``get_smallest_subsampled_gaussian_noise`` -- one pessimistic connect-the-dots PLD per candidate σ at
 value_discretization_interval = min(1e-3, 0.1 ε/T), bisection on σ in [0, σ(1, T)] to 1e-7.
-Ours: ``effective_noise.calibrate_sigma_pld`` = ``dpsampling.accountant.calibrate_sigma`` -- secant on
+Ours: ``effective_noise.calibrate_sigma_pld`` = ``dpsampling.engine.accountant.calibrate_sigma`` -- secant on
 log σ over successively finer dp_accounting PLDs (d = 1e-2, 1e-3, ...) until the estimated relative error
 is below rel_tol; "cold" = one point on its own, "curve" = the pipeline's warm-started 100-q curve
 (``sigma_curve`` = ``accountant.calibrate_sigma_curve``), amortised per point.
@@ -37,7 +37,8 @@ REL_TOLS = (1e-3, 1e-4, 1e-5)
 
 
 def cpu(f, *a, **k):
-    from dpsampling import accountant, pld
+    from dpsampling.engine import accountant
+    from dpsampling.engine import pld
 
     pld.composed.cache_clear()
     accountant._poisson_curve.cache_clear()

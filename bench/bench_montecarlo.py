@@ -1,4 +1,4 @@
-"""Benchmark: dpsampling.montecarlo vs a straightforward scipy.stats Monte Carlo.
+"""Benchmark: dpsampling.engine.montecarlo vs a straightforward scipy.stats Monte Carlo.
 
 Same inputs and accuracy for both: the paper's App. B.2 setting (α = 0.001,
 β = 0.01 → N = 3,342,306 as printed, |E| = 40, k = 2), subsampled Laplace
@@ -10,7 +10,7 @@ scipy.stats ``.rvs`` for the output, ``.logpdf`` for the densities,
 ``REPEAT`` runs, in CPU seconds of this process (the machine is shared).  Also checks the two estimates agree
 within their Hoeffding bands.
 
-Run: /work/venv/bin/python bench/bench_montecarlo.py
+Run: python bench/bench_montecarlo.py
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from dpsampling.montecarlo import SHIFT, hoeffding_alpha, mc_privacy_curve
+from dpsampling.engine.montecarlo import SHIFT, hoeffding_alpha, mc_privacy_curve
 
 N_PAPER = 3_342_306  # App. B.2 (printed)
 EPS = np.linspace(0.0, 3.0, 40)

@@ -2,7 +2,7 @@
 
 Peer: dp_accounting 0.6 as documented -- ``from_gaussian_mechanism(σ, pessimistic_estimate=True,
 value_discretization_interval=d, sampling_prob=q, use_connect_dots=True).self_compose(T)``.
-Ours: ``dpsampling.pld.composed`` -- the same dp_accounting constructor and FFT composition with two
+Ours: ``dpsampling.engine.pld.composed`` -- the same dp_accounting constructor and FFT composition with two
 hot loops vectorised (the inverse privacy loss per grid point; the 40 Chernoff window bounds per
 composition).  Same inputs; the output is checked to be identical (np.array_equal on every pmf), so
 "same accuracy" holds exactly.  Times are process CPU seconds, best of ``--repeat``.

@@ -1,12 +1,28 @@
 """dpsampling: privacy accounting of DP-SGD under different batch samplers.
 
-The math lives here as pure functions (no file I/O); the Snakemake pipeline
-(``Snakefile``, ``workflow/``, ``scripts/``) and the ``dpsampling`` command
-line are thin layers on top.
+The math lives here as pure functions (no file I/O) in three layers that import downward only:
+``engine`` (accountants, numerics), ``samplers`` (one module per batch sampler, :func:`account`) and
+``papers`` (paper-specific computations); the Snakemake pipeline and the ``dpsampling`` command line
+are thin layers on top.  See ARCHITECTURE.md.
 """
-
-from .accountant import AccountingResult, calibrate_sigma, delta, epsilon
 
 __version__ = "0.1.0"
 
-__all__ = ["AccountingResult", "calibrate_sigma", "delta", "epsilon", "__version__"]
+_API = {
+    "AccountingResult": ("dpsampling.engine.result", "AccountingResult"),
+    "epsilon": ("dpsampling.engine.accountant", "epsilon"),
+    "delta": ("dpsampling.engine.accountant", "delta"),
+    "calibrate_sigma": ("dpsampling.engine.accountant", "calibrate_sigma"),
+    "account": ("dpsampling.samplers", "account"),
+}
+
+__all__ = [*_API, "__version__"]
+
+
+def __getattr__(name):  # lazy: `import dpsampling` stays cheap (PEP 562)
+    if name in _API:
+        import importlib
+
+        mod, attr = _API[name]
+        return getattr(importlib.import_module(mod), attr)
+    raise AttributeError(f"module 'dpsampling' has no attribute {name!r}")

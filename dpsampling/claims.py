@@ -4,7 +4,7 @@ A claim (one entry of ``config/claims.yaml``) names the paper, the place, the
 quantity, the printed value, a relation and a tolerance, and says how to
 compute our value: ``evaluate: {call: "dpsampling.module.function", kwargs: {...}}``
 (optionally ``field``: an attribute or key of the returned object; an
-:class:`~dpsampling.accountant.AccountingResult` yields its ``value``).
+:class:`~dpsampling.engine.accountant.AccountingResult` yields its ``value``).
 
 Relations read "ours <relation> printed":
     ≈  |ours - printed| ≤ tol  (tol·|printed| when ``tolerance_kind: rel``)

@@ -16,11 +16,10 @@ import logging
 import math
 import sys
 
-from . import accountant
-from .validation import DIRECTIONS
-
-SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
-METHODS = ("pld", "rdp", "analytic", "cf")
+from .engine.accountant import DEFAULT_REL_TOL
+from .engine.result import AccountingResult
+from .engine.validation import DIRECTIONS, METHODS
+from .samplers import SAMPLERS, account
 
 
 class _Parser(argparse.ArgumentParser):
@@ -45,7 +44,7 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--method", choices=METHODS, default="pld",
                         help="accountant (default pld); cf = Zhu et al. φ accountant, an estimate with its "
                              "certified error (epsilon/delta only)")
-        sp.add_argument("--rel-tol", type=float, default=accountant.DEFAULT_REL_TOL,
+        sp.add_argument("--rel-tol", type=float, default=DEFAULT_REL_TOL,
                         help="relative accuracy of PLD results, in (0, 0.1]")
 
     e = sub.add_parser("epsilon", help="ε for a target δ")
@@ -63,34 +62,24 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _run_batching(a) -> accountant.AccountingResult:
-    """Chua et al. 2024, one epoch: deterministic (exact, Prop. 3.1), shuffle (lower bound, E_C sets)."""
-    from . import batching
+def _run(a) -> AccountingResult:
+    """One question to :func:`dpsampling.samplers.account`.
 
-    batching.check_one_epoch(a.q, a.steps, a.sampler)
-    if a.sampler == "shuffle" and a.direction != "add_remove":
-        raise ValueError(f"direction must be add_remove for sampler 'shuffle' (the E_C bound is for the pair "
-                         f"of Chua eqs. (1)-(2)) (got {a.direction!r})")
-    if a.command == "sigma":
-        if a.sampler == "shuffle":
-            raise ValueError("sampler 'shuffle' cannot calibrate sigma: the E_C sets give only a lower bound on ε; "
-                             "use --sampler deterministic, whose σ also suffices for shuffling (Chua Thm 4.1)")
-        return batching.deterministic_sigma_result(a.epsilon, a.delta)
-    quantity, target = ("epsilon", a.delta) if a.command == "epsilon" else ("delta", a.epsilon)
-    return batching.account(quantity, target, sampler=a.sampler, sigma=a.sigma, steps=a.steps)
-
-
-def _run(a) -> accountant.AccountingResult:
+    shuffle (lower bound, E_C sets) and deterministic (exact) are one epoch of --steps batches (Chua et al.
+    2024): --q is checked against 1/steps and --method, --bound, --rel-tol do not apply to them.
+    """
     if not (0 < a.rel_tol <= 0.1):
         raise ValueError(f"--rel-tol must be in (0, 0.1] (got {a.rel_tol!r})")
-    if a.sampler in ("shuffle", "deterministic"):
-        return _run_batching(a)
-    kw = dict(q=a.q, steps=a.steps, sampler=a.sampler, direction=a.direction, method=a.method, rel_tol=a.rel_tol)
-    if a.command == "epsilon":
-        return accountant.epsilon(a.delta, sigma=a.sigma, bound=a.bound, **kw)
-    if a.command == "delta":
-        return accountant.delta(a.epsilon, sigma=a.sigma, bound=a.bound, **kw)
-    return accountant.calibrate_sigma(a.epsilon, a.delta, **kw)
+    one_epoch = a.sampler in ("shuffle", "deterministic")
+    kw = dict(steps=a.steps, q=a.q, direction=a.direction)
+    if not one_epoch:
+        kw.update(method=a.method, rel_tol=a.rel_tol)
+    if a.command == "sigma":
+        return account(a.sampler, "sigma", (a.epsilon, a.delta), **kw)
+    if not one_epoch:
+        kw["bound"] = a.bound
+    target = a.delta if a.command == "epsilon" else a.epsilon
+    return account(a.sampler, a.command, target, sigma=a.sigma, **kw)
 
 
 def _flag_names(message: str) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 
 import _pipeline
 import _style
-from dpsampling import effective_noise as en
+from dpsampling.papers import raisa as en
 
 GRID = ("c", "delta", "q_max", "n_q")
 COLUMNS = ("grid", "diff", "diff_bound", "resolution_log_sigma", "within_resolution", "grid_argmax_q",

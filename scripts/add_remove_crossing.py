@@ -27,9 +27,9 @@ import _pipeline
 import _style
 import numpy as np
 
-from dpsampling import directions
+from dpsampling.papers.lebeda import directions
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
-UNRELIABLE = directions.UNRELIABLE_DELTA
 
 
 def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_tol=None):
@@ -57,7 +57,7 @@ def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_to
             for e, v in zip(c.pld.eps, vals):
                 rows.append({"quantity": "delta", "direction": d, "epsilon": e, "value": v, "kind": kind,
                              "method": "pld", "discretization": c.pld.discretization,
-                             "flags": "delta_below_1e-12" if v < UNRELIABLE else ""})
+                             "flags": BELOW_FLOOR_FLAG if v < RELIABLE_DELTA_FLOOR else ""})
     for (method, kind), ivs in c.crossings.items():
         base = {"quantity": "add_above_remove", "direction": "add_minus_remove", "kind": kind, "method": method,
                 "confidence": c.confidence[(method, kind)],

@@ -8,8 +8,8 @@
 
 import _pipeline
 import _style
-from dpsampling import accountant
-from dpsampling import dominating_pairs as dp
+from dpsampling.engine import accountant
+from dpsampling.papers import zhu as dp
 
 METHOD_NAME = {"cf": "φ accountant", "analytic": "analytic Gaussian", "pld": "PLD", "rdp": "RDP"}
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import colors
 
-from dpsampling import directions
+from dpsampling.papers.lebeda import directions
 
 SUMMARY = ("discretization", "eps_max", "eps_capped", "n_eps", "n_unreliable", "eps_at_max",
            "max_margin_estimate", "max_margin_estimate_eps_pos", "min_margin_estimate", "max_margin_certain",

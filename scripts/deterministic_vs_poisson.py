@@ -10,16 +10,15 @@ import _pipeline
 import _style
 import numpy as np
 import pandas as pd
+from dpsampling.engine.result import BELOW_FLOOR_FLAG
+from dpsampling.papers import chua
 
-from dpsampling import batching
 
 COLOR = {"deterministic": _style.PALETTE[7], "pld": _style.PALETTE[0]}
 
 
 def compute_point(p, rel_tol=None, discretization=None, finest_discretization=None):
-    res = batching.account("delta", p["epsilon"], sampler=p["sampler"], sigma=p["sigma"], steps=p["steps"],
-                           method=p.get("method", "pld"), bound="upper", rel_tol=rel_tol,
-                           discretization=discretization, finest_discretization=finest_discretization)
+    res = _pipeline.one_epoch_result(p, "delta", p["epsilon"], rel_tol, discretization, finest_discretization)
     return {**_pipeline.result_row(res), "q": 1.0 / p["steps"]}
 
 
@@ -28,7 +27,7 @@ def crossings(df):
     for (sigma, steps), g in df.groupby(["sigma", "steps"], sort=True):
         d = g[g["sampler"] == "deterministic"].set_index("epsilon")["value"].sort_index()
         p = g[g["sampler"] == "poisson"].set_index("epsilon").reindex(d.index)
-        c = batching.deterministic_vs_poisson_crossings(d.index.to_numpy(), d.to_numpy(), p["lower"].to_numpy(),
+        c = chua.deterministic_vs_poisson_crossings(d.index.to_numpy(), d.to_numpy(), p["lower"].to_numpy(),
                                                         p["upper"].to_numpy())
         rows.append({"sigma": sigma, "steps": steps, **c, "discretization": p["discretization"].max()})
     return pd.DataFrame(rows)
@@ -42,7 +41,7 @@ def plot(df, figure_paths, crossings_path):
     for ax, ((sigma, steps), g), (_, c) in zip(axes.ravel(), groups, cr.iterrows()):
         d = g[g["sampler"] == "deterministic"].sort_values("epsilon")
         p = g[g["sampler"] == "poisson"].sort_values("epsilon")
-        ok = ~p["flags"].fillna("").astype(str).str.contains("delta_below_1e-12")
+        ok = ~p["flags"].fillna("").astype(str).str.contains(BELOW_FLOOR_FLAG)
         ax.plot(d["epsilon"], d["value"], color=COLOR["deterministic"], label=_style.label("δ_D", "exact", "Prop. 3.1"),
                 **_style.KIND_STYLE["exact"])
         ax.plot(p["epsilon"][ok], p["upper"][ok], color=COLOR["pld"],

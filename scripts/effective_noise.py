@@ -16,7 +16,7 @@ import pandas as pd
 
 import _pipeline
 import _style
-from dpsampling import effective_noise as en
+from dpsampling.papers import raisa as en
 
 CURVE = ("epsilon", "delta", "steps", "sampler", "direction")
 

@@ -18,7 +18,8 @@ import _pipeline
 import _style
 import numpy as np
 
-from dpsampling import montecarlo, substitution
+from dpsampling.engine import montecarlo
+from dpsampling.papers.lebeda import substitution
 
 NAME = {"PP||QQ": "H(P×P‖Q×Q)", "QQ||PP": "H(Q×Q‖P×P)", "PQ||QP": "H(P×Q‖Q×P)"}
 

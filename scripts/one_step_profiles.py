@@ -6,7 +6,7 @@ import numpy as np
 
 import _pipeline
 import _style
-from dpsampling import dominating_pairs as dp
+from dpsampling.papers import zhu as dp
 
 BASE = {"lower": None, "upper": None, "discretization": None, "rel_tol": None, "est_rel_error": None, "flags": ""}
 NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (remove)", "add": "H_α(P ‖ (1-γ)P+γQ)  (add)",

@@ -3,7 +3,7 @@
 import _pipeline
 import _style
 
-from dpsampling import accountant
+from dpsampling.engine import accountant
 
 
 def compute_points(points, rel_tol, log):

@@ -2,7 +2,7 @@
 
 import _pipeline
 
-from dpsampling import accountant
+from dpsampling.engine import accountant
 
 
 def compute_point(p, rel_tol):

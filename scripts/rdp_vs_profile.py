@@ -7,7 +7,7 @@ statements "GM is (0.277, 0.3)-DP" and "RR is not (ε, 0.3)-DP for ε < 0.471" a
 
 import _pipeline
 import _style
-from dpsampling import dominating_pairs as dp
+from dpsampling.papers import zhu as dp
 
 PANELS = {"rdp": ("order α", "RDP ε(α)", "(a) Rényi DP"),
           "tradeoff": ("type I error", "type II error", "(b) trade-off functions (f-DP)"),

@@ -1,7 +1,7 @@
 """Lebeda et al. App. B.1 (Prop. 11): subsampled randomized response, add vs remove, exact.
 
 One grid point = one (k, γ).  Everything is exact rational arithmetic
-(``dpsampling.randomized_response``); floats only where ε = ln α is needed.  Rows
+(``dpsampling.papers.lebeda.randomized_response``); floats only where ε = ln α is needed.  Rows
 (column ``quantity``):
 
 - ``delta``: the full curves δ_add(ε) = H_{e^ε}(P‖Q) and δ_remove(ε) = H_{e^ε}(Q‖P) on an ε grid
@@ -20,7 +20,7 @@ import _pipeline
 import _style
 import numpy as np
 
-from dpsampling import randomized_response as rr
+from dpsampling.papers.lebeda import randomized_response as rr
 
 ALPHAS = (Fraction(4, 3), Fraction(2))
 

@@ -1,13 +1,12 @@
 """Chua et al. Fig. 3 and App. Figs 6-7: δ vs ε at fixed σ and T, per batch sampler.
 
 The same curves, checks (Theorem 4.1; where Poisson accounting is provably
-wrong for shuffling) and layout as ``samplers_eps_vs_sigma.py``, whose generic
-parts this script uses, with the axes δ(ε) instead of ε(σ).  PLD δ values below
+wrong for shuffling) and layout as ``samplers_eps_vs_sigma.py`` (generic parts in
+``_pipeline``), with the axes δ(ε) instead of ε(σ).  PLD δ values below
 1e-12 are flagged and not drawn (not reliable bounds).
 """
 
 import _pipeline
-import samplers_eps_vs_sigma as base
 
 # Which paper figure each (σ, T) panel is (presentation only).
 PANELS = {
@@ -18,11 +17,11 @@ PANELS = {
 
 
 def compute_point(p, **settings):
-    return base.compute(p, "delta", **settings)
+    return _pipeline.sampler_result_row(p, "delta", **settings)
 
 
 def plot(df, figure_paths, checks_path):
-    base.plot_figure(df, figure_paths, checks_path, quantity="delta", panel_keys=["sigma", "steps"], x="epsilon",
+    _pipeline.plot_sampler_figure(df, figure_paths, checks_path, quantity="delta", panel_keys=["sigma", "steps"], x="epsilon",
                      titles=PANELS, xlabel="ε", panel_text=lambda k: f"δ vs ε at σ={k[0]:g}, T={k[1]:,}")
 
 

@@ -14,7 +14,7 @@ import numpy as np
 
 import _pipeline
 import _style
-from dpsampling import dominating_pairs as dp
+from dpsampling.papers import zhu as dp
 
 BASE = {"lower": None, "upper": None, "discretization": None, "rel_tol": None, "est_rel_error": None, "flags": ""}
 REFERENCE = "RDP, Poisson add/remove (the paper's dotted reference; no bound here)"

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from dpsampling import accountant as A
-from dpsampling import gaussian
+from dpsampling.engine import accountant as A
+from dpsampling.engine import gaussian
 
 FAST = dict(rel_tol=1e-2)
 
@@ -128,7 +128,7 @@ def test_bad_delta_and_epsilon():
 
 def test_direction_split_agrees_with_public_dp_accounting_max():
     """pld.direction_pmfs reads dp_accounting's private per-direction pmfs; their max must be the public value."""
-    from dpsampling import pld
+    from dpsampling.engine import pld
 
     composed = pld.composed(0.9, 0.02, 100, True, 1e-3)
     for eps in (0.0, 0.5, 2.0):

@@ -1,4 +1,4 @@
-"""Tests for the characteristic-function accountant (dpsampling.cf), Zhu et al. 2022."""
+"""Tests for the characteristic-function accountant (dpsampling.engine.cf), Zhu et al. 2022."""
 
 import logging
 import math
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld
 
-from dpsampling.cf import (
+from dpsampling.engine.cf import (
     CFAccuracyError,
     Gaussian,
     Laplace,
@@ -19,7 +19,7 @@ from dpsampling.cf import (
     cf_epsilon,
     phi,
 )
-from dpsampling.dominating_pairs import gaussian_delta, hs_subsampled_gaussian
+from dpsampling.papers.zhu import gaussian_delta, hs_subsampled_gaussian
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -274,7 +274,7 @@ def test_multimodal_tilt_aliasing_regression(monkeypatch):
     mode at a multiple of both h and 2h (|T_h - T_2h| blind) and returned 1.65e-6 ± 2e-10,
     above the pessimistic PLD bound.  Reference 1.0110676e-6: the same inversion on contours
     c = 1 and c = 3 (fine u-step) and dp_accounting pessimistic PLD 1.0245e-6 at d = 1e-5."""
-    import dpsampling.cf as cfmod
+    import dpsampling.engine.cf as cfmod
 
     m = [(PoissonSubsampled(Gaussian(1.3), 1e-4), 10_000)]
     v, er = cf_delta(0.0306, m, "remove", err=1e-9)
@@ -310,7 +310,7 @@ def test_tail_delta_matches_independent_prv_accountant():
     accountant (Gopi et al. 2021; prv_accountant, eps_error 1e-3, delta_error 1e-14) gives 1.479065e-11
     in [1.468976e-11, 1.489211e-11].  Measured once (too slow for a test): dp_accounting's pessimistic
     PLD gives 1.47978e-11 (d=1e-4) but 1.47745e-11 (d=1e-5), i.e. *below* the true δ at this size;
-    dpsampling.pld's faster construction 1.4701e-11 (1e-4), 1.4768e-11 (1e-5), 1.4781e-11 (1e-6)."""
+    dpsampling.engine.pld's faster construction 1.4701e-11 (1e-4), 1.4768e-11 (1e-5), 1.4781e-11 (1e-6)."""
     m = [(PoissonSubsampled(Gaussian(0.8), 1e-3), 1000)]
     v, er = cf_delta(2.0, m, "remove", err=1e-16)
     assert er <= 1e-16 and 1.468976e-11 <= v <= 1.489211e-11

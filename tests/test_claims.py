@@ -18,7 +18,7 @@ def test_relations():
 
 def test_evaluate_returns_status_and_value():
     c = {"id": "x", "paper": "p", "where": "w", "quantity": "q", "printed": 0.277, "relation": "≈",
-         "tolerance": 5e-4, "evaluate": {"call": "dpsampling.gaussian.epsilon", "kwargs": {"delta_target": 0.3, "sigma": 1.0}}}
+         "tolerance": 5e-4, "evaluate": {"call": "dpsampling.engine.gaussian.epsilon", "kwargs": {"delta_target": 0.3, "sigma": 1.0}}}
     row = claims.evaluate(c)
     assert row["status"] == "reproduced" and row["ours"] == pytest.approx(0.2766, abs=1e-4)
     bad = {**c, "printed": 0.3}
@@ -31,7 +31,7 @@ def test_evaluate_returns_status_and_value():
 ])
 def test_malformed_claims_rejected(patch, msg):
     c = {"id": "x", "paper": "p", "where": "w", "quantity": "q", "printed": 1, "relation": "≈", "tolerance": 0,
-         "evaluate": {"call": "dpsampling.gaussian.epsilon"}}
+         "evaluate": {"call": "dpsampling.engine.gaussian.epsilon"}}
     with pytest.raises(ValueError, match=msg):
         claims.validate({**c, **patch})
 

@@ -1,13 +1,13 @@
 """The φ (characteristic-function) accountant behind the common interface and the CLI:
-dpsampling.accountant.{delta,epsilon}(method="cf") and `dpsampling epsilon|delta --method cf`."""
+dpsampling.engine.accountant.{delta,epsilon}(method="cf") and `dpsampling epsilon|delta --method cf`."""
 
 import json
 
 import pytest
 
-from dpsampling import accountant as A
+from dpsampling.engine import accountant as A
 from dpsampling import cli
-from dpsampling.cf import CFAccuracyError
+from dpsampling.engine.cf import CFAccuracyError
 
 
 def run(capsys, *argv):

@@ -6,7 +6,8 @@ import sys
 
 import pytest
 
-from dpsampling import batching, cli
+from dpsampling import cli
+from dpsampling.samplers import deterministic
 
 ONE_EPOCH = ["--q", "1e-4", "--steps", "10000"]
 
@@ -67,7 +68,7 @@ def test_deterministic_sigma_exact_and_consistent(capsys):
     d = strict_json(out)
     assert code == 0 and d["kind"] == "exact"
     assert d["value"] == pytest.approx(3.7306, rel=1e-4)
-    assert batching.deterministic_delta(1.0, d["value"]) == pytest.approx(1e-5, rel=1e-8)
+    assert deterministic.deterministic_delta(1.0, d["value"]) == pytest.approx(1e-5, rel=1e-8)
 
 
 def test_theorem_4_1_and_poisson_gap_through_the_cli(capsys):

@@ -5,9 +5,9 @@ import time
 import numpy as np
 import pytest
 
-from dpsampling import directions as D
-from dpsampling.montecarlo import mc_privacy_curve
-from dpsampling.substitution import laplace_two_fold
+from dpsampling.papers.lebeda import directions as D
+from dpsampling.engine.montecarlo import mc_privacy_curve
+from dpsampling.papers.lebeda.substitution import laplace_two_fold
 
 EPS = np.linspace(0.0, 3.0, 31)
 

@@ -1,4 +1,4 @@
-"""Tests for dpsampling.dominating_pairs (Zhu et al. 2022 §3/App. C.4/Fig. 1/Fig. 4;
+"""Tests for dpsampling.papers.zhu (Zhu et al. 2022 §3/App. C.4/Fig. 1/Fig. 4;
 Lebeda et al. 2024 §8 / Theorem 14 / Fig. 4)."""
 
 import logging
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld
 
-from dpsampling import dominating_pairs as dp
+from dpsampling.papers import zhu as dp
 
 
 @pytest.fixture(autouse=True, scope="module")

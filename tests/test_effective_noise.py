@@ -1,4 +1,4 @@
-"""Tests for dpsampling.effective_noise (Räisä et al. 2024, §5-§6)."""
+"""Tests for dpsampling.papers.raisa (Räisä et al. 2024, §5-§6)."""
 
 import logging
 import time
@@ -7,7 +7,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpsampling import effective_noise as en
+from dpsampling.papers import raisa as en
 
 DELTA = 1e-5
 

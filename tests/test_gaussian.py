@@ -4,7 +4,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from dpsampling import gaussian
+from dpsampling.engine import gaussian
 
 
 def mp_delta(eps, sigma):

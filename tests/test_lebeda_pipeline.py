@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from dpsampling import directions as D
+from dpsampling.papers.lebeda import directions as D
 from dpsampling import grids
 
 

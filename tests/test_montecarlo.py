@@ -6,9 +6,9 @@ import time
 import numpy as np
 import pytest
 
-from dpsampling import montecarlo as mc
-from dpsampling.directions import direction_curves
-from dpsampling.montecarlo import (
+from dpsampling.engine import montecarlo as mc
+from dpsampling.papers.lebeda.directions import direction_curves
+from dpsampling.engine.montecarlo import (
     BLOCK_SIZE,
     Step,
     hoeffding_alpha,
@@ -17,7 +17,7 @@ from dpsampling.montecarlo import (
     mc_hockey_stick,
     mc_privacy_curve,
 )
-from dpsampling.substitution import laplace_two_fold
+from dpsampling.papers.lebeda.substitution import laplace_two_fold
 
 EPS = np.array([0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0])
 N = 200_000
@@ -80,7 +80,7 @@ def test_mc_matches_exact_two_fold_laplace_at_b1_points():
 
 def test_k1_and_gamma1_edge_cases():
     # k = 1, γ = 1 Gaussian: δ = analytic Gaussian (both directions coincide)
-    from dpsampling.gaussian import delta as analytic
+    from dpsampling.engine.gaussian import delta as analytic
     eps = np.array([0.0, 0.5, 1.0])
     for d in ("add", "remove"):
         res = mc_privacy_curve("gaussian", 1.0, 1.0, 1, eps, N, seed=3, direction=d)

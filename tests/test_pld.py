@@ -1,12 +1,12 @@
-"""dpsampling.pld builds dp_accounting's pessimistic PLD with a vectorised privacy loss: it must be
-dp_accounting's PLD, bit for bit (see the module docstring of dpsampling.pld)."""
+"""dpsampling.engine.pld builds dp_accounting's pessimistic PLD with a vectorised privacy loss: it must be
+dp_accounting's PLD, bit for bit (see the module docstring of dpsampling.engine.pld)."""
 
 import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pldlib
 from dp_accounting.pld import privacy_loss_mechanism as plm
 
-from dpsampling import pld
+from dpsampling.engine import pld
 
 
 def _entries(pmf):
@@ -80,9 +80,9 @@ def test_optimistic_pld_is_dp_accountings_privacy_buckets():
 
 @pytest.mark.parametrize("mechanism,sampler", [("gaussian", "wor"), ("gaussian", "poisson"), ("laplace", "wor")])
 def test_directions_composed_is_dp_accountings(mechanism, sampler):
-    """dpsampling.directions composes through dpsampling.pld: still dp_accounting's PLD, bit for bit."""
-    from dpsampling import directions
-    from dpsampling.montecarlo import SHIFT
+    """dpsampling.papers.lebeda.directions composes through dpsampling.engine.pld: still dp_accounting's PLD, bit for bit."""
+    from dpsampling.papers.lebeda import directions
+    from dpsampling.engine.montecarlo import SHIFT
 
     build = pldlib.from_gaussian_mechanism if mechanism == "gaussian" else pldlib.from_laplace_mechanism
     ref = build(1.3, sensitivity=SHIFT[sampler], value_discretization_interval=1e-3, sampling_prob=0.2).self_compose(16)

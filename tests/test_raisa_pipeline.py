@@ -1,5 +1,5 @@
 """Räisä et al. 2024 in the pipeline: the fast PLD builder and warm-started σ(q, T) curves of
-Fig. 1 (dpsampling.effective_noise), the two chunk scripts, and config rejection."""
+Fig. 1 (dpsampling.papers.raisa), the two chunk scripts, and config rejection."""
 
 import logging
 import math
@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from dpsampling import accountant
-from dpsampling import effective_noise as en
+from dpsampling.engine import accountant
+from dpsampling.papers import raisa as en
 
 DELTA = 1e-5
 

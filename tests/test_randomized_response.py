@@ -6,7 +6,7 @@ from fractions import Fraction as F
 import numpy as np
 import pytest
 
-from dpsampling import randomized_response as rr
+from dpsampling.papers.lebeda import randomized_response as rr
 
 
 def test_distributions_as_printed():

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from dpsampling import substitution as sub
+from dpsampling.papers.lebeda import substitution as sub
 
 EPS = np.array([0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.1, 1.2])
 
@@ -77,7 +77,7 @@ def test_mixed_pair_symmetric_and_printed_typo():
 
 
 def test_laplace_two_fold_equals_wor_fig1_direction_curves():
-    from dpsampling.directions import direction_curves
+    from dpsampling.papers.lebeda.directions import direction_curves
     eps = [0.0, 0.25, 0.5, 1.5]
     c = direction_curves("laplace", 1.5, 0.7, 2, eps, sampler="wor", discretization=1e-4)
     for d in ("add", "remove"):

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpsampling.validation import check_finite_list, check_int
+from dpsampling.engine.validation import check_finite_list, check_int
 
 
 @pytest.mark.parametrize("value", [0, 2.5, True, -3])

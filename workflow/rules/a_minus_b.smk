@@ -5,7 +5,7 @@ FIGURES["a_minus_b"] = ["figures/a_minus_b.pdf", "figures/a_minus_b.png", "figur
 
 def _check_a_minus_b_grids():
     """Reject inverted q grids (c·δ ≥ q_max) before anything runs; the library names q."""
-    from dpsampling import effective_noise
+    from dpsampling.papers import raisa as effective_noise
 
     for c, d, q_max, n_q in {(p["c"], p["delta"], p["q_max"], p["n_q"]) for p in points("a_minus_b")}:
         effective_noise.paper_grid(d, c, 1, n_q, q_max=q_max)

@@ -3,9 +3,9 @@ FIGURES["samplers_delta_vs_eps"] = ["figures/samplers_delta_vs_eps.pdf", "figure
 
 if "samplers_delta_vs_eps" in config:  # a bad C grid (empty, not increasing) stops the run before anything is computed
     try:
-        from dpsampling import batching as _batching
+        from dpsampling.samplers import shuffle as _shuffle
 
-        _batching.c_grid_from_spec(settings("samplers_delta_vs_eps").get("c_grid"))
+        _shuffle.c_grid_from_spec(settings("samplers_delta_vs_eps").get("c_grid"))
     except ValueError as _exc:
         raise ValueError(f"config samplers_delta_vs_eps: settings: {_exc}") from None
 

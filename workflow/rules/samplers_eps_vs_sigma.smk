@@ -3,9 +3,9 @@ FIGURES["samplers_eps_vs_sigma"] = ["figures/samplers_eps_vs_sigma.pdf", "figure
 
 if "samplers_eps_vs_sigma" in config:  # a bad C grid (empty, not increasing) stops the run before anything is computed
     try:
-        from dpsampling import batching as _batching
+        from dpsampling.samplers import shuffle as _shuffle
 
-        _batching.c_grid_from_spec(settings("samplers_eps_vs_sigma").get("c_grid"))
+        _shuffle.c_grid_from_spec(settings("samplers_eps_vs_sigma").get("c_grid"))
     except ValueError as _exc:
         raise ValueError(f"config samplers_eps_vs_sigma: settings: {_exc}") from None
 

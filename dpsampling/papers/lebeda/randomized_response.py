@@ -25,7 +25,7 @@ from itertools import product as _iproduct
 
 import numpy as np
 
-from .validation import check_int
+from dpsampling.engine.validation import check_int
 
 P_KEEP = Fraction(3, 4)  # probability of outputting b
 GAMMA = Fraction(1, 2)  # App. B.1 sampling probability

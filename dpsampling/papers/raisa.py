@@ -47,7 +47,10 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 from scipy.special import erfcx, ndtri
 
-from dpsampling.numerics import log1mexp, log_norm_cdf, log_norm_sf, logsubexp
+from dpsampling.engine.numerics import log1mexp, log_norm_cdf, log_norm_sf, logsubexp
+from dpsampling.engine import pld as pldmod
+from dpsampling.engine.accountant import calibrate_sigma, calibrate_sigma_curve
+from dpsampling.engine.result import AccountingResult
 
 __all__ = [
     "FIG1_EPSILONS",
@@ -175,7 +178,7 @@ def log_norm_interval(mid, half_width):
     varies by at most ~4.5) a 16-node Gauss-Legendre rule in log space is
     exact to rounding; elsewhere a log-space difference of log Phi tails is
     used (wide interval, no cancellation).  Generic helper: candidate for
-    dpsampling.numerics.
+    dpsampling.engine.numerics.
     """
     m, hw = np.broadcast_arrays(np.asarray(mid, dtype=float), np.asarray(half_width, dtype=float))
     out = np.empty(m.shape, dtype=float)
@@ -912,16 +915,12 @@ def hockey_stick_one_step(q, sigma, epsilon, direction="remove"):
 
 
 def composed_pld(sigma, q, steps, discretization):
-    """T-fold composed pessimistic PLD (the project's cached one, :func:`dpsampling.pld.composed`)."""
-    from dpsampling import pld as pldmod
-
+    """T-fold composed pessimistic PLD (the project's cached one, :func:`dpsampling.engine.pld.composed`)."""
     return pldmod.composed(float(sigma), float(q), int(steps), True, float(discretization))
 
 
 def pld_delta(epsilon, sigma, q, steps, discretization, direction="add_remove"):
     """Pessimistic PLD delta(eps) after T steps (max over the directions of ``direction``)."""
-    from dpsampling import pld as pldmod
-
     return float(pldmod.delta(float(epsilon), sigma, q, steps, direction, True, discretization))
 
 
@@ -941,11 +940,9 @@ def _check_steps_direction(steps, direction):
 def calibrate_sigma_pld(epsilon, delta, *, q, steps, direction="add_remove", rel_tol=1e-3):
     """Smallest sigma with (eps, delta)-DP after T steps of the q-subsampled Gaussian (Poisson).
 
-    :func:`dpsampling.accountant.calibrate_sigma`, except that T = 1 is exact
+    :func:`dpsampling.engine.accountant.calibrate_sigma`, except that T = 1 is exact
     (kind ``exact``: the root of Eq. (45); remove binds at T = 1, see the tests).
     """
-    from dpsampling.accountant import AccountingResult, calibrate_sigma
-
     eps, dlt, q = float(_check_eps(epsilon)), float(_check_delta(delta)), float(_check_q(q))
     steps = _check_steps_direction(steps, direction)
     if steps == 1 and direction != "add" and q < 1.0:
@@ -958,10 +955,8 @@ def sigma_curve(epsilon, delta, q_values, steps, direction="add_remove", rel_tol
     """sigma(q, T) for increasing ``q_values`` (Fig. 1's curves), one AccountingResult per q.
 
     T = 1: exact (Eq. (45) roots).  T > 1: the accountant's warm-started curve
-    solver :func:`dpsampling.accountant.calibrate_sigma_curve`.
+    solver :func:`dpsampling.engine.accountant.calibrate_sigma_curve`.
     """
-    from dpsampling.accountant import calibrate_sigma_curve
-
     qs = _check_increasing(_check_q(q_values), "q_values")
     steps = _check_steps_direction(steps, direction)
     if steps == 1 and direction != "add":

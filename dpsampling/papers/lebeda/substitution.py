@@ -40,7 +40,7 @@ from functools import lru_cache
 import numpy as np
 from scipy import integrate, optimize
 
-from .montecarlo import MCCurve, Step, mc_hockey_stick
+from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
 
 SECTION7 = {"scale": 2.0, "gamma": 0.5, "shift": 2.0, "k": 2}
 PAIRS = ("PP||QQ", "QQ||PP", "PQ||QP")

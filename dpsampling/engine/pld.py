@@ -40,9 +40,6 @@ from dp_accounting.pld import privacy_loss_distribution as _pldlib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 from scipy import fft, special
 
-# Below this, PLD δ values are dominated by truncated tail mass and rounding
-# (measured: δ non-monotone in σ, pessimistic PLD above RDP's bound).
-UNRELIABLE_DELTA = 1e-12
 
 
 class _VectorisedGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):

@@ -1,13 +1,13 @@
 """Poisson vs sampling without replacement (Lebeda et al. 2024, §6): derived quantities.
 
-Both are computed from :func:`dpsampling.accountant.calibrate_sigma`.
+Both are computed from :func:`dpsampling.engine.accountant.calibrate_sigma`.
 """
 
 from __future__ import annotations
 
 import math
 
-from .accountant import calibrate_sigma
+from dpsampling.engine.accountant import calibrate_sigma
 
 
 def loglog_slope(epsilon, delta, q, steps, sampler="poisson", rel_step=1.2, rel_tol=1e-3):

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
 DIRECTIONS = ("add", "remove", "add_remove")
+#: the accountants of :mod:`dpsampling.engine.accountant`
 METHODS = ("pld", "rdp", "analytic", "cf")
 BOUNDS = ("upper", "lower")
 
@@ -91,3 +91,9 @@ def check_grid(name, values, low=None, high=None, low_open=True, high_open=False
     if high is not None and (v[-1] >= high if high_open else v[-1] > high):
         _fail(name, f"{'<' if high_open else '<='} {high} everywhere", values)
     return v
+
+
+def scalar_or_array(x, like):
+    """``x`` as a float when ``like`` is a scalar, else unchanged (vectorised functions keep scalars scalar)."""
+    return float(x) if np.ndim(like) == 0 else x
+

@@ -31,11 +31,13 @@ from functools import lru_cache
 
 import numpy as np
 
-from .montecarlo import DIRECTIONS, MECHANISMS, SAMPLERS, SHIFT, MCCurve
-from .validation import check_choice, check_finite_list, check_int, check_positive, check_rate
+from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
+from dpsampling.engine.montecarlo import DIRECTIONS, MECHANISMS, SAMPLERS, SHIFT, MCCurve
+from dpsampling.engine.validation import check_choice, check_finite_list, check_int, check_positive, check_rate
+from dpsampling.engine import pld as pldmod
+from dpsampling.engine.montecarlo import hoeffding_alpha, hoeffding_n, mc_privacy_curve
+from .substitution import laplace_two_fold
 
-# PLD δ below this is dominated by truncated tail mass and rounding (COMMON.md)
-UNRELIABLE_DELTA = 1e-12
 
 # Settings we use for Fig. 1 (the paper does not print its parameters):
 # subsampled Laplace, WOR, scale 1.5, γ = 0.7.  For k = 2 the add curve is
@@ -53,12 +55,10 @@ def _composed(mechanism: str, scale: float, gamma: float, k: int, shift: float,
     """k-fold composed dp_accounting PLD (cached; treat as immutable).
 
     The pessimistic Gaussian PLD and every composition go through
-    :mod:`dpsampling.pld`'s vectorised builder and composition, which equal
+    :mod:`dpsampling.engine.pld`'s vectorised builder and composition, which equal
     dp_accounting's bit for bit (tests/test_pld.py) and are several times faster.
     """
     from dp_accounting.pld import privacy_loss_distribution as pldlib
-
-    from . import pld as pldmod
 
     if mechanism == "gaussian" and pessimistic:
         pld = pldmod.pessimistic_pld(scale, gamma, discretization, sensitivity=shift)
@@ -103,7 +103,7 @@ class DirectionCurves:
     @property
     def unreliable(self):
         """True where the larger upper bound is below 1e-12 (PLD rounding noise)."""
-        return self.add_remove_upper < UNRELIABLE_DELTA
+        return self.add_remove_upper < RELIABLE_DELTA_FLOOR
 
 
 def pmf_delta(pmf, eps):
@@ -265,9 +265,6 @@ def fig1_mc_matches_exact(n=3_342_306, seed=1, eps=(0.25, 1.5)):
     the two ε the paper suggests checking; both directions; True iff all
     four estimates are within their Hoeffding α (β = 0.01).
     """
-    from .montecarlo import mc_privacy_curve
-    from .substitution import laplace_two_fold
-
     s = FIG1_SETTINGS
     ok = True
     for i, d in enumerate(("add", "remove")):
@@ -286,7 +283,7 @@ def fig1_crossing_vanishes(ks=(4, 16), discretization=1e-4):
     for k in ks:
         c = direction_curves(s["mechanism"], s["scale"], s["gamma"], k, e, sampler=s["sampler"],
                              discretization=discretization, fast=True)
-        if np.any(c.add_lower - c.remove_upper > UNRELIABLE_DELTA):
+        if np.any(c.add_lower - c.remove_upper > RELIABLE_DELTA_FLOOR):
             return False
     return True
 
@@ -377,8 +374,6 @@ def add_remove_comparison(mechanism, scale, gamma, k, *, sampler="wor", n=None, 
     ``curve_eps_max`` at δ = the MC half-width (beyond it both curves are
     within MC resolution of 0).
     """
-    from .montecarlo import hoeffding_alpha, hoeffding_n, mc_privacy_curve
-
     k = check_int("k", k)
     if (n is None) == (alpha is None):
         raise ValueError(f"give exactly one of n (samples) and alpha (target half-width) (got n={n!r}, alpha={alpha!r})")
@@ -492,8 +487,8 @@ def conjecture12_margin(sigma, gamma, k, eps_grid, discretization=None):
     c = direction_curves("gaussian", sigma, gamma, k, e, sampler="poisson", discretization=d, fast=fast)
     certain = c.add_lower - c.remove_upper
     possible = c.add_upper - c.remove_lower
-    tol = UNRELIABLE_DELTA + 1e-9 * c.remove_upper
-    cls = np.where(c.remove_upper < UNRELIABLE_DELTA, "unreliable",
+    tol = RELIABLE_DELTA_FLOOR + 1e-9 * c.remove_upper
+    cls = np.where(c.remove_upper < RELIABLE_DELTA_FLOOR, "unreliable",
                    np.where(certain > tol, "counterexample", "within numerical error"))
     return Conjecture12Margin(eps=e, add_upper=c.add_upper, add_lower=c.add_lower,
                               remove_upper=c.remove_upper, remove_lower=c.remove_lower,
@@ -519,8 +514,8 @@ def conjecture12_eps_grid(sigma, gamma, k, n_eps=200, discretization=None, eps_c
     d = choose_discretization(sigma, gamma) if discretization is None else float(discretization)
     pld = composed_pld("gaussian", sigma, gamma, check_int("k", k), sampler="poisson", pessimistic=True,
                        discretization=d)
-    emax = max(pld._pmf_add.get_epsilon_for_delta(UNRELIABLE_DELTA),
-               pld._pmf_remove.get_epsilon_for_delta(UNRELIABLE_DELTA))
+    emax = max(pld._pmf_add.get_epsilon_for_delta(RELIABLE_DELTA_FLOOR),
+               pld._pmf_remove.get_epsilon_for_delta(RELIABLE_DELTA_FLOOR))
     capped = not (emax <= eps_cap)
     emax = min(float(emax), float(eps_cap))
     if emax <= 0:
@@ -551,7 +546,7 @@ def conjecture12_point(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=
     e, capped = conjecture12_eps_grid(sigma, gamma, k, n_eps, d, eps_cap)
     r = conjecture12_margin(sigma, gamma, k, e, discretization=d)
     est = r.add_upper - r.remove_upper
-    ok = np.maximum(r.add_upper, r.remove_upper) >= UNRELIABLE_DELTA
+    ok = np.maximum(r.add_upper, r.remove_upper) >= RELIABLE_DELTA_FLOOR
     if not ok.any():
         ok = np.ones_like(ok)
     i = int(np.argmax(np.where(ok, est, -np.inf)))
@@ -617,7 +612,6 @@ __all__ = [
     "CONJ12_GRID",
     "FIG1_SETTINGS",
     "MC_CHECK",
-    "UNRELIABLE_DELTA",
     "AddRemoveComparison",
     "Conjecture12Margin",
     "DirectionCurves",

@@ -21,12 +21,16 @@ Directions: ``add``, ``remove`` or ``add_remove`` (the max of both).
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 
 import numpy as np
 
-from . import gaussian, pld
+from . import cf
+
+from . import gaussian
+
+from . import pld
+from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
     DIRECTIONS,
@@ -49,30 +53,6 @@ DEFAULT_REL_TOL = 1e-3
 SECANT_SHARE = 0.01
 COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
-
-
-@dataclass(frozen=True)
-class AccountingResult:
-    """A privacy parameter together with what it is and how it was obtained.
-
-    ``kind`` is ``upper`` (a valid upper bound), ``lower`` (a valid lower
-    bound), ``exact`` (closed form) or ``estimate``.  ``lower``/``upper``
-    bracket the true value when the method provides both.  ``flags`` lists
-    caveats, e.g. ``not_converged`` or ``delta_below_1e-12``.
-    """
-
-    value: float
-    kind: str
-    method: str
-    accuracy: dict = field(default_factory=dict)
-    lower: float | None = None
-    upper: float | None = None
-    flags: tuple = ()
-
-    def as_dict(self) -> dict:
-        d = asdict(self)
-        d["flags"] = ";".join(self.flags)
-        return d
 
 
 def _check_common(sigma, q, steps, sampler, direction, method, bound):
@@ -187,16 +167,15 @@ def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove"
         v = float(_rdp_accountant(s, q, steps).get_delta(eps))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        from . import cf
         return AccountingResult(**cf.accounting_delta(eps, s, q, steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
         return float(pld.delta(eps, s, q, steps, direction, pessimistic, d))
 
-    value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, pld.UNRELIABLE_DELTA,
+    value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, RELIABLE_DELTA_FLOOR,
                                            finest_discretization)
-    if up < pld.UNRELIABLE_DELTA:
-        flags += ("delta_below_1e-12",)
+    if up < RELIABLE_DELTA_FLOOR:
+        flags += (BELOW_FLOOR_FLAG,)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
 
@@ -214,7 +193,6 @@ def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_
         v = float(_rdp_accountant(s, q, steps).get_epsilon(delta_target))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        from . import cf
         return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):

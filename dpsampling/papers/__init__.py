@@ -1,0 +1,1 @@
+"""Paper-specific computations and claim predicates (Lebeda, Chua, Räisä, Zhu); imports engine and samplers."""

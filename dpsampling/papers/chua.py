@@ -1,0 +1,217 @@
+"""Chua et al. 2024 (How Private are DP-SGD Implementations?): checks on the figures' grids.
+
+The sampler mathematics lives in :mod:`dpsampling.samplers` (``deterministic``, ``shuffle``,
+``poisson``); this module holds what only the paper needs: crossings of sampled curves (Fig. 2,
+Theorem 4.2, Conjecture 4.3), the Theorem 4.1 margin and the provably-wrong regions (Fig. 3).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from dpsampling.engine import accountant
+from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
+from dpsampling.samplers._checks import check_sigma_steps
+from dpsampling.samplers.deterministic import deterministic_delta, deterministic_result
+from dpsampling.samplers.poisson import poisson_epoch_result
+from dpsampling.samplers.shuffle import shuffle_result
+
+#: the samplers compared in the paper (one epoch of T batches)
+CHUA_SAMPLERS = ("deterministic", "shuffle", "poisson")
+
+
+def _check_curves(eps, delta_a, delta_b):
+    x = np.asarray(eps, dtype=float)
+    a = np.asarray(delta_a, dtype=float)
+    b = np.asarray(delta_b, dtype=float)
+    if x.ndim != 1 or x.size < 2 or np.any(~(np.diff(x) > 0)):
+        raise ValueError("eps must be a strictly increasing 1-D grid with at least 2 points")
+    if a.shape != x.shape or b.shape != x.shape:
+        raise ValueError(f"curves must have the shape of eps {x.shape} (got {a.shape} and {b.shape})")
+    return x, a, b
+
+
+
+def _gap(a, b):
+    """log a − log b where both are positive, else a − b (same sign as a − b)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((a > 0) & (b > 0), np.log(np.where(a > 0, a, 1.0)) - np.log(np.where(b > 0, b, 1.0)), a - b)
+
+
+
+def _cross_between(x, a, b, i, j):
+    """Interpolated crossing of a and b between grid points i < j (g(i), g(j) of opposite sign)."""
+    if j > i + 1:  # exact ties in between: the middle of the tie run
+        return float(0.5 * (x[i + 1] + x[j - 1]))
+    both_pos = a[i] > 0 and b[i] > 0 and a[j] > 0 and b[j] > 0
+    gi, gj = _gap(a[[i, j]], b[[i, j]]) if both_pos else (a[[i, j]] - b[[i, j]])
+    return float(x[i] + (x[j] - x[i]) * gi / (gi - gj))
+
+
+
+def crossover_points(eps, delta_a, delta_b):
+    """The ε at which curve ``delta_a`` crosses curve ``delta_b`` (Fig. 2's ε0/ε1, Conj. 4.3).
+
+    Both curves are sampled on the strictly increasing grid ``eps``.  A
+    crossing is a sign change of a − b between grid points (touching without a
+    sign change is not one); its location is interpolated linearly in
+    log a − log b when both curves are positive there, else in a − b.
+    Returns a sorted 1-D array (empty if the curves do not cross).  With
+    bounds instead of exact curves, one crossing is evidence for Conjecture
+    4.3 (ε0 = ε1), not a proof.
+    """
+    x, a, b = _check_curves(eps, delta_a, delta_b)
+    s = np.sign(_gap(a, b))
+    nz = np.flatnonzero(s != 0)
+    out = [_cross_between(x, a, b, i, j) for i, j in itertools.pairwise(nz) if s[i] != s[j]]
+    return np.asarray(out, dtype=float)
+
+
+
+def provably_wrong_region(eps, shuffle_lower, poisson_upper):
+    """ε intervals where the shuffle lower bound exceeds the Poisson upper bound.
+
+    There δ_S(ε) ≥ shuffle_lower > poisson_upper ≥ δ_P(ε): reporting the
+    Poisson guarantee for a shuffled implementation is provably wrong (Chua
+    §4.3, Fig. 3).  Returns a list of (start, end) pairs: maximal runs of grid
+    points with shuffle_lower > poisson_upper, extended to the interpolated
+    crossings (or clipped to the grid ends).
+    """
+    x, s, p = _check_curves(eps, shuffle_lower, poisson_upper)
+    above = _gap(s, p) > 0
+    regions = []
+    i, n = 0, x.size
+    while i < n:
+        if not above[i]:
+            i += 1
+            continue
+        j = i
+        while j + 1 < n and above[j + 1]:
+            j += 1
+        start = x[0] if i == 0 else _cross_between(x, s, p, i - 1, i)
+        end = x[-1] if j == n - 1 else _cross_between(x, s, p, j, j + 1)
+        regions.append((float(start), float(end)))
+        i = j + 1
+    return regions
+
+
+
+def conjecture_4_3_single_crossing(sigma=0.3, steps=10, eps_max=20.0, n_eps=201, discretization=1e-3):
+    """True iff δ_D crosses both PLD bounds on δ_P exactly once on [0, eps_max] (Chua Fig. 2, Conj. 4.3).
+
+    δ_P is bracketed by the optimistic (lower) and pessimistic (upper)
+    dp_accounting PLD of one epoch (q = 1/T); grid points where the upper PLD
+    bound is below 1e-12 (unreliable) are dropped.
+    """
+    _, steps = check_sigma_steps(sigma, steps)
+    eps = np.linspace(0.0, float(eps_max), int(n_eps))
+    dd = deterministic_delta(eps, sigma)
+    res = [
+        accountant.delta(
+            e, sigma=float(sigma), q=1.0 / steps, steps=steps, bound="upper", discretization=discretization
+        )
+        for e in eps
+    ]
+    up = np.array([r.upper for r in res])
+    lo = np.array([r.lower for r in res])
+    m = up >= RELIABLE_DELTA_FLOOR
+    return bool(crossover_points(eps[m], dd[m], up[m]).size == 1 and crossover_points(eps[m], dd[m], lo[m]).size == 1)
+
+
+
+def theorem_4_1_margin(shuffle_lower, deterministic, rtol=1e-9):
+    """Margin of Theorem 4.1 (δ_S ≤ δ_D, hence also ε_S ≤ ε_D) on a grid: (margin, holds).
+
+    ``margin = deterministic − shuffle_lower`` (≥ 0 by the theorem);
+    ``holds`` allows a relative rounding slack ``rtol`` (relative to
+    ``deterministic``).  NaN entries (no shuffle value) hold trivially.
+    """
+    s = np.asarray(shuffle_lower, dtype=float)
+    d = np.asarray(deterministic, dtype=float)
+    margin = d - s
+    with np.errstate(invalid="ignore"):
+        holds = ~(margin < -rtol * np.abs(d) - 1e-300)
+    return margin, holds
+
+
+
+def provably_wrong_mask(shuffle_lower, poisson_upper):
+    """True where the shuffle lower bound exceeds the Poisson upper bound (NaN: False).
+
+    There δ_S ≥ shuffle_lower > poisson_upper ≥ δ_P (or the same with ε), so
+    reporting the Poisson guarantee for a shuffled implementation is provably
+    wrong (Chua §4.3).
+    """
+    s = np.asarray(shuffle_lower, dtype=float)
+    p = np.asarray(poisson_upper, dtype=float)
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(s) & np.isfinite(p) & (_gap(s, p) > 0)
+
+
+
+def provably_wrong_intervals(x, shuffle_lower, poisson_upper):
+    """:func:`provably_wrong_region` on the grid points where both curves are finite."""
+    x = np.asarray(x, dtype=float)
+    s = np.asarray(shuffle_lower, dtype=float)
+    p = np.asarray(poisson_upper, dtype=float)
+    m = np.isfinite(s) & np.isfinite(p)
+    if m.sum() < 2:
+        return [(float(v), float(v)) for v in x[m & provably_wrong_mask(s, p)]]
+    return provably_wrong_region(x[m], s[m], p[m])
+
+
+
+def deterministic_vs_poisson_crossings(eps, delta_d, poisson_lower, poisson_upper):
+    """ε0 and ε1 of Chua Theorem 4.2 / Conjecture 4.3 from sampled curves.
+
+    Below ε0 deterministic batching is provably worse (δ_D > upper bound ≥
+    δ_P): ε0 is where δ_D crosses the upper bound on δ_P.  Above ε1 Poisson is
+    provably worse (δ_P ≥ lower bound > δ_D): ε1 is where δ_D crosses the lower
+    bound.  ε0 ≤ ε1 and the true crossing lies in [ε0, ε1].  Returns a dict:
+    ``eps0``, ``eps1`` (first crossing each; nan if none), ``n_crossings_upper``,
+    ``n_crossings_lower``, ``gap = eps1 − eps0``, ``resolution`` (the largest
+    grid step) and ``equal_within_resolution`` (one crossing each and
+    |ε1 − ε0| ≤ resolution: evidence for Conjecture 4.3, not a proof).
+    Grid points with a non-finite value in any curve are dropped.
+    """
+    x = np.asarray(eps, dtype=float)
+    d, lo, up = (np.asarray(a, dtype=float) for a in (delta_d, poisson_lower, poisson_upper))
+    m = np.isfinite(x) & np.isfinite(d) & np.isfinite(lo) & np.isfinite(up)
+    x, d, lo, up = x[m], d[m], lo[m], up[m]
+    c_up = crossover_points(x, d, up)
+    c_lo = crossover_points(x, d, lo)
+    e0 = float(c_up[0]) if c_up.size else math.nan
+    e1 = float(c_lo[0]) if c_lo.size else math.nan
+    res = float(np.max(np.diff(x)))
+    return {
+        "eps0": e0,
+        "eps1": e1,
+        "n_crossings_upper": int(c_up.size),
+        "n_crossings_lower": int(c_lo.size),
+        "gap": e1 - e0,
+        "resolution": res,
+        "equal_within_resolution": bool(c_up.size == 1 and c_lo.size == 1 and abs(e1 - e0) <= res),
+    }
+
+
+
+def one_epoch(quantity, target, *, sampler, sigma, steps, method="pld", bound="upper", rel_tol=None,
+              discretization=None, finest_discretization=None, c_grid=None):
+    """ε(δ) or δ(ε) of one epoch (T batches) under ``sampler`` (Chua et al. 2024), as an AccountingResult.
+
+    ``deterministic``: exact (Prop. 3.1).  ``shuffle``: a lower bound from the
+    sets E_C (§4.3, eq. (3)), ``c_grid`` as in :func:`dpsampling.samplers.shuffle.c_grid_from_spec`.
+    ``poisson``: q = 1/T, :func:`dpsampling.samplers.poisson.poisson_epoch_result` (``method``, ``bound``,
+    ``rel_tol``, ``discretization``, ``finest_discretization`` apply to it only).
+    """
+    if sampler not in CHUA_SAMPLERS:
+        raise ValueError(f"sampler must be one of {', '.join(CHUA_SAMPLERS)} (got {sampler!r})")
+    if sampler == "deterministic":
+        return deterministic_result(quantity, target, sigma)
+    if sampler == "shuffle":
+        return shuffle_result(quantity, target, sigma, steps, c_grid)
+    return poisson_epoch_result(quantity, target, sigma, steps, method=method, bound=bound, rel_tol=rel_tol,
+                                discretization=discretization, finest_discretization=finest_discretization)

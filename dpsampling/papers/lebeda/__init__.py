@@ -1,0 +1,2 @@
+"""Lebeda, Regehr, Kamath, Steinke 2024: add vs remove (directions), §7 substitution, App. B.1
+randomized response, Poisson vs WOR σ (sampling_schemes)."""
