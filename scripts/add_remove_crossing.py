@@ -28,6 +28,7 @@ import _style
 import numpy as np
 
 from dpsampling.papers.lebeda import directions
+from dpsampling.engine.validation import ONE_WAY_DIRECTIONS
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
 
@@ -38,7 +39,7 @@ def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_to
         p["mechanism"], p["scale"], p["gamma"], p["k"], sampler=p["sampler"], alpha=mc_alpha, beta=mc_beta,
         n_eps=n_eps, n_eps_pld=n_eps_pld, seed=p["seed"], discretization=discretization)
     rows = []
-    for d in directions.DIRECTIONS:
+    for d in ONE_WAY_DIRECTIONS:
         mc, check = c.mc[d], c.mc_check(d)
         if np.any(check == "far_outside"):
             bad = c.pld_at_mc.eps[check == "far_outside"]

@@ -6,12 +6,12 @@ import math
 import pandas as pd
 
 import _pipeline
-from dpsampling.papers import zhu
+from dpsampling.papers import crossval
 
 
 def compute_point(p, rel_tol):
     target = {"delta": p["delta"]} if pd.notna(p.get("delta", math.nan)) else {"epsilon": p["epsilon"]}
-    r = zhu.crossval_pld(p["sampler"], p["sigma"], p["q"], p["steps"], direction=p["direction"],
+    r = crossval.crossval_pld(p["sampler"], p["sigma"], p["q"], p["steps"], direction=p["direction"],
                         rel_tol=rel_tol, **target)
     est = r["err"] / abs(r["value"]) if r["cf_status"] == "ok" and r["value"] else None
     return {**r, "discretization": r["pld_discretization"], "rel_tol": rel_tol, "est_rel_error": est}
@@ -47,11 +47,11 @@ def markdown(df):
                      f"reaches {compared['optimistic_rel_gap'].max():.0%}, so the lower bound alone certifies little; "
                      "the converged pessimistic value is the informative reference.")
     if len(floor):
-        lines.append(f"- not compared: {len(floor)} δ(ε) settings where the PLD δ < {zhu.CROSSVAL_PLD_DELTA_FLOOR:g} "
+        lines.append(f"- not compared: {len(floor)} δ(ε) settings where the PLD δ < {crossval.CROSSVAL_PLD_DELTA_FLOOR:g} "
                      "(no reliable reference there: measured at σ=0.8, q=1e-3, T=1000, ε=2, where φ gives "
                      "1.479068e-11 and the independent PRV accountant 1.479065e-11, the pessimistic PLD is *below* "
                      "it: dp_accounting 1.4775e-11 at d=1e-5, dpsampling.pld 1.4701e-11 at d=1e-4; see "
-                     "dpsampling.papers.zhu.CROSSVAL_PLD_DELTA_FLOOR).")
+                     "dpsampling.papers.crossval.CROSSVAL_PLD_DELTA_FLOOR).")
     if len(failed):
         lines.append(f"- φ could not certify its budget (an error, no number) at {len(failed)} settings: small σ with "
                      "γ·√T small (near-lattice privacy loss: φ decays too slowly to bound the truncation), e.g. "

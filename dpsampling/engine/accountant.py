@@ -34,6 +34,7 @@ from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
     DIRECTIONS,
+    SUBSAMPLERS,
     check_choice,
     check_delta,
     check_epsilon,
@@ -42,7 +43,6 @@ from .validation import (
     check_steps,
 )
 
-ACCOUNTED_SAMPLERS = ("poisson", "wor")
 #: Default relative accuracy of PLD values: the returned bound is within this
 #: fraction of the converged value (estimated from successive discretisations).
 DEFAULT_REL_TOL = 1e-3
@@ -59,7 +59,7 @@ def _check_common(sigma, q, steps, sampler, direction, method, bound):
     check_positive("sigma", sigma)
     check_rate(q)
     check_steps(steps)
-    check_choice("sampler", sampler, ACCOUNTED_SAMPLERS)
+    check_choice("sampler", sampler, SUBSAMPLERS)
     check_choice("direction", direction, DIRECTIONS)
     check_choice("method", method, ("pld", "rdp", "analytic", "cf"))
     check_choice("bound", bound, BOUNDS)
@@ -238,7 +238,7 @@ def _check_calibration(epsilon, delta, qs, steps, sampler, direction):
     for qv in qs:
         check_rate(qv)
     check_steps(steps)
-    check_choice("sampler", sampler, ACCOUNTED_SAMPLERS)
+    check_choice("sampler", sampler, SUBSAMPLERS)
     check_choice("direction", direction, DIRECTIONS)
     return 1.0 / _poisson_sigma(1.0, sampler)
 

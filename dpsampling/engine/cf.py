@@ -45,6 +45,10 @@ Conventions (same as dp_accounting): direction "remove" is the pair
 follows Theorem 11 of Zhu et al.: add = (P, (1-γ)P + γQ), remove =
 ((1-γ)Q + γP, Q) for the base pair (P, Q); for the Gaussian this is
 remove = ((1-γ)N(0,σ²) + γN(1,σ²), N(0,σ²)), add = the reverse mixture.
+
+Size (~1.2k lines, over the project's ~600): mechanisms, pairs, contour inversion and the API share
+private pair/term structures; splitting it into an engine/cf/ package (mechanisms, atoms/pairs,
+inversion, api) is planned (issue 13) and was not done in the layering step to keep the diff a move.
 """
 
 from __future__ import annotations
@@ -58,7 +62,7 @@ from scipy import optimize
 from scipy.special import gammaln
 
 from .numerics import log1mexp, logsumexp
-from .validation import check_int
+from .validation import DIRECTIONS, check_int
 
 __all__ = [
     "Gaussian",
@@ -72,7 +76,6 @@ __all__ = [
     "phi",
 ]
 
-_DIRECTIONS = ("add", "remove", "add_remove")
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _C_MAX = 2000.0          # largest contour abscissa we use
 _MAX_ATOMS = 2_000_000   # cap on the support of the exactly enumerated atomic part
@@ -432,8 +435,8 @@ def _normalize(mechanisms):
 
 
 def _check_direction(direction):
-    if direction not in _DIRECTIONS:
-        raise ValueError(f"direction must be one of {_DIRECTIONS} (got {direction!r})")
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of {DIRECTIONS} (got {direction!r})")
 
 
 def _check_err(err):

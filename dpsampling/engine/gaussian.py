@@ -23,13 +23,15 @@ from .validation import check_delta, check_epsilon, check_positive
 def log_delta(epsilon, sigma):
     """log δ(ε) of the Gaussian mechanism with sensitivity 1 and noise ``sigma``.
 
-    Vectorised over ``epsilon`` and ``sigma`` (numpy broadcasting).
+    Vectorised over ``epsilon`` and ``sigma`` (numpy broadcasting); any real ε (for ε < 0 the
+    same formula is the hockey-stick divergence H_{e^ε}).  The one implementation of this curve.
     """
     eps = np.asarray(epsilon, dtype=float)
     sig = np.asarray(sigma, dtype=float)
     la = log_norm_cdf(-eps * sig + 0.5 / sig)
     lb = log_norm_cdf(-eps * sig - 0.5 / sig)
-    return la + log1mexp(eps + lb - la)
+    # e^ε Φ(b) ≤ Φ(a) exactly (δ ≥ 0); the clamp turns a rounding excess into δ = 0 instead of nan
+    return la + log1mexp(np.minimum(eps + lb - la, 0.0))
 
 
 def delta(epsilon, sigma):

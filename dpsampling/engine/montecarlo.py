@@ -50,11 +50,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .validation import check_choice, check_finite_list, check_int, check_positive, check_rate
+from .validation import (ONE_WAY_DIRECTIONS, SUBSAMPLERS, check_choice, check_finite_list, check_int, check_positive,
+                         check_rate)
 
 MECHANISMS = ("laplace", "gaussian")
-SAMPLERS = ("poisson", "wor")
-DIRECTIONS = ("add", "remove")
 SHIFT = {"poisson": 1.0, "wor": 2.0}  # Prop. 9: sensitivity 1 (Poisson) / 2 (WOR)
 
 BLOCK_SIZE = 2**16  # samples per RNG block; part of the reproducibility contract
@@ -131,12 +130,12 @@ class Step:
         check_positive("scale", self.scale)
         check_rate(self.gamma, name="gamma")
         check_positive("shift", self.shift)
-        check_choice("direction", self.direction, DIRECTIONS)
+        check_choice("direction", self.direction, ONE_WAY_DIRECTIONS)
 
 
 def make_step(mechanism, scale, gamma, sampler="poisson", direction="add"):
     """The Prop. 9 step for ``sampler`` ("poisson": shift 1, "wor": shift 2)."""
-    check_choice("sampler", sampler, SAMPLERS)
+    check_choice("sampler", sampler, SUBSAMPLERS)
     return Step(mechanism, float(scale), float(gamma), SHIFT[sampler], direction)
 
 

@@ -37,6 +37,10 @@ Why hand-written: dp_accounting gives delta only numerically (discretised
 PLD, pessimistic/optimistic brackets), which is too slow for the 10^9-point
 grid of Fig. 2 and not exact enough for derivatives; the closed form is
 checked against dp_accounting in tests/test_effective_noise.py.
+
+Size (~1k lines, over the project's ~600): one paper's §5-§6 in one place; the seams are the
+one-step closed form (Eq. (45), a candidate for engine/), Fig. 2 / Conjecture 6.3 and Fig. 1 /
+Corollary 5.4; splitting along them is planned (issue 13).
 """
 
 from __future__ import annotations
@@ -48,7 +52,6 @@ from numpy.polynomial.legendre import leggauss
 from scipy.special import erfcx, ndtri
 
 from dpsampling.engine.numerics import log1mexp, log_norm_cdf, log_norm_sf, logsubexp
-from dpsampling.engine import pld as pldmod
 from dpsampling.engine.accountant import calibrate_sigma, calibrate_sigma_curve
 from dpsampling.engine.result import AccountingResult
 
@@ -60,7 +63,6 @@ __all__ = [
     "a_minus_b_grid_bruteforce",
     "a_minus_b_table",
     "calibrate_sigma_pld",
-    "composed_pld",
     "conjecture63_corner",
     "conjecture63_critical_c",
     "conjecture63_holds",
@@ -73,7 +75,6 @@ __all__ = [
     "corollary54_ratio_pld",
     "delta_one_step",
     "effective_noise",
-    "hockey_stick_one_step",
     "is_monotone",
     "lemma61_max_rel_error",
     "lemma61_sigma_prime_erf",
@@ -83,7 +84,6 @@ __all__ = [
     "max_delta_gap",
     "monotonicity_violations",
     "paper_grid",
-    "pld_delta",
     "sigma_curve",
     "sigma_eff_above_sigma1_one_step",
     "sigma_eff_check",
@@ -878,50 +878,8 @@ def sigma_eff_above_sigma1_one_step(eps_values=FIG1_EPSILONS, delta=1e-5, q_min=
 
 
 # ---------------------------------------------------------------------------
-# Fig. 1 for T > 1: PLD calibration of sigma(q, T) along a curve in q
+# Fig. 1 for T > 1: PLD calibration of sigma(q, T) along a curve in q (the engine's accountant)
 # ---------------------------------------------------------------------------
-#
-# Why hand-written (the PLD builder): dp_accounting 0.6 builds the
-# connect-the-dots PLD of the subsampled Gaussian by evaluating the hockey-stick
-# curve delta(eps_i) on the discretisation grid eps_i = i*d with a Python loop
-# (one scalar inverse_privacy_loss per grid point, ~16 us each; 25k-130k points
-# at d = 1e-4 for q = 1e-3), which is 60-90 % of a calibration's time at small q.
-# Eq. (45) gives the same curve in closed form, vectorised and more accurately
-# (log space; dp_accounting subtracts two CDFs).  Everything else -- the
-# truncation bounds, the connect-the-dots pmf, composition and delta(eps) --
-# stays dp_accounting's own code; tests check the pmf equals dp_accounting's.
-
-
-def hockey_stick_one_step(q, sigma, epsilon, direction="remove"):
-    """delta(eps) of one q-subsampled Gaussian step for every real eps (also eps < 0).
-
-    eps >= 0: Eq. (45) (see :func:`log_delta_one_step`).  eps < 0: the identity
-    H_{e^eps}(P||Q) = 1 - e^eps + e^eps H_{e^-eps}(Q||P) (the two integrals of
-    (p - e^eps q)_+ and (e^eps q - p)_+ differ by 1 - e^eps) turns it into the
-    other direction at -eps >= 0, with no cancellation.  1-D ``epsilon``; scalar q, sigma.
-    """
-    if direction not in ("remove", "add"):
-        raise ValueError(f"direction must be 'remove' or 'add' (got {direction!r})")
-    eps = np.atleast_1d(_arr(epsilon, "epsilon"))
-    out = np.empty(eps.shape, dtype=float)
-    pos = eps >= 0
-    if np.any(pos):
-        out[pos] = np.exp(log_delta_one_step(q, sigma, eps[pos], direction))
-    if np.any(~pos):
-        e = eps[~pos]
-        other = "add" if direction == "remove" else "remove"
-        out[~pos] = -np.expm1(e) + np.exp(e + log_delta_one_step(q, sigma, -e, other))
-    return np.clip(out, 0.0, 1.0)
-
-
-def composed_pld(sigma, q, steps, discretization):
-    """T-fold composed pessimistic PLD (the project's cached one, :func:`dpsampling.engine.pld.composed`)."""
-    return pldmod.composed(float(sigma), float(q), int(steps), True, float(discretization))
-
-
-def pld_delta(epsilon, sigma, q, steps, discretization, direction="add_remove"):
-    """Pessimistic PLD delta(eps) after T steps (max over the directions of ``direction``)."""
-    return float(pldmod.delta(float(epsilon), sigma, q, steps, direction, True, discretization))
 
 
 def sigma_q1(epsilon, delta, steps):

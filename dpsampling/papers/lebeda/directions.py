@@ -21,6 +21,9 @@ are the only way to read one direction.**  ``tests/test_directions.py``
 checks max(add, remove) against the public ``get_delta_for_epsilon`` so a
 change inside dp_accounting fails loudly.  Pessimistic PLDs (connect-the-dots)
 give upper bounds on δ, optimistic ones (privacy buckets) lower bounds.
+
+Size (~640 lines): the exact curves, their crossings, the Monte Carlo comparison and the
+Conjecture 12 search share the composed-PLD cache and the interval helpers of this module.
 """
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ from functools import lru_cache
 import numpy as np
 
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
-from dpsampling.engine.montecarlo import DIRECTIONS, MECHANISMS, SAMPLERS, SHIFT, MCCurve
-from dpsampling.engine.validation import check_choice, check_finite_list, check_int, check_positive, check_rate
+from dpsampling.engine.montecarlo import MECHANISMS, SHIFT, MCCurve
+from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, SUBSAMPLERS, check_choice, check_finite_list, check_int,
+                                         check_positive, check_rate)
 from dpsampling.engine import pld as pldmod
 from dpsampling.engine.montecarlo import hoeffding_alpha, hoeffding_n, mc_privacy_curve
 from .substitution import laplace_two_fold
@@ -77,7 +81,7 @@ def composed_pld(mechanism, scale, gamma, k, *, sampler="poisson", pessimistic=T
     check_choice("mechanism", mechanism, MECHANISMS)
     check_positive("scale", scale)
     check_rate(gamma, name="gamma")
-    check_choice("sampler", sampler, SAMPLERS)
+    check_choice("sampler", sampler, SUBSAMPLERS)
     check_positive("discretization", discretization)
     return _composed(mechanism, float(scale), float(gamma), check_int("k", k), SHIFT[sampler],
                      bool(pessimistic), float(discretization))
@@ -393,7 +397,7 @@ def add_remove_comparison(mechanism, scale, gamma, k, *, sampler="wor", n=None, 
     at = direction_curves(mechanism, scale, gamma, k, e_mc, sampler=sampler, discretization=discretization,
                           fast=True)
     mc, excess = {}, {}
-    for i, d in enumerate(DIRECTIONS):
+    for i, d in enumerate(ONE_WAY_DIRECTIONS):
         mc[d] = mc_privacy_curve(mechanism, scale, gamma, k, e_mc, n, 2 * seed + i, sampler=sampler,
                                  direction=d, beta=beta, chunk_size=chunk_size)
         lo, hi = getattr(at, f"{d}_lower"), getattr(at, f"{d}_upper")
