@@ -96,6 +96,7 @@ __all__ = [
     "sigma_one_step",
     "sigma_prime",
     "sigma_prime_at",
+    "hockey_stick_one_step",
     "sigma_q1",
     "theorem62_fails_near_delta",
     "theorem62_log_margin",
@@ -875,6 +876,28 @@ def sigma_eff_above_sigma1_one_step(eps_values=FIG1_EPSILONS, delta=1e-5, q_min=
     qs = np.logspace(np.log10(q_min), 0.0, int(n_q))
     eps = np.asarray(eps_values, dtype=float)
     return float(np.min(corollary54_ratio_one_step(qs[None, :], eps[:, None], delta)))
+
+
+def hockey_stick_one_step(q, sigma, epsilon, direction="remove"):
+    """delta(eps) of one q-subsampled Gaussian step for every real eps (also eps < 0).
+
+    eps >= 0: Eq. (45) (see :func:`log_delta_one_step`).  eps < 0: the identity
+    H_{e^eps}(P||Q) = 1 - e^eps + e^eps H_{e^-eps}(Q||P) (the two integrals of
+    (p - e^eps q)_+ and (e^eps q - p)_+ differ by 1 - e^eps) turns it into the
+    other direction at -eps >= 0, with no cancellation.  1-D ``epsilon``; scalar q, sigma.
+    """
+    if direction not in ("remove", "add"):
+        raise ValueError(f"direction must be 'remove' or 'add' (got {direction!r})")
+    eps = np.atleast_1d(_arr(epsilon, "epsilon"))
+    out = np.empty(eps.shape, dtype=float)
+    pos = eps >= 0
+    if np.any(pos):
+        out[pos] = np.exp(log_delta_one_step(q, sigma, eps[pos], direction))
+    if np.any(~pos):
+        e = eps[~pos]
+        other = "add" if direction == "remove" else "remove"
+        out[~pos] = -np.expm1(e) + np.exp(e + log_delta_one_step(q, sigma, -e, other))
+    return np.clip(out, 0.0, 1.0)
 
 
 # ---------------------------------------------------------------------------
