@@ -32,6 +32,11 @@ def versions() -> dict:
     return out
 
 
+def code_hash(smk) -> str:
+    """The rule's ``code_hash`` param (hash of the library modules its script imports; see _codehash.py)."""
+    return str(getattr(smk.params, "code_hash", "")) if smk is not None else ""
+
+
 def logger(smk) -> logging.Logger:
     """A logger writing to the rule's ``log:`` file (and stderr)."""
     log = logging.getLogger("dpsampling.pipeline")
@@ -134,6 +139,7 @@ def run_chunk(smk, compute_point=None, compute_points=None) -> None:
     df = pd.DataFrame(rows, columns=None if rows else cols)
     for k, v in versions().items():
         df[k] = v
+    df["code_hash"] = code_hash(smk)
     write_csv(df, smk.output[0])
     log.info("chunk done: %d points in %.1fs", len(points), time.time() - t0)
 

@@ -20,6 +20,8 @@ rule claims_chunk:
     output:
         "results/claims/chunks/{chunk}.csv",
     params:
+        # the script's imports plus the module of every `evaluate: call:` in this chunk
+        code_hash=lambda wc: code_hash("claims", [c["evaluate"]["call"].rpartition(".")[0] for c in claims_of_chunk(wc.chunk)]),
         claims=lambda wc: claims_of_chunk(wc.chunk),
     log:
         "logs/claims/chunk_{chunk}.log",
@@ -36,6 +38,7 @@ rule claims_table:
         csv="results/claims/claims.csv",
         md=report("figures/claims.md", caption="../report/claims.rst", category="Claims"),
     params:
+        code_hash=code_hash("claims"),
         claims=load_claims(),
     log:
         "logs/claims/table.log",
