@@ -25,7 +25,7 @@ logging.getLogger().setLevel(logging.ERROR)
 from dp_accounting.pld import accountant as pld_accountant  # noqa: E402
 from dp_accounting.pld import common  # noqa: E402
 
-from dpsampling import effective_noise as en  # noqa: E402
+from dpsampling.papers import raisa as en  # noqa: E402
 
 DELTA = 1e-5
 # (ε, T, q): every ε and T of Fig. 1 (T > 1) and small / middle / large q, Latin-square style

@@ -22,7 +22,7 @@ logging.getLogger().setLevel(logging.ERROR)
 
 from dp_accounting.pld import privacy_loss_distribution as pldlib  # noqa: E402
 
-from dpsampling import pld  # noqa: E402
+from dpsampling.engine import pld  # noqa: E402
 
 # (σ, q, T, d)
 SETTINGS = [(0.70, 1e-3, 10, 1e-3), (1.03, 0.03, 10, 1e-3), (7.70, 0.03, 100, 1e-4), (18.7, 0.5, 100, 1e-3),

@@ -1,19 +1,25 @@
 """Checking numbers printed in the papers against the library.
 
 A claim (one entry of ``config/claims.yaml``) names the paper, the place, the
-quantity, the printed value, a relation and a tolerance, and says how to
+quantity, the printed value, the relation the paper states, and says how to
 compute our value: ``evaluate: {call: "dpsampling.module.function", kwargs: {...}}``
 (optionally ``field``: an attribute or key of the returned object; an
 :class:`~dpsampling.engine.accountant.AccountingResult` yields its ``value``).
 
-Relations read "ours <relation> printed":
-    ≈  |ours - printed| ≤ tol  (tol·|printed| when ``tolerance_kind: rel``)
-    ≤  ours ≤ printed + tol
-    ≥  ours ≥ printed - tol
-    =  ours == printed (booleans and exact values)
-A claim whose check fails is reported as ``differs``; the ``note`` explains
-why, and ``expected`` (default ``reproduced``) records what we expect, so the
-tests fail when a status changes, in either direction.
+Relations say what the paper states: ``≈`` a value, ``≤``/``≥`` an inequality,
+``=`` an exact value or a yes/no statement.  Every numeric claim (``≈ ≤ ≥``)
+carries a two-sided acceptance range for our value, ``accept: [lo, hi]`` with a
+``range_reason`` (how the paper computed and printed its number), and optionally
+``expect: {value, rel, source}`` (the value we expect, where the printed digits
+allow a wide range).  A claim is ``reproduced`` iff
+
+    ``=``       ours == printed;
+    otherwise   lo ≤ ours ≤ hi, and |ours − expect.value| ≤ expect.rel·|expect.value| if given.
+
+So an accountant returning 0 (or ∞, or NaN) reproduces nothing.  A claim whose
+check fails is reported as ``differs``; the ``note`` explains why, and
+``expected`` (default ``reproduced``) records what we expect, so the tests fail
+when a status changes, in either direction.
 """
 
 from __future__ import annotations
@@ -24,8 +30,13 @@ import math
 from fractions import Fraction
 
 RELATIONS = ("≈", "≤", "≥", "=")
-REQUIRED = ("id", "paper", "where", "quantity", "printed", "relation", "tolerance", "evaluate")
+NUMERIC = ("≈", "≤", "≥")
+REQUIRED = ("id", "paper", "where", "quantity", "printed", "relation", "evaluate")
 STATUSES = ("reproduced", "differs")
+
+
+def _finite(x) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
 
 
 def validate(claim: dict) -> dict:
@@ -36,10 +47,24 @@ def validate(claim: dict) -> dict:
         raise ValueError(f"claim {cid}: missing key(s) {', '.join(missing)}")
     if claim["relation"] not in RELATIONS:
         raise ValueError(f"claim {cid}: relation must be one of {' '.join(RELATIONS)} (got {claim['relation']!r})")
-    if not float(claim["tolerance"]) >= 0:
-        raise ValueError(f"claim {cid}: tolerance must be >= 0 (got {claim['tolerance']!r})")
-    if claim.get("tolerance_kind", "abs") not in ("abs", "rel"):
-        raise ValueError(f"claim {cid}: tolerance_kind must be abs or rel (got {claim['tolerance_kind']!r})")
+    for old in ("tolerance", "tolerance_kind"):
+        if old in claim:
+            raise ValueError(f"claim {cid}: {old} is replaced by accept: [lo, hi] and range_reason")
+    if claim["relation"] in NUMERIC:
+        acc = claim.get("accept")
+        if not (isinstance(acc, (list, tuple)) and len(acc) == 2 and all(_finite(a) for a in acc) and acc[0] <= acc[1]):
+            raise ValueError(f"claim {cid}: accept must be [lo, hi], two finite numbers with lo <= hi (got {acc!r})")
+        if not str(claim.get("range_reason", "")).strip():
+            raise ValueError(f"claim {cid}: range_reason is required with accept (how the range follows from the paper)")
+        exp = claim.get("expect")
+        if exp is not None:
+            if not (isinstance(exp, dict) and _finite(exp.get("value")) and _finite(exp.get("rel")) and exp["rel"] >= 0
+                    and str(exp.get("source", "")).strip()):
+                raise ValueError(f"claim {cid}: expect must be {{value, rel >= 0, source}} (got {exp!r})")
+            if not acc[0] <= exp["value"] <= acc[1]:
+                raise ValueError(f"claim {cid}: expect.value {exp['value']} lies outside accept {acc}")
+    elif "accept" in claim or "expect" in claim:
+        raise ValueError(f"claim {cid}: accept/expect apply to relations {' '.join(NUMERIC)}, not '='")
     if claim.get("expected", "reproduced") not in STATUSES:
         raise ValueError(f"claim {cid}: expected must be one of {', '.join(STATUSES)}")
     ev = claim["evaluate"]
@@ -79,29 +104,32 @@ def compute(claim: dict):
     return _to_number(out)
 
 
-def holds(ours, printed, relation, tolerance, tolerance_kind="abs") -> bool:
-    """Does "ours <relation> printed" hold within ``tolerance``?"""
-    if relation == "=":
-        return ours == printed
-    if isinstance(ours, bool) or isinstance(printed, bool):
+def holds(claim: dict, ours) -> bool:
+    """Is our value for ``claim`` within its acceptance range (and expectation), or equal for ``=``?"""
+    if claim["relation"] == "=":
+        return ours == claim["printed"]
+    if isinstance(ours, bool):
         return False
-    ours, printed, tol = float(ours), float(printed), float(tolerance)
-    if math.isnan(ours):
+    try:
+        ours = float(ours)
+    except (TypeError, ValueError):
         return False
-    if tolerance_kind == "rel":
-        tol *= abs(printed)
-    if relation == "≈":
-        return abs(ours - printed) <= tol
-    if relation == "≤":
-        return ours <= printed + tol
-    return ours >= printed - tol
+    if not math.isfinite(ours):
+        return False
+    lo, hi = (float(a) for a in claim["accept"])
+    if not lo <= ours <= hi:
+        return False
+    exp = claim.get("expect")
+    return exp is None or abs(ours - float(exp["value"])) <= float(exp["rel"]) * abs(float(exp["value"]))
 
 
-def evaluate(claim: dict) -> dict:
-    """One row of the claims table."""
+def evaluate(claim: dict, ours=None) -> dict:
+    """One row of the claims table (``ours`` given: check that value instead of computing it)."""
     validate(claim)
-    ours = compute(claim)
-    ok = holds(ours, claim["printed"], claim["relation"], claim["tolerance"], claim.get("tolerance_kind", "abs"))
+    if ours is None:
+        ours = compute(claim)
+    acc = claim.get("accept") or (None, None)
+    exp = claim.get("expect") or {}
     return {
         "id": claim["id"],
         "paper": claim["paper"],
@@ -109,12 +137,15 @@ def evaluate(claim: dict) -> dict:
         "quantity": claim["quantity"],
         "printed": claim["printed"],
         "relation": claim["relation"],
-        "tolerance": claim["tolerance"],
-        "tolerance_kind": claim.get("tolerance_kind", "abs"),
+        "accept_lo": acc[0],
+        "accept_hi": acc[1],
+        "expect": exp.get("value"),
+        "expect_rel": exp.get("rel"),
         "ours": float(ours) if isinstance(ours, Fraction) else ours,
-        "status": "reproduced" if ok else "differs",
+        "status": "reproduced" if holds(claim, ours) else "differs",
         "expected": claim.get("expected", "reproduced"),
         "note": claim.get("note", ""),
+        "range_reason": claim.get("range_reason", ""),
     }
 
 

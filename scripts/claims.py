@@ -16,7 +16,9 @@ def run_chunk(smk):
         t = time.time()
         rows.append(claims.evaluate(c))
         log.info("claim %d/%d %s: %s (%.1fs)", i, len(todo), c["id"], rows[-1]["status"], time.time() - t)
-    _pipeline.write_csv(pd.DataFrame(rows, columns=None if rows else ["id"]), smk.output[0])
+    df = pd.DataFrame(rows, columns=None if rows else ["id"])
+    df["code_hash"] = _pipeline.code_hash(smk)
+    _pipeline.write_csv(df, smk.output[0])
 
 
 def fmt(x):
@@ -30,15 +32,18 @@ def markdown(df):
         "# Claims: numbers printed in the papers vs this pipeline",
         "",
         f"{(df.status == 'reproduced').sum()} reproduced, {(df.status == 'differs').sum()} differ "
-        f"(of {len(df)}); a claim reads “ours <relation> printed” within the tolerance.",
+        f"(of {len(df)}); the relation is what the paper states; a numeric claim is reproduced iff ours lies in "
+        "the acceptance range (and within the expected value, where one is given; see config/claims.yaml for why).",
         "",
-        "| paper | where | quantity | printed | rel. | tol. | ours | status | note |",
+        "| paper | where | quantity | printed | rel. | accept | ours | status | note |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for _, r in df.iterrows():
-        tol = fmt(r["tolerance"]) + (" (rel)" if r["tolerance_kind"] == "rel" else "")
+        acc = "" if pd.isna(r["accept_lo"]) else f"[{fmt(r['accept_lo'])}, {fmt(r['accept_hi'])}]"
+        if not pd.isna(r["expect"]):
+            acc += f", ≈{fmt(r['expect'])} ±{fmt(r['expect_rel'])} (rel)"
         lines.append(f"| {r['paper']} | {r['where']} | {r['quantity']} | {fmt(r['printed'])} | {r['relation']} | "
-                     f"{tol} | {fmt(r['ours'])} | {r['status']} | {'' if pd.isna(r['note']) else r['note']} |")
+                     f"{acc} | {fmt(r['ours'])} | {r['status']} | {'' if pd.isna(r['note']) else r['note']} |")
     return "\n".join(lines) + "\n"
 
 

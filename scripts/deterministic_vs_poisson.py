@@ -7,18 +7,19 @@ whether ε0 = ε1 within the grid resolution (evidence for Conjecture 4.3).
 """
 
 import _pipeline
+import _samplers
 import _style
 import numpy as np
 import pandas as pd
+
 from dpsampling.engine.result import BELOW_FLOOR_FLAG
 from dpsampling.papers import chua
-
 
 COLOR = {"deterministic": _style.PALETTE[7], "pld": _style.PALETTE[0]}
 
 
 def compute_point(p, rel_tol=None, discretization=None, finest_discretization=None):
-    res = _pipeline.one_epoch_result(p, "delta", p["epsilon"], rel_tol, discretization, finest_discretization)
+    res = _samplers.one_epoch_result(p, "delta", p["epsilon"], rel_tol, discretization, finest_discretization)
     return {**_pipeline.result_row(res), "q": 1.0 / p["steps"]}
 
 

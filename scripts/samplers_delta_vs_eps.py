@@ -7,6 +7,7 @@ wrong for shuffling) and layout as ``samplers_eps_vs_sigma.py`` (generic parts i
 """
 
 import _pipeline
+import _samplers
 
 # Which paper figure each (σ, T) panel is (presentation only).
 PANELS = {
@@ -17,11 +18,11 @@ PANELS = {
 
 
 def compute_point(p, **settings):
-    return _pipeline.sampler_result_row(p, "delta", **settings)
+    return _samplers.sampler_result_row(p, "delta", **settings)
 
 
 def plot(df, figure_paths, checks_path):
-    _pipeline.plot_sampler_figure(df, figure_paths, checks_path, quantity="delta", panel_keys=["sigma", "steps"], x="epsilon",
+    _samplers.plot_sampler_figure(df, figure_paths, checks_path, quantity="delta", panel_keys=["sigma", "steps"], x="epsilon",
                      titles=PANELS, xlabel="ε", panel_text=lambda k: f"δ vs ε at σ={k[0]:g}, T={k[1]:,}")
 
 

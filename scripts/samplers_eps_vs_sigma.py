@@ -13,7 +13,7 @@ Poisson accounting for a shuffled implementation is provably wrong there) to
 """
 
 import _pipeline
-
+import _samplers
 
 # Which paper figure each (δ, T) panel is (presentation only; other panels get a generic title).
 PANELS = {
@@ -24,15 +24,15 @@ PANELS = {
 
 
 def compute_point(p, **settings):
-    return _pipeline.sampler_result_row(p, "epsilon", **settings)
+    return _samplers.sampler_result_row(p, "epsilon", **settings)
 
 
 #: the checks table of the plot rule (Theorem 4.1, provably-wrong regions), shared with samplers_delta_vs_eps
-checks = _pipeline.sampler_checks
+checks = _samplers.sampler_checks
 
 
 def plot(df, figure_paths, checks_path):
-    _pipeline.plot_sampler_figure(df, figure_paths, checks_path, quantity="epsilon", panel_keys=["delta", "steps"],
+    _samplers.plot_sampler_figure(df, figure_paths, checks_path, quantity="epsilon", panel_keys=["delta", "steps"],
                                   x="sigma", titles=PANELS, xlabel="noise multiplier σ", panel_text=lambda k: f"ε vs σ at δ={k[0]:g}, T={k[1]:,}")
 
 

@@ -30,6 +30,18 @@ def copy_workflow():
     return copy
 
 
+@pytest.fixture(scope="session")
+def smoke_run(repo_root, tmp_path_factory, copy_workflow):
+    """One uninterrupted smoke run of the whole pipeline (config/smoke.yaml) in a temporary copy, shared
+    by every test that needs pipeline outputs (read it, never write into it: copy it first)."""
+    work = copy_workflow(repo_root, tmp_path_factory.mktemp("smoke"))
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml"]
+    out = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return work
+
+
 @pytest.fixture
 def rejects_bad_config(repo_root, tmp_path, copy_workflow):
     """check(path, value, needle): set one smoke-config entry (a path of keys) to ``value`` and dry-run

@@ -19,13 +19,6 @@ def test_q1_poisson_equals_analytic_gaussian():
     assert A.delta(eps, sigma=sigma, q=1.0, steps=steps, method="analytic").value == pytest.approx(exact, rel=1e-12)
 
 
-def test_wor_equals_poisson_at_half_sigma():
-    kw = dict(q=0.01, steps=200, rel_tol=1e-3)
-    wor = A.epsilon(1e-5, sigma=2.0, sampler="wor", **kw)
-    poi = A.epsilon(1e-5, sigma=1.0, sampler="poisson", **kw)
-    assert wor.value == poi.value
-
-
 def test_wor_is_poisson_with_sensitivity_two_in_dp_accounting():
     """Prop. 9 checked independently: dp_accounting with sensitivity 2 at σ gives the same ε."""
     from dp_accounting.pld import privacy_loss_distribution as pldlib
@@ -53,10 +46,18 @@ def test_calibration_q1_is_exact():
     assert gaussian.epsilon(1e-5, res.value / 10.0) == pytest.approx(1.0, rel=1e-9)
 
 
-def test_calibration_wor_is_twice_poisson():
-    kw = dict(q=1e-2, steps=1000, rel_tol=1e-3)
-    assert A.calibrate_sigma(2.0, 1e-6, sampler="wor", **kw).value == pytest.approx(
-        2 * A.calibrate_sigma(2.0, 1e-6, sampler="poisson", **kw).value, rel=1e-12)
+def test_calibrated_wor_sigma_checked_by_dp_accounting_sensitivity_two():
+    """Prop. 9 independently (WOR is computed as Poisson at σ/2, so comparing the two would hold by
+    construction): the calibrated WOR σ meets the target in dp_accounting with sensitivity 2 at σ."""
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    r = A.calibrate_sigma(2.0, 1e-6, q=1e-2, steps=1000, sampler="wor", rel_tol=1e-3)
+    d = r.accuracy["discretization"]
+    pld = pldlib.from_gaussian_mechanism(r.value, sensitivity=2.0, sampling_prob=1e-2, value_discretization_interval=d)
+    assert pld.self_compose(1000).get_epsilon_for_delta(1e-6) <= 2.0 * (1 + 1e-9)
+    below = pldlib.from_gaussian_mechanism(r.value * (1 - 2e-3), sensitivity=2.0, sampling_prob=1e-2,
+                                           value_discretization_interval=d)
+    assert below.self_compose(1000).get_epsilon_for_delta(1e-6) > 2.0  # and σ is not much larger than needed
 
 
 def test_monotone_in_sigma_q_steps():
@@ -79,6 +80,7 @@ def test_lower_le_upper_and_add_remove_is_max():
     assert add != rem  # the two directions really differ for q < 1
 
 
+@pytest.mark.regression_pin  # values from our own output; twin: Chua §1.1 printed ε_P(RDP) < 3.43 (claim chua_fig1_eps_p_rdp_sigma0p5) and dp_accounting's RDP accountant (same orders)
 def test_rdp_is_above_pld_and_matches_reference():
     kw = dict(sigma=0.5, q=1e-4, steps=10000)
     rdp = A.epsilon(1e-6, method="rdp", **kw)
@@ -135,7 +137,7 @@ def test_direction_split_agrees_with_public_dp_accounting_max():
         assert pld.delta(eps, 0.9, 0.02, 100, "add_remove", True, 1e-3) == composed.get_delta_for_epsilon(eps)
 
 
-def test_curve_calibration_matches_pointwise_and_wor_is_twice():
+def test_curve_calibration_matches_pointwise():
     qs = [0.3, 0.01, 0.03, 0.1]  # unsorted on purpose: results come back in this order
     curve = A.calibrate_sigma_curve(2.0, 1e-5, qs, steps=1000, rel_tol=1e-3)
     for q, r in zip(qs, curve):
@@ -144,8 +146,6 @@ def test_curve_calibration_matches_pointwise_and_wor_is_twice():
         assert r.value == pytest.approx(single, rel=2e-3)
         d = r.accuracy["discretization"]
         assert A.epsilon(1e-5, sigma=r.value, q=q, steps=1000, discretization=d).value <= 2.0 * (1 + 1e-4)
-    wor = A.calibrate_sigma_curve(2.0, 1e-5, qs, steps=1000, sampler="wor", rel_tol=1e-3)
-    assert [w.value for w in wor] == [2 * r.value for r in curve]
 
 
 def test_calibration_refines_through_exact_decimal_discretisations():

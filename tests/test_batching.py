@@ -21,12 +21,14 @@ def _restore_mp_dps():
 # ----------------------------------------------------------------------------- reference values
 
 
+@pytest.mark.regression_pin  # values from our own output; twin: Chua §1.1/§4.3 printed 10.997 and 0.244 (claims chua_fig1_eps_d_sigma0p5, chua_fig3_delta_d_eps4) and test_deterministic_is_analytic_gaussian (closed form)
 def test_deterministic_reference_values():
     # σ=0.5, δ=1e-6: ε_D = 10.9972 (Chua §1.1 prints ≈ 10.997); σ=0.4: δ_D(4) = 0.24382 (§4.3 prints ≈ 0.244)
     assert deterministic.deterministic_epsilon(1e-6, 0.5) == pytest.approx(10.99715, abs=5e-5)
     assert deterministic.deterministic_delta(4.0, 0.4) == pytest.approx(0.24382, abs=5e-6)
 
 
+@pytest.mark.regression_pin  # values from our own output; twin: mpmath at 60 digits (test_shuffle_delta_vs_mpmath, test_shuffle_epsilon_vs_mpmath_and_naive_loses_digits) and Chua's printed 10.994 / 0.226 / 7.5e-5
 def test_shuffle_reference_values():
     eps_s, c = shuffle.shuffle_epsilon_lower(1e-6, 0.5, 10_000, return_argmax=True)
     assert eps_s == pytest.approx(10.99478, abs=5e-6)  # not the naive 10.99714
@@ -37,6 +39,7 @@ def test_shuffle_reference_values():
     np.testing.assert_allclose(cs, [2.18, 3.42])
 
 
+@pytest.mark.regression_pin  # values from our own output; twin: Chua's printed upper bounds < 1.96, < 3.43, ≤ 1.18e-5 (claims) and dp_accounting at d=1e-4 (claims table)
 def test_poisson_reference_values():
     # Reference values of the lead's colleagues were at PLD discretisation 1e-3.
     assert poisson.poisson_epoch_epsilon(1e-6, 0.5, 10_000, discretization=1e-3) == pytest.approx(1.95478, abs=5e-5)
@@ -44,6 +47,7 @@ def test_poisson_reference_values():
     assert poisson.poisson_epoch_delta(4.0, 0.4, 10_000, discretization=1e-3) == pytest.approx(1.1706e-5, rel=1e-4)
 
 
+@pytest.mark.regression_pin  # values from our own output; twin: Chua App. A printed 8.45e-5, 2.06e-10, 0.004 (claims chua_fig7_*_eps0p5)
 def test_fig7_text_numbers_are_at_eps_half():
     # Chua App. A, Fig. 7 (σ=1, T=1000): the text's "δ(1)" numbers all match ε = 0.5, not ε = 1.
     assert poisson.poisson_epoch_delta(0.5, 1.0, 1000, method="rdp") == pytest.approx(8.45e-5, rel=1e-3)
@@ -53,6 +57,7 @@ def test_fig7_text_numbers_are_at_eps_half():
     assert poisson.poisson_epoch_delta(1.0, 1.0, 1000, method="rdp") < 1e-6  # ≪ printed 8.45e-5
 
 
+@pytest.mark.regression_pin  # values from our own output; twin: Chua App. A printed ε_S ≥ 0.029 / 0.26 (claims chua_fig4_eps_s_sigma1p3, chua_fig1_eps_s_sigma1p3)
 def test_fig4_is_T_1e5_not_1e4():
     # App. A, Fig. 4: the text says T = 100,000, the caption 10,000; σ = 1.3 decides it (printed ε_S > 0.029).
     assert shuffle.shuffle_epsilon_lower(1e-6, 1.3, 100_000) == pytest.approx(0.02978, abs=5e-5)

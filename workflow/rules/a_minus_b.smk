@@ -19,6 +19,7 @@ rule a_minus_b_chunk:
     output:
         "results/a_minus_b/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("a_minus_b"),
         points=lambda wc: chunk_points("a_minus_b", wc.chunk),
         settings=settings("a_minus_b"),
     log:
@@ -36,6 +37,8 @@ rule a_minus_b_plot:
         pdf=report("figures/a_minus_b.pdf", caption="../report/a_minus_b.rst", category="Räisä et al."),
         png="figures/a_minus_b.png",
         md="figures/a_minus_b.md",
+    params:
+        code_hash=code_hash("a_minus_b"),
     log:
         "logs/a_minus_b/plot.log",
     message:

@@ -6,6 +6,7 @@ rule add_remove_crossing_chunk:
     output:
         "results/add_remove_crossing/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("add_remove_crossing"),
         points=lambda wc: chunk_points("add_remove_crossing", wc.chunk),
         settings=settings("add_remove_crossing"),
     log:
@@ -22,6 +23,8 @@ rule add_remove_crossing_plot:
     output:
         report("figures/add_remove_crossing.pdf", caption="../report/add_remove_crossing.rst", category="Lebeda et al."),
         "figures/add_remove_crossing.png",
+    params:
+        code_hash=code_hash("add_remove_crossing"),
     log:
         "logs/add_remove_crossing/plot.log",
     message:

@@ -6,6 +6,7 @@ rule cf_accountant_checks_chunk:
     output:
         "results/cf_accountant_checks/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("cf_accountant_checks"),
         points=lambda wc: chunk_points("cf_accountant_checks", wc.chunk),
         settings=settings("cf_accountant_checks"),
     log:
@@ -22,6 +23,8 @@ rule cf_accountant_checks_plot:
     output:
         report("figures/cf_accountant_checks.pdf", caption="../report/cf_accountant_checks.rst", category="Zhu et al."),
         "figures/cf_accountant_checks.png",
+    params:
+        code_hash=code_hash("cf_accountant_checks"),
     log:
         "logs/cf_accountant_checks/plot.log",
     message:

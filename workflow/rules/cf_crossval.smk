@@ -6,6 +6,7 @@ rule cf_crossval_chunk:
     output:
         "results/cf_crossval/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("cf_crossval"),
         points=lambda wc: chunk_points("cf_crossval", wc.chunk),
         settings=settings("cf_crossval"),
     log:
@@ -21,6 +22,8 @@ rule cf_crossval_plot:
         "results/cf_crossval/cf_crossval.csv",
     output:
         report("figures/cf_crossval.md", caption="../report/cf_crossval.rst", category="Zhu et al."),
+    params:
+        code_hash=code_hash("cf_crossval"),
     log:
         "logs/cf_crossval/plot.log",
     message:

@@ -2,12 +2,36 @@
 # parameters through the library (independent of any figure grid, so identical under every config).
 import yaml
 
+from snakemake.exceptions import WorkflowError
+
 FIGURES["claims"] = ["results/claims/claims.csv", "figures/claims.md"]
 
 
-def load_claims():
+def _read_claims():
+    """Parse and validate the claims file once (schema, then dpsampling.claims.validate: ids unique,
+    lo <= hi, expect inside accept); a bad entry stops the workflow naming the claim and the key."""
+    from dpsampling import claims as cl
+
     with open(config["claims"]["file"]) as f:
-        return yaml.safe_load(f)["claims"]
+        data = yaml.safe_load(f)
+    validate(data, "../schemas/claims.schema.yaml")
+    seen = set()
+    for c in data["claims"]:
+        try:
+            cl.validate(c)
+        except ValueError as e:
+            raise WorkflowError(f"{config['claims']['file']}: {e}") from None
+        if c["id"] in seen:
+            raise WorkflowError(f"{config['claims']['file']}: claim id {c['id']} appears twice")
+        seen.add(c["id"])
+    return data["claims"]
+
+
+CLAIMS = _read_claims()
+
+
+def load_claims():
+    return CLAIMS
 
 
 def claims_of_chunk(chunk):
@@ -20,6 +44,8 @@ rule claims_chunk:
     output:
         "results/claims/chunks/{chunk}.csv",
     params:
+        # the script's imports plus the module of every `evaluate: call:` in this chunk
+        code_hash=lambda wc: code_hash("claims", [c["evaluate"]["call"].rpartition(".")[0] for c in claims_of_chunk(wc.chunk)]),
         claims=lambda wc: claims_of_chunk(wc.chunk),
     log:
         "logs/claims/chunk_{chunk}.log",
@@ -36,6 +62,7 @@ rule claims_table:
         csv="results/claims/claims.csv",
         md=report("figures/claims.md", caption="../report/claims.rst", category="Claims"),
     params:
+        code_hash=code_hash("claims"),
         claims=load_claims(),
     log:
         "logs/claims/table.log",

@@ -15,6 +15,24 @@ validate(config, "../schemas/config.schema.yaml")
 # `shell:` rules (none yet) would run the `python` on PATH; put ours first.
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
+# Library code as a rerun trigger: every rule that runs scripts/<name>.py gets
+# `code_hash=code_hash("<name>")` in its params, a hash of the dpsampling modules (and script helpers)
+# the script imports, transitively (scripts/_codehash.py walks the import graph with ast at parse time,
+# once per script).  Editing a library function thus reruns exactly the jobs whose scripts import it;
+# the chunk scripts also write the hash as the `code_hash` column of every row.
+sys.path.insert(0, os.path.join(workflow.basedir, "scripts"))
+import _codehash
+
+_CODE_HASHES = {}
+
+
+def code_hash(name, extra=()):
+    key = (name, tuple(sorted(set(extra))))
+    if key not in _CODE_HASHES:
+        _CODE_HASHES[key] = _codehash.code_hash(os.path.join(workflow.basedir, "scripts", f"{name}.py"), key[1])
+    return _CODE_HASHES[key]
+
+
 # Computations that follow the grid -> chunks -> aggregate pattern: config blocks with a `grid`.
 GRID_COMPUTATIONS = [k for k, v in config.items() if isinstance(v, dict) and "grid" in v]
 
@@ -50,6 +68,18 @@ def all_targets():
     return targets
 
 
+onstart:
+    # A job killed mid-write (SIGKILL, power loss) leaves its temporary file (scripts/_pipeline._atomic
+    # writes `.tmp-*` next to the target, then renames); nothing else writes such names, and no job of
+    # this run has started yet (the run holds the directory lock), so remove them before any job runs.
+    _pipeline_tmp = [os.path.join(d, f) for d, _, fs in os.walk("results") for f in fs if f.startswith(".tmp-")]
+    _pipeline_tmp += [os.path.join(d, f) for d, _, fs in os.walk("figures") for f in fs if f.startswith(".tmp-")]
+    for _f in _pipeline_tmp:
+        os.remove(_f)
+    if _pipeline_tmp:
+        print(f"removed {len(_pipeline_tmp)} temporary file(s) left by an interrupted run", file=sys.stderr)
+
+
 wildcard_constraints:
     computation="|".join(GRID_COMPUTATIONS) or "NONE",
     chunk=r"\d+",
@@ -59,6 +89,7 @@ rule grid:
     output:
         "results/{computation}/grid.csv",
     params:
+        code_hash=code_hash("write_grid"),
         points=lambda wc: points(wc.computation),
     log:
         "logs/{computation}/grid.log",
@@ -74,6 +105,7 @@ rule aggregate:
     output:
         "results/{computation}/{computation}.csv",
     params:
+        code_hash=code_hash("aggregate"),
         points=lambda wc: points(wc.computation),
     log:
         "logs/{computation}/aggregate.log",

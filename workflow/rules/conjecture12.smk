@@ -8,6 +8,7 @@ rule conjecture12_chunk:
     output:
         "results/conjecture12/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("conjecture12"),
         points=lambda wc: chunk_points("conjecture12", wc.chunk),
         settings=settings("conjecture12"),
     log:
@@ -26,6 +27,8 @@ rule conjecture12_plot:
         png="figures/conjecture12.png",
         verdict_csv="results/conjecture12/verdict.csv",
         verdict_md="figures/conjecture12_verdict.md",
+    params:
+        code_hash=code_hash("conjecture12"),
     log:
         "logs/conjecture12/plot.log",
     message:

@@ -5,6 +5,7 @@ rule deterministic_vs_poisson_chunk:
     output:
         "results/deterministic_vs_poisson/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("deterministic_vs_poisson"),
         points=lambda wc: chunk_points("deterministic_vs_poisson", wc.chunk),
         settings=settings("deterministic_vs_poisson"),
     log:
@@ -22,6 +23,8 @@ rule deterministic_vs_poisson_plot:
         pdf=report("figures/deterministic_vs_poisson.pdf", caption="../report/deterministic_vs_poisson.rst", category="Chua et al."),
         png="figures/deterministic_vs_poisson.png",
         crossings="results/deterministic_vs_poisson/crossings.csv",
+    params:
+        code_hash=code_hash("deterministic_vs_poisson"),
     log:
         "logs/deterministic_vs_poisson/plot.log",
     message:

@@ -8,6 +8,7 @@ rule effective_noise_chunk:
     output:
         "results/effective_noise/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("effective_noise"),
         points=lambda wc: chunk_points("effective_noise", wc.chunk),
         settings=settings("effective_noise"),
     log:
@@ -25,6 +26,8 @@ rule effective_noise_plot:
         pdf=report("figures/effective_noise.pdf", caption="../report/effective_noise.rst", category="Räisä et al."),
         png="figures/effective_noise.png",
         md="figures/effective_noise.md",
+    params:
+        code_hash=code_hash("effective_noise"),
     log:
         "logs/effective_noise/plot.log",
     message:

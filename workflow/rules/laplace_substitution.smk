@@ -6,6 +6,7 @@ rule laplace_substitution_chunk:
     output:
         "results/laplace_substitution/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("laplace_substitution"),
         points=lambda wc: chunk_points("laplace_substitution", wc.chunk),
         settings=settings("laplace_substitution"),
     log:
@@ -22,6 +23,8 @@ rule laplace_substitution_plot:
     output:
         report("figures/laplace_substitution.pdf", caption="../report/laplace_substitution.rst", category="Lebeda et al."),
         "figures/laplace_substitution.png",
+    params:
+        code_hash=code_hash("laplace_substitution"),
     log:
         "logs/laplace_substitution/plot.log",
     message:

@@ -6,6 +6,7 @@ rule one_step_profiles_chunk:
     output:
         "results/one_step_profiles/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("one_step_profiles"),
         points=lambda wc: chunk_points("one_step_profiles", wc.chunk),
         settings=settings("one_step_profiles"),
     log:
@@ -22,6 +23,8 @@ rule one_step_profiles_plot:
     output:
         report("figures/one_step_profiles.pdf", caption="../report/one_step_profiles.rst", category="Zhu et al."),
         "figures/one_step_profiles.png",
+    params:
+        code_hash=code_hash("one_step_profiles"),
     log:
         "logs/one_step_profiles/plot.log",
     message:

@@ -6,6 +6,7 @@ rule poisson_vs_wor_sigma_chunk:
     output:
         "results/poisson_vs_wor_sigma/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("poisson_vs_wor_sigma"),
         points=lambda wc: chunk_points("poisson_vs_wor_sigma", wc.chunk),
         settings=settings("poisson_vs_wor_sigma"),
     log:
@@ -22,6 +23,8 @@ rule poisson_vs_wor_sigma_plot:
     output:
         report("figures/poisson_vs_wor_sigma.pdf", caption="../report/poisson_vs_wor_sigma.rst", category="Lebeda et al."),
         "figures/poisson_vs_wor_sigma.png",
+    params:
+        code_hash=code_hash("poisson_vs_wor_sigma"),
     log:
         "logs/poisson_vs_wor_sigma/plot.log",
     message:

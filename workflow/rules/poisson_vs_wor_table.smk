@@ -6,6 +6,7 @@ rule poisson_vs_wor_table_chunk:
     output:
         "results/poisson_vs_wor_table/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("poisson_vs_wor_table"),
         points=lambda wc: chunk_points("poisson_vs_wor_table", wc.chunk),
         settings=settings("poisson_vs_wor_table"),
     log:
@@ -21,6 +22,8 @@ rule poisson_vs_wor_table_plot:
         "results/poisson_vs_wor_table/poisson_vs_wor_table.csv",
     output:
         report("figures/poisson_vs_wor_table.md", caption="../report/poisson_vs_wor_table.rst", category="Lebeda et al."),
+    params:
+        code_hash=code_hash("poisson_vs_wor_table"),
     log:
         "logs/poisson_vs_wor_table/plot.log",
     message:

@@ -6,6 +6,7 @@ rule rdp_vs_profile_chunk:
     output:
         "results/rdp_vs_profile/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("rdp_vs_profile"),
         points=lambda wc: chunk_points("rdp_vs_profile", wc.chunk),
         settings=settings("rdp_vs_profile"),
     log:
@@ -22,6 +23,8 @@ rule rdp_vs_profile_plot:
     output:
         report("figures/rdp_vs_profile.pdf", caption="../report/rdp_vs_profile.rst", category="Zhu et al."),
         "figures/rdp_vs_profile.png",
+    params:
+        code_hash=code_hash("rdp_vs_profile"),
     log:
         "logs/rdp_vs_profile/plot.log",
     message:

@@ -6,6 +6,7 @@ rule rr_counterexample_chunk:
     output:
         "results/rr_counterexample/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("rr_counterexample"),
         points=lambda wc: chunk_points("rr_counterexample", wc.chunk),
         settings=settings("rr_counterexample"),
     log:
@@ -22,6 +23,8 @@ rule rr_counterexample_plot:
     output:
         report("figures/rr_counterexample.pdf", caption="../report/rr_counterexample.rst", category="Lebeda et al."),
         "figures/rr_counterexample.png",
+    params:
+        code_hash=code_hash("rr_counterexample"),
     log:
         "logs/rr_counterexample/plot.log",
     message:

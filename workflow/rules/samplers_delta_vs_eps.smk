@@ -14,6 +14,7 @@ rule samplers_delta_vs_eps_chunk:
     output:
         "results/samplers_delta_vs_eps/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("samplers_delta_vs_eps"),
         points=lambda wc: chunk_points("samplers_delta_vs_eps", wc.chunk),
         settings=settings("samplers_delta_vs_eps"),
     log:
@@ -31,6 +32,8 @@ rule samplers_delta_vs_eps_plot:
         pdf=report("figures/samplers_delta_vs_eps.pdf", caption="../report/samplers_delta_vs_eps.rst", category="Chua et al."),
         png="figures/samplers_delta_vs_eps.png",
         checks="results/samplers_delta_vs_eps/provably_wrong.csv",
+    params:
+        code_hash=code_hash("samplers_delta_vs_eps"),
     log:
         "logs/samplers_delta_vs_eps/plot.log",
     message:

@@ -14,6 +14,7 @@ rule samplers_eps_vs_sigma_chunk:
     output:
         "results/samplers_eps_vs_sigma/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("samplers_eps_vs_sigma"),
         points=lambda wc: chunk_points("samplers_eps_vs_sigma", wc.chunk),
         settings=settings("samplers_eps_vs_sigma"),
     log:
@@ -31,6 +32,8 @@ rule samplers_eps_vs_sigma_plot:
         pdf=report("figures/samplers_eps_vs_sigma.pdf", caption="../report/samplers_eps_vs_sigma.rst", category="Chua et al."),
         png="figures/samplers_eps_vs_sigma.png",
         checks="results/samplers_eps_vs_sigma/provably_wrong.csv",
+    params:
+        code_hash=code_hash("samplers_eps_vs_sigma"),
     log:
         "logs/samplers_eps_vs_sigma/plot.log",
     message:

@@ -6,6 +6,7 @@ rule wor_substitution_bound_chunk:
     output:
         "results/wor_substitution_bound/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("wor_substitution_bound"),
         points=lambda wc: chunk_points("wor_substitution_bound", wc.chunk),
         settings=settings("wor_substitution_bound"),
     log:
@@ -22,6 +23,8 @@ rule wor_substitution_bound_plot:
     output:
         report("figures/wor_substitution_bound.pdf", caption="../report/wor_substitution_bound.rst", category="Lebeda et al."),
         "figures/wor_substitution_bound.png",
+    params:
+        code_hash=code_hash("wor_substitution_bound"),
     log:
         "logs/wor_substitution_bound/plot.log",
     message:
