@@ -52,3 +52,15 @@ def rejects_bad_config(repo_root, tmp_path, copy_workflow):
         assert not (work / "results").exists()
 
     return check
+
+
+@pytest.fixture(scope="session")
+def smoke_run(repo_root, tmp_path_factory, copy_workflow):
+    """One smoke run of the whole pipeline (config/smoke.yaml) in a temporary copy, shared by every test of the
+    session that needs its results, figures or report (test_pipeline.py, test_report.py)."""
+    work = copy_workflow(repo_root, tmp_path_factory.mktemp("smoke"))
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml"]
+    out = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    if out.returncode != 0:
+        raise AssertionError(f"{' '.join(cmd)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+    return work

@@ -23,10 +23,8 @@ def snakemake(cwd, *args, check=True):
 
 
 @pytest.fixture(scope="module")
-def smoke(repo_root, tmp_path_factory, copy_workflow):
-    work = copy_workflow(repo_root, tmp_path_factory.mktemp("smoke"))
-    snakemake(work, "--configfile", "config/smoke.yaml")
-    return work
+def smoke(smoke_run):
+    return smoke_run  # the session's one smoke run (conftest.py)
 
 
 def expected_outputs(work):
