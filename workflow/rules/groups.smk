@@ -4,9 +4,8 @@
 #   grids:   every `grid` job (a few ms each; no inputs)                  -> bundled by --group-components grids=N
 #   collect: `aggregate` and every `*_plot` / `*_table` rule; one connected component per computation
 #            (aggregate -> plot), bundled by --group-components collect=N
-#   chunks:  every `*_chunk` rule; each chunk is its own component, so with chunks=1 (profiles/slurm's default)
-#            every chunk stays one SLURM job (the paper-grade chunks are minutes long and should run in parallel);
-#            raise it to bundle small chunks (the smoke run through SLURM uses chunks=10).
+#   chunks:  every `*_chunk` rule; each chunk is its own component, bundled by --group-components chunks=N
+#            (profiles/slurm: 3, run side by side on 3 CPUs; the smoke run through SLURM uses 10).
 # The assignment goes by rule name, so a new computation following the pattern (<c>_chunk, <c>_plot) is grouped
 # without touching this file.  `--groups RULE=GROUP` on the command line still overrides it.
 
