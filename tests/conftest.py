@@ -33,7 +33,8 @@ def copy_workflow():
 @pytest.fixture(scope="session")
 def smoke_run(repo_root, tmp_path_factory, copy_workflow):
     """One uninterrupted smoke run of the whole pipeline (config/smoke.yaml) in a temporary copy, shared
-    by every test that needs pipeline outputs (read it, never write into it: copy it first)."""
+    by every test that needs pipeline outputs, figures or the report (read it, never write into it: copy
+    it first)."""
     work = copy_workflow(repo_root, tmp_path_factory.mktemp("smoke"))
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml"]
     out = subprocess.run(cmd, cwd=work, capture_output=True, text=True)

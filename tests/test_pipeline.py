@@ -24,7 +24,7 @@ def snakemake(cwd, *args, check=True):
 
 @pytest.fixture(scope="module")
 def smoke(smoke_run):
-    return smoke_run
+    return smoke_run  # the session's one smoke run (conftest.py)
 
 
 def expected_outputs(work):

@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The cluster check: run the smoke pipeline (config/smoke.yaml) through a real single-node SLURM cluster
+# with profiles/slurm and the SLURM executor plugin, and check that every results CSV is byte-identical to a
+# local smoke run (timing-valued fields excepted, by column name) and that at most MAX_JOBS jobs were submitted.
+#
+#   tests/cluster/slurm_smoke.sh          (as root; installs slurm-wlm and munge with apt-get if missing)
+#
+# Exit codes: 0 passed, 1 failed, 77 SKIPPED (printed with the reason: not root, no apt-get, no package index,
+# a SLURM controller already running).  The daemons this script starts are stopped by their pids on exit and
+# any existing /etc/slurm/slurm.conf is restored.  Python (with snakemake and the slurm plugin): $DPSAMPLING_PYTHON,
+# else ./.venv/bin/python if present, else python3.  Measured recipe: see the README's cluster section.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+MAX_JOBS=${MAX_JOBS:-40}
+# Bundling for the smoke run (profiles/slurm keeps chunks=1 for paper-grade runs): every grid job in one
+# submission, every aggregate/plot in one, the tiny smoke chunks ten per submission.
+GROUP_COMPONENTS=${GROUP_COMPONENTS:-"grids=100 collect=100 chunks=10"}
+# Targets of both runs (default: everything); e.g. one table, for a quick check of the machinery itself.
+read -r -a TARGETS <<<"${SLURM_SMOKE_TARGETS:-}"
+START=$(date +%s)
+
+skip() { echo "SLURM SMOKE TEST SKIPPED: $*"; exit 77; }
+fail() { echo "SLURM SMOKE TEST FAILED: $*" >&2; exit 1; }
+say() { echo "[slurm_smoke $(($(date +%s) - START))s] $*"; }
+
+[[ $(id -u) -eq 0 ]] || skip "needs root (installs slurm-wlm/munge, writes /etc/slurm/slurm.conf, runs slurmd)"
+if [[ -n "${DPSAMPLING_PYTHON:-}" ]]; then PY=$DPSAMPLING_PYTHON
+elif [[ -x "$REPO/.venv/bin/python" ]]; then PY="$REPO/.venv/bin/python"
+else PY=python3; fi
+[[ $PY == */* ]] && PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")"  # absolute: the runs cd elsewhere
+"$PY" -c "import snakemake, snakemake_executor_plugin_slurm" 2>/dev/null ||
+    fail "$PY lacks snakemake or the SLURM executor plugin: pip install -e '.[slurm]'"
+
+# --- SLURM and munge installed? ---------------------------------------------------------------------------
+if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null ||
+   ! command -v sbatch >/dev/null; then
+    command -v apt-get >/dev/null || skip "slurm-wlm/munge are not installed and there is no apt-get"
+    say "installing slurm-wlm and munge with apt-get"
+    apt-get update -qq >/dev/null 2>&1 || skip "apt-get update failed (no package index reachable)"
+    apt-cache show slurm-wlm >/dev/null 2>&1 || skip "the package index has no slurm-wlm"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null || fail "apt-get install failed"
+fi
+if pgrep -x slurmctld >/dev/null || pgrep -x slurmd >/dev/null; then
+    skip "a SLURM daemon is already running on this machine; this check only uses a cluster it starts itself"
+fi
+
+# --- cleanup: stop what we started (by pid), restore slurm.conf --------------------------------------------
+TMP=$(mktemp -d /tmp/slurm_smoke.XXXXXX)
+STARTED_PIDFILES=()
+CLUSTER_STARTED=0
+CONF=/etc/slurm/slurm.conf
+BACKUP=""
+cleanup() {
+    local rc=$?
+    [[ $CLUSTER_STARTED == 1 ]] && { scancel --quiet --user "$(id -un)" 2>/dev/null || true; }  # our cluster's jobs
+    for pidfile in "${STARTED_PIDFILES[@]}"; do
+        [[ -s $pidfile ]] && kill "$(cat "$pidfile")" 2>/dev/null || true
+    done
+    if [[ -n $BACKUP ]]; then mv -f "$BACKUP" "$CONF"; else rm -f "$CONF"; fi
+    [[ ${KEEP_TMP:-0} == 1 ]] || rm -rf "$TMP"
+    exit $rc
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# --- munge: reuse a running munged, else start one -----------------------------------------------------------
+if ! pgrep -x munged >/dev/null; then
+    mkdir -p /run/munge && chown munge: /run/munge 2>/dev/null || true
+    [[ -s /etc/munge/munge.key ]] || { mungekey --create 2>/dev/null || create-munge-key -f; }
+    munged --force
+    STARTED_PIDFILES+=(/run/munge/munged.pid)
+fi
+
+# --- single-node slurm.conf (state, spool, pids and logs under $TMP) ---------------------------------------
+mkdir -p "$TMP"/{state,spool,log} /etc/slurm
+[[ -e $CONF ]] && { BACKUP="$TMP/slurm.conf.orig"; cp -p "$CONF" "$BACKUP"; }
+REALMEM=$(slurmd -C | tr ' ' '\n' | sed -n 's/^RealMemory=//p')
+cat >"$CONF" <<EOF
+# written by tests/cluster/slurm_smoke.sh (restored on exit)
+ClusterName=dpsampling
+SlurmctldHost=localhost
+SlurmUser=root
+AuthType=auth/munge
+StateSaveLocation=$TMP/state
+SlurmdSpoolDir=$TMP/spool
+SlurmctldPidFile=$TMP/slurmctld.pid
+SlurmdPidFile=$TMP/slurmd.pid
+SlurmctldLogFile=$TMP/log/slurmctld.log
+SlurmdLogFile=$TMP/log/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+MinJobAge=600
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+NodeName=localhost NodeHostname=$(hostname) NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$REALMEM State=UNKNOWN
+PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
+EOF
+say "starting slurmctld and slurmd ($(nproc) CPUs, ${REALMEM} MB)"
+slurmctld -f "$CONF" && STARTED_PIDFILES+=("$TMP/slurmctld.pid") && CLUSTER_STARTED=1
+slurmd -f "$CONF" && STARTED_PIDFILES+=("$TMP/slurmd.pid")
+for _ in $(seq 60); do sinfo -h -o %T 2>/dev/null | grep -q idle && break; sleep 0.5; done
+sinfo -h -o %T | grep -q idle || fail "the node did not come up: $(sinfo 2>&1)"
+
+# --- the smoke pipeline, locally and through SLURM -----------------------------------------------------------
+copy() { mkdir -p "$1" && cp -r "$REPO"/{Snakefile,workflow,config,scripts,profiles} "$1"/; }
+export PYTHONPATH="$REPO${PYTHONPATH:+:$PYTHONPATH}"
+copy "$TMP/local"
+copy "$TMP/slurm"
+say "local smoke run"
+(cd "$TMP/local" && "$PY" -m snakemake "${TARGETS[@]}" --cores 2 --configfile config/smoke.yaml >"$TMP/local.log" 2>&1) ||
+    { tail -30 "$TMP/local.log"; fail "the local smoke run failed"; }
+# The profile as a user would edit it: partition = this cluster's, no account (there is no accounting here).
+"$PY" - "$TMP/slurm/profiles/slurm/config.yaml" <<'EOF'
+import sys, yaml
+path = sys.argv[1]
+prof = yaml.safe_load(open(path))
+prof["default-resources"]["slurm_partition"] = "debug"
+prof["default-resources"].pop("slurm_account", None)
+yaml.safe_dump(prof, open(path, "w"), sort_keys=False)
+EOF
+say "smoke run through SLURM (profiles/slurm, --group-components $GROUP_COMPONENTS)"
+T0=$(date +%s)
+# shellcheck disable=SC2086
+(cd "$TMP/slurm" && "$PY" -m snakemake "${TARGETS[@]}" --profile profiles/slurm --configfile config/smoke.yaml \
+    --group-components $GROUP_COMPONENTS --slurm-status-command squeue \
+    --slurm-init-seconds-before-status-checks 3 --seconds-between-status-checks 3 >"$TMP/slurm.log" 2>&1) ||
+    { tail -60 "$TMP/slurm.log"; for f in "$TMP"/slurm/.snakemake/slurm_logs/*/*/*.log; do tail -20 "$f"; done 2>/dev/null
+      fail "the smoke run through SLURM failed"; }
+T1=$(date +%s)
+JOBS=$(grep -c "_slurm_rpc_submit_batch_job: JobId=" "$TMP/log/slurmctld.log" || true)
+LOCAL_JOBS=$(grep -Eo "^[0-9]+ of [0-9]+ steps" "$TMP/local.log" | tail -1 | cut -d' ' -f3)
+say "SLURM run: $((T1 - T0)) s wall, $JOBS jobs submitted (local run: $LOCAL_JOBS jobs)"
+
+# --- every results CSV byte-identical, timing-valued fields excepted -------------------------------------------
+"$PY" "$REPO/tests/cluster/compare_results.py" "$TMP/local/results" "$TMP/slurm/results" || fail "results differ"
+[[ $JOBS -ge 1 && $JOBS -le $MAX_JOBS ]] || fail "$JOBS SLURM jobs submitted (allowed: 1..$MAX_JOBS)"
+say "SLURM SMOKE TEST PASSED: $JOBS SLURM jobs (local: $LOCAL_JOBS), SLURM run $((T1 - T0)) s, total $(($(date +%s) - START)) s"
