@@ -52,15 +52,17 @@ def test_persistent_is_one_epoch_at_sigma_over_sqrt_epochs():
 
 def test_lower_below_deterministic_on_a_grid():
     for sigma in (0.5, 1.0, 2.0):
-        for steps in (10, 100, 1000):
-            for epochs in (1, 3, 10):
+        for steps in (10, 1000):
+            for epochs in (1, 4):
                 for mode in se.SHUFFLE_MODES:
                     r = se.shuffle_epsilon(1e-6, sigma=sigma, steps=steps, epochs=epochs, mode=mode)
                     assert r.lower == r.value and r.upper == se.deterministic_epsilon(
                         1e-6, sigma=sigma, steps=steps, epochs=epochs).value
-                    assert r.value <= r.upper * (1 + 1e-12), (sigma, steps, epochs, mode)
-                    d = se.shuffle_delta(1.0, sigma=sigma, steps=steps, epochs=epochs, mode=mode)
-                    assert math.isnan(d.value) or d.value <= d.upper * (1 + 1e-12)
+                    assert 0 < r.value <= r.upper * (1 + 1e-12), (sigma, steps, epochs, mode)
+    for sigma, epochs in ((0.5, 3), (1.5, 10)):
+        for mode in se.SHUFFLE_MODES:
+            d = se.shuffle_delta(1.0, sigma=sigma, steps=100, epochs=epochs, mode=mode)
+            assert 0 < d.value <= d.upper * (1 + 1e-12)
 
 
 def test_dynamic_grows_with_epochs_and_stays_below_persistent_here():
