@@ -109,3 +109,16 @@ def test_bad_input():
         ms.events_log_delta_lower(1.0, 1.0, 1.0, 1.0, 10)
     with pytest.raises(ValueError, match="direction"):
         ms.events_epsilon_lower(1e-5, 2.0, 1.0, 1.0, 10, direction="both")
+
+
+def test_slice_masses_against_mpmath_in_both_tails():
+    sigma, steps = 0.5, 10_000
+    edges = ms.slice_edges(2.0, 1.0, sigma, steps, discretization=1e-2)
+    lm = ms.slice_log_masses(edges, 2.0, sigma, steps)
+    assert np.logaddexp.reduce(lm) == pytest.approx(0.0, abs=1e-12)  # a partition: masses sum to 1
+    mpmath.mp.dps = 50
+    cdf = lambda c: 1 - _mp_sf_max(c, 2.0, sigma, steps)  # noqa: E731
+    for i in (1, len(edges) // 2, len(edges) - 3):  # cells [c_{i-1}, c_i) near the bottom, middle, top
+        exact = cdf(edges[i]) - cdf(edges[i - 1])
+        assert lm[i] == pytest.approx(float(mpmath.log(exact)), rel=1e-9)
+    assert lm[-1] == pytest.approx(float(mpmath.log(_mp_sf_max(edges[-1], 2.0, sigma, steps))), rel=1e-12)
