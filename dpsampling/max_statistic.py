@@ -393,11 +393,14 @@ def lower_bound_result(quantity, target, mean_p, mean_q, sigma, steps, *, epochs
     f = pld_epsilon_lower if quantity == "epsilon" else pld_delta_lower
     v, per = f(float(target), mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
                direction=direction)
-    acc = {"discretization": float(discretization), "epochs": epochs, "max_rounding_slack": epochs * float(discretization),
+    acc = {"discretization": float(discretization), "epochs": epochs,
+           "max_rounding_slack": epochs * float(discretization),
            **{f"value_{k}": float(x) for k, x in per.items()}}
     if quantity == "delta" and v < RELIABLE_DELTA_FLOOR:
         flags.append("delta_below_1e-12")
         v = math.nan
+    if quantity == "epsilon" and float(target) < RELIABLE_DELTA_FLOOR:  # δ target below the PLD floor
+        flags.append("delta_below_1e-12")
     return AccountingResult(float(v), "lower", PLD_METHOD, acc, float(v), upper, tuple(flags))
 
 

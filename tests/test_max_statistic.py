@@ -32,7 +32,8 @@ def test_generic_sf_is_batching_bit_for_bit(sigma, steps):
 def test_sf_and_cdf_against_mpmath(c, mean, sigma, steps):
     exact = _mp_sf_max(c, mean, sigma, steps)
     assert float(ms.log_sf_max(c, mean, sigma, steps)) == pytest.approx(float(mpmath.log(exact)), rel=1e-12)
-    assert float(ms.log_cdf_max(c, mean, sigma, steps)) == pytest.approx(float(mpmath.log(1 - exact)), rel=1e-12, abs=1e-15)
+    log_cdf = float(mpmath.log(1 - exact))
+    assert float(ms.log_cdf_max(c, mean, sigma, steps)) == pytest.approx(log_cdf, rel=1e-12, abs=1e-15)
 
 
 def test_add_remove_events_equal_single_epoch_shuffle_value():
