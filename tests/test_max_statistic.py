@@ -123,3 +123,15 @@ def test_slice_masses_against_mpmath_in_both_tails():
         exact = cdf(edges[i]) - cdf(edges[i - 1])
         assert lm[i] == pytest.approx(float(mpmath.log(exact)), rel=1e-9)
     assert lm[-1] == pytest.approx(float(mpmath.log(_mp_sf_max(edges[-1], 2.0, sigma, steps))), rel=1e-12)
+
+
+def test_multi_epoch_pld_converges_within_the_rounding_slack():
+    # E = 5 epochs of the shuffle pair (MNIST-like T): ε_low increases as Δ is refined, the changes shrink
+    # ~10× per decade of Δ, and each coarse value is within its guaranteed slack E·Δ of the finest one.
+    epochs = 5
+    vals = {d: ms.pld_epsilon_lower(1e-5, 2.0, 1.0, 1.1, 235, epochs=epochs, discretization=d)[0]
+            for d in (1e-2, 1e-3, 1e-4)}
+    assert vals[1e-2] < vals[1e-3] < vals[1e-4]
+    assert vals[1e-4] - vals[1e-3] < 0.2 * (vals[1e-3] - vals[1e-2])
+    for d in (1e-2, 1e-3):
+        assert vals[1e-4] - vals[d] <= epochs * d
