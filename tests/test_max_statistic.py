@@ -25,6 +25,9 @@ def test_generic_sf_is_batching_bit_for_bit(sigma, steps):
     eps = np.array([0.0, 0.3, 1.0, 3.0, 8.0])
     ours, _, _ = ms.events_log_delta_lower(eps, 2.0, 1.0, sigma, steps, direction="remove")
     assert np.array_equal(ours, batching.shuffle_log_delta_lower(eps, sigma, steps))
+    deltas = np.array([1e-12, 1e-6, 1e-3, 0.3])
+    ours_eps, _, _ = ms.events_epsilon_lower(deltas, 2.0, 1.0, sigma, steps, direction="remove")
+    assert np.array_equal(ours_eps, batching.shuffle_epsilon_lower(deltas, sigma, steps))
 
 
 @pytest.mark.parametrize("c,mean,sigma,steps", [(4.25, 2.0, 0.5, 10_000), (4.25, 1.0, 0.5, 10_000),
