@@ -1,0 +1,428 @@
+"""Lower bounds on δ(ε) and ε(δ) from the max-coordinate statistic M = max_t x_t.
+
+Setting.  For a mean μ ≥ 0, T steps and noise σ, MoG(μ) := (1/T) Σ_t N(μ·e_t, σ² I_T)
+(MoG(0) = N(0, σ² I_T)).  The pairs used by the batch samplers are
+
+* shuffle (Chua et al. ICML 2024, eqs. (1)-(2)): P = MoG(2), Q = MoG(1) — the exact output law of
+  ABLQ_S on one concrete query method and adjacent pair (no dominating pair is known);
+* balls-and-bins (Chua et al. AISTATS 2025): P = MoG(1), Q = N(0, σ²I) (remove; add swaps them).
+
+Law of M.  By symmetry over the uniform batch index, F_μ(C) := Pr_{MoG(μ)}[M ≤ C]
+= Φ((C−μ)/σ)·Φ(C/σ)^(T−1); the survival 1 − F_μ(C) = Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))
+(a = (C−μ)/σ, b = C/σ) is a sum of non-negative terms, evaluated in log space exactly as
+:func:`dpsampling.batching.shuffle_log_pq` does (the same helpers, so that function is
+:func:`log_sf_max` at μ = 2 and μ = 1, bit for bit; tested).
+
+Why every value here is a valid lower bound (one sentence each):
+
+* single epoch, threshold events: for any event S of the output space, δ(ε) ≥ P(S) − e^ε Q(S)
+  on this one adjacent pair (definition of (ε, δ)-DP), and {M ≥ C}, {M < C} are such events;
+  the remove (P vs Q) and add (Q vs P) directions are both differences of one adjacent pair,
+  so their maximum is still a lower bound.
+* several epochs: the E epochs use independent randomness and (for non-adaptive queries) the
+  output is the product P^⊗E vs Q^⊗E; replacing each epoch's output by the slice of ℝ in which
+  its M falls is post-processing, so the hockey-stick divergence of the sliced product pair is
+  ≤ that of the output pair (data processing inequality); the sliced pair's privacy loss is
+  the sum of per-epoch slice losses log(P_i/Q_i), and rounding each loss DOWN to the
+  discretisation grid can only lower Σ_x P(x)(1 − e^{ε−ℓ(x)})₊ (each term is increasing in ℓ),
+  as does lumping the two tails into one atom each (another post-processing) and dropping
+  mass (each term is ≥ 0); no infinite-loss mass is ever added.
+* the FFT composition (dp_accounting, via :func:`dpsampling.pld._self_compose`) may move up to
+  ``tail_mass_truncation`` of mass by wrap-around; moving mass m changes δ by at most m, so we
+  subtract it from δ (and add it to the δ target of ε(δ)).
+
+Why hand-written: dp_accounting builds PLDs only for mechanisms it knows (Gaussian, Laplace,
+…, and from given (ε, δ) curves); the max statistic of a Gaussian mixture is not one of them.
+We compute the per-epoch pmf (vectorised, log space) and hand it to dp_accounting's
+``DensePLDPmf`` for composition and for δ(ε) / ε(δ).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from dp_accounting.pld import pld_pmf as _pmflib
+from scipy.special import log_ndtr, ndtri
+
+from . import pld as _pld
+from .batching import DEFAULT_C_GRID, _blocks, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
+from .numerics import log1mexp, logsubexp
+from .validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
+
+DIRECTIONS = ("add", "remove", "add_remove")
+#: Default PLD value discretisation Δ (the peer's default too).  The per-epoch loss is rounded
+#: down by < Δ, so the E-epoch value is at most E·Δ below the exact value for the same slices.
+DEFAULT_DISCRETIZATION = 1e-3
+#: log of the mass lumped into each tail atom (per distribution), before the log E correction.
+DEFAULT_LOG_TAIL = -40.0
+#: Mass the FFT composition may misplace (dp_accounting's default tail truncation).
+TAIL_MASS_TRUNCATION = 1e-15
+#: Below this, PLD δ is dominated by truncation / FFT round-off: flagged, not reported as a bound.
+RELIABLE_DELTA_FLOOR = _pld.UNRELIABLE_DELTA
+#: Relative guard subtracted from each loss before rounding down, so floating-point error in
+#: log P_i − log Q_i (≲ 1e-12 relative here) cannot round a loss up by one grid step.
+_LOSS_GUARD = 1e-9
+
+
+# --------------------------------------------------------------------------- checks
+
+
+def _check_pair(mean_p, mean_q, sigma, steps):
+    for name, m in (("mean_p", mean_p), ("mean_q", mean_q)):
+        if np.ndim(m) != 0 or not math.isfinite(float(m)) or float(m) < 0:
+            raise ValueError(f"{name} must be a single finite number >= 0 (got {m!r})")
+    if float(mean_p) == float(mean_q):
+        raise ValueError(f"mean_p and mean_q must differ (got {mean_p!r} for both)")
+    check_positive("sigma", sigma)
+    if np.ndim(sigma) != 0:
+        raise ValueError(f"sigma must be a single number > 0 (got {sigma!r})")
+    if isinstance(steps, bool) or np.ndim(steps) != 0:
+        raise ValueError(f"steps must be an integer >= 1 (got {steps!r})")
+    check_steps(steps)
+    return float(mean_p), float(mean_q), float(sigma), int(steps)
+
+
+def _check_epochs(epochs):
+    if isinstance(epochs, bool) or np.ndim(epochs) != 0:
+        raise ValueError(f"epochs must be an integer >= 1 (got {epochs!r})")
+    check_steps(epochs, name="epochs")
+    return int(epochs)
+
+
+# --------------------------------------------------------------------------- law of M
+
+
+def log_cdf_max(c, mean, sigma, steps):
+    """log Pr_{MoG(mean)}[M ≤ c] = log Φ((c−μ)/σ) + (T−1)·log Φ(c/σ) (vectorised over ``c``)."""
+    c = np.asarray(c, dtype=float)
+    return log_ndtr((c - mean) / sigma) + (steps - 1) * log_ndtr(c / sigma)
+
+
+def log_sf_max(c, mean, sigma, steps, _l1m=None):
+    """log Pr_{MoG(mean)}[M > c] = log[Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))], a = (c−μ)/σ, b = c/σ.
+
+    A sum of non-negative terms (no cancellation), with log(1 − Φ(b)^(T−1)) from
+    :func:`dpsampling.batching._log1m_pow`; the same operations as
+    :func:`dpsampling.batching.shuffle_log_pq`, so equal to it bit for bit.
+    """
+    c = np.asarray(c, dtype=float)
+    l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps) if _l1m is None else _l1m
+    a = (c - mean) / sigma
+    return np.logaddexp(log_ndtr(-a), log_ndtr(a) + l1m)
+
+
+# --------------------------------------------------------------------------- single epoch: threshold events
+
+
+def threshold_log_masses(mean_p, mean_q, sigma, steps, c_grid=None):
+    """log-masses of the events {M ≥ C} and {M < C} under P = MoG(mean_p) and Q = MoG(mean_q).
+
+    Returns ``(c, log_p_upper, log_q_upper, log_p_lower, log_q_lower)`` on the grid ``c``
+    (default: Chua's 𝒞 = 0, 0.01, …, 100).  M is continuous, so {M ≥ C} has mass 1 − F(C).
+    """
+    mean_p, mean_q, sigma, steps = _check_pair(mean_p, mean_q, sigma, steps)
+    c = _check_c_grid(c_grid)
+    l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps)
+    return (c, log_sf_max(c, mean_p, sigma, steps, l1m), log_sf_max(c, mean_q, sigma, steps, l1m),
+            log_cdf_max(c, mean_p, sigma, steps), log_cdf_max(c, mean_q, sigma, steps))
+
+
+def _best_log_hockey(log_eps_shift, lp, lq):
+    """max over events of log(P − e^x Q) for each x in ``log_eps_shift`` (−inf if none positive).
+
+    Rows of x in blocks (memory), one array operation per block; returns (best, argmax index).
+    """
+    x = np.asarray(log_eps_shift, dtype=float)
+    best = np.full(x.shape, -np.inf)
+    arg = np.full(x.shape, -1, dtype=int)
+    keep = np.flatnonzero(np.isfinite(lp))
+    if keep.size == 0:
+        return best, arg
+    lp, lq = lp[keep], lq[keep]
+    for sl in _blocks(x.size, lp.size):
+        diff = x[sl, None] + lq[None, :] - lp[None, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)), -np.inf)
+        i = np.argmax(val, axis=1)
+        best[sl] = val[np.arange(val.shape[0]), i]
+        arg[sl] = np.where(np.isfinite(best[sl]), keep[i], -1)
+    return best, arg
+
+
+def _event_families(mean_p, mean_q, sigma, steps, c_grid, direction):
+    """(name, log P-side masses, log Q-side masses) of the events used, per direction."""
+    c, lpu, lqu, lpl, lql = threshold_log_masses(mean_p, mean_q, sigma, steps, c_grid)
+    fam = []
+    if direction in ("remove", "add_remove"):  # P vs Q
+        fam += [("remove:M>=C", lpu, lqu), ("remove:M<C", lpl, lql)]
+    if direction in ("add", "add_remove"):  # Q vs P
+        fam += [("add:M>=C", lqu, lpu), ("add:M<C", lql, lpl)]
+    return c, fam
+
+
+def events_log_delta_lower(epsilon, mean_p, mean_q, sigma, steps, c_grid=None, direction="add_remove"):
+    """log of the best threshold-event lower bound on δ(ε) (one epoch), with the event used.
+
+    δ(ε) ≥ max over C and the events {M ≥ C}, {M < C} of P(S) − e^ε Q(S) (remove) and
+    Q(S) − e^ε P(S) (add) — each a hockey-stick difference on one adjacent pair.  Returns
+    ``(log_delta, c_arg, event)`` arrays shaped like ``epsilon`` (−inf, nan, "" where no event
+    gives a positive difference).
+    """
+    check_epsilon(epsilon)
+    check_choice("direction", direction, DIRECTIONS)
+    c, fam = _event_families(mean_p, mean_q, sigma, steps, c_grid, direction)
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float)).ravel()
+    best = np.full(eps.shape, -np.inf)
+    c_arg = np.full(eps.shape, np.nan)
+    event = np.full(eps.shape, "", dtype=object)
+    for name, lp, lq in fam:
+        v, i = _best_log_hockey(eps, lp, lq)
+        better = v > best
+        best = np.where(better, v, best)
+        c_arg = np.where(better, c[np.maximum(i, 0)], c_arg)
+        event = np.where(better, name, event)
+    shape = np.shape(epsilon)
+    return best.reshape(shape), c_arg.reshape(shape), event.reshape(shape)
+
+
+def events_epsilon_lower(delta, mean_p, mean_q, sigma, steps, c_grid=None, direction="add_remove"):
+    """Best threshold-event lower bound on ε(δ) (one epoch), with the event used.
+
+    If P(S) − e^ε Q(S) > δ the mechanism is not (ε, δ)-DP, so ε(δ) ≥ log((P(S) − δ)/Q(S))
+    for every event S with P(S) > δ (and the same with P, Q swapped for add); evaluated as
+    log P + log1mexp(log δ − log P) − log Q.  Returns ``(epsilon, c_arg, event)`` (0, nan, "").
+    """
+    check_delta(delta)
+    check_choice("direction", direction, DIRECTIONS)
+    c, fam = _event_families(mean_p, mean_q, sigma, steps, c_grid, direction)
+    ld = np.log(np.atleast_1d(np.asarray(delta, dtype=float)).ravel())
+    best = np.zeros(ld.shape)
+    c_arg = np.full(ld.shape, np.nan)
+    event = np.full(ld.shape, "", dtype=object)
+    for name, lp, lq in fam:
+        for sl in _blocks(ld.size, c.size):
+            diff = ld[sl, None] - lp[None, :]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)) - lq[None, :], -np.inf)
+            i = np.argmax(val, axis=1)
+            v = val[np.arange(val.shape[0]), i]
+            better = v > best[sl]
+            best[sl] = np.where(better, v, best[sl])
+            c_arg[sl] = np.where(better, c[i], c_arg[sl])
+            event[sl] = np.where(better, name, event[sl])
+    shape = np.shape(delta)
+    return best.reshape(shape), c_arg.reshape(shape), event.reshape(shape)
+
+
+# --------------------------------------------------------------------------- several epochs: optimistic PLD of M
+
+
+def slice_edges(mean_p, mean_q, sigma, steps, *, discretization=DEFAULT_DISCRETIZATION, epochs=1,
+                log_tail=DEFAULT_LOG_TAIL, grid_step=None):
+    """Edges c_0 < … < c_K of the slices of M (the partition is any; these choices only affect tightness).
+
+    Caps: below c_0 = σΦ⁻¹(e^{τ/T}) both laws have mass ≤ e^τ (F_μ(c) ≤ Φ(c/σ)^T for μ ≥ 0);
+    above c_K = max(μ) + σΦ̄⁻¹(1 − (1 − e^τ)^{1/T}) mass ≤ e^τ; τ = ``log_tail`` − log(2E).
+    Step: Δσ²/|μ_P − μ_Q| (``grid_step``), about one loss grid step Δ per slice, since
+    the loss of M grows like (μ_P − μ_Q)·M/σ² in the upper tail.
+    """
+    mean_p, mean_q, sigma, steps = _check_pair(mean_p, mean_q, sigma, steps)
+    tau = float(log_tail) - math.log(2.0 * epochs)
+    lo = sigma * float(ndtri(math.exp(tau / steps)))
+    tail_per_coord = -math.expm1(math.log1p(-math.exp(tau)) / steps)  # 1 − (1 − e^τ)^{1/T}
+    hi = max(mean_p, mean_q) - sigma * float(ndtri(tail_per_coord))
+    step = discretization * sigma**2 / abs(mean_p - mean_q) if grid_step is None else float(grid_step)
+    check_positive("grid_step", step)
+    n = int(math.ceil((hi - lo) / step))
+    if n > 20_000_000:
+        raise ValueError(f"grid_step too small: {n:,} slices (at most 20,000,000); raise discretization or grid_step")
+    return lo + step * np.arange(n + 1, dtype=float)
+
+
+def slice_log_masses(edges, mean, sigma, steps):
+    """log masses of the K + 2 cells (−∞, c_0), [c_0, c_1), …, [c_K, ∞) of M under MoG(mean).
+
+    Each cell mass is a difference of CDFs where F ≤ 1/2 and of survivals elsewhere (so the
+    difference never cancels against 1), in log space.
+    """
+    lf = log_cdf_max(edges, mean, sigma, steps)
+    ls = log_sf_max(edges, mean, sigma, steps)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        from_cdf = logsubexp(lf[1:], lf[:-1])
+        from_sf = logsubexp(ls[:-1], ls[1:])
+    mid = np.where(lf[1:] <= math.log(0.5), from_cdf, from_sf)
+    return np.concatenate([[lf[0]], mid, [ls[-1]]])
+
+
+def _optimistic_pmf(log_mass_x, log_mass_y, discretization):
+    """dp_accounting DensePLDPmf of the pair (X, Y) on cells: loss ⌊log(X_i/Y_i)/Δ⌋·Δ, X-mass; no ∞ mass."""
+    keep = np.isfinite(log_mass_x)
+    lx, ly = log_mass_x[keep], log_mass_y[keep]
+    if not np.all(np.isfinite(ly)):
+        raise ArithmeticError("a cell has mass under one law only (underflow); raise log_tail")
+    loss = lx - ly
+    k = np.floor((loss - _LOSS_GUARD * np.maximum(1.0, np.abs(loss))) / discretization).astype(np.int64)
+    kmin = int(k.min())
+    probs = np.bincount(k - kmin, weights=np.exp(lx))
+    return _pmflib.DensePLDPmf(discretization, kmin, probs, 0.0, False)
+
+
+def optimistic_pmfs(mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DEFAULT_DISCRETIZATION,
+                    direction="add_remove", log_tail=DEFAULT_LOG_TAIL, grid_step=None):
+    """The E-fold composed optimistic pmfs of M, per direction: ``{"remove": pmf, "add": pmf}``.
+
+    remove: the pair (P, Q) = (MoG(mean_p), MoG(mean_q)); add: (Q, P).  Composition by FFT
+    (dp_accounting's ``self_compose`` arithmetic via :func:`dpsampling.pld._self_compose`), then the
+    infinity mass it adds (its tail-truncation allowance) is removed again: for an optimistic pmf the
+    truncated mass is simply dropped or wrapped, which the callers account for by
+    ``TAIL_MASS_TRUNCATION``.
+    """
+    mean_p, mean_q, sigma, steps = _check_pair(mean_p, mean_q, sigma, steps)
+    epochs = _check_epochs(epochs)
+    check_positive("discretization", discretization)
+    check_choice("direction", direction, DIRECTIONS)
+    edges = slice_edges(mean_p, mean_q, sigma, steps, discretization=discretization, epochs=epochs,
+                        log_tail=log_tail, grid_step=grid_step)
+    lp = slice_log_masses(edges, mean_p, sigma, steps)
+    lq = slice_log_masses(edges, mean_q, sigma, steps)
+    pairs = {"remove": (lp, lq), "add": (lq, lp)}
+    names = ("remove", "add") if direction == "add_remove" else (direction,)
+    out = {}
+    for name in names:
+        pmf = _optimistic_pmf(*pairs[name], float(discretization))
+        if epochs > 1:
+            pmf = _pld._self_compose(pmf, epochs, TAIL_MASS_TRUNCATION)
+            pmf = _pmflib.DensePLDPmf(pmf._discretization, pmf._lower_loss, pmf._probs, 0.0, False)  # noqa: SLF001
+        out[name] = pmf
+    return out
+
+
+def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DEFAULT_DISCRETIZATION,
+                    direction="add_remove", log_tail=DEFAULT_LOG_TAIL, grid_step=None, pmfs=None):
+    """Lower bound on δ(ε) for E epochs from the optimistic PLD of M (max over directions).
+
+    δ = max_dir [δ_pmf(ε) − tail] (≥ 0), tail = ``TAIL_MASS_TRUNCATION`` for E > 1 (mass the FFT
+    may have moved), 0 for E = 1.  Returns ``(delta, per_direction)`` (floats or arrays like
+    ``epsilon``; ``per_direction`` a dict).  Values below :data:`RELIABLE_DELTA_FLOOR` are valid
+    only up to FFT round-off: callers flag them.
+    """
+    check_epsilon(epsilon)
+    if pmfs is None:
+        pmfs = optimistic_pmfs(mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
+                               direction=direction, log_tail=log_tail, grid_step=grid_step)
+    tail = TAIL_MASS_TRUNCATION if epochs > 1 else 0.0
+    eps = np.atleast_1d(np.asarray(epsilon, dtype=float)).ravel()
+    per = {}
+    for name, pmf in pmfs.items():
+        d = np.asarray(pmf.get_delta_for_epsilon(eps), dtype=float)
+        d = np.maximum(d - tail, 0.0)
+        per[name] = float(d[0]) if np.ndim(epsilon) == 0 else d.reshape(np.shape(epsilon))
+    best = np.max(np.stack([np.atleast_1d(v) for v in per.values()]), axis=0)
+    best = float(best[0]) if np.ndim(epsilon) == 0 else best.reshape(np.shape(epsilon))
+    return best, per
+
+
+def pld_epsilon_lower(delta, mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DEFAULT_DISCRETIZATION,
+                      direction="add_remove", log_tail=DEFAULT_LOG_TAIL, grid_step=None, pmfs=None):
+    """Lower bound on ε(δ) for E epochs from the optimistic PLD of M (max over directions).
+
+    ε_low = smallest ε with δ_pmf(ε) ≤ δ + tail: for every ε < ε_low, δ(ε) ≥ δ_pmf(ε) − tail > δ,
+    so the mechanism is not (ε, δ)-DP.  dp_accounting solves δ_pmf(ε) = δ exactly on the
+    piecewise-exponential curve of a discrete pmf.  Returns ``(epsilon, per_direction)``.
+    """
+    check_delta(delta)
+    if np.ndim(delta) != 0:
+        raise ValueError(f"delta must be a single number in (0, 1) (got an array of shape {np.shape(delta)})")
+    if pmfs is None:
+        pmfs = optimistic_pmfs(mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
+                               direction=direction, log_tail=log_tail, grid_step=grid_step)
+    tail = TAIL_MASS_TRUNCATION if epochs > 1 else 0.0
+    per = {name: max(0.0, float(pmf.get_epsilon_for_delta(float(delta) + tail))) for name, pmf in pmfs.items()}
+    return max(per.values()), per
+
+
+__all__ = [
+    "DEFAULT_C_GRID", "DEFAULT_DISCRETIZATION", "RELIABLE_DELTA_FLOOR", "TAIL_MASS_TRUNCATION",
+    "log_cdf_max", "log_sf_max", "threshold_log_masses", "events_log_delta_lower", "events_epsilon_lower",
+    "slice_edges", "slice_log_masses", "optimistic_pmfs", "pld_delta_lower", "pld_epsilon_lower",
+]
+
+
+# --------------------------------------------------------------------------- results (E = 1: events; E > 1: PLD)
+
+#: Method labels: one epoch uses Chua's threshold sets E_C (same label as dpsampling.batching.EC_METHOD).
+EVENTS_METHOD = "E_C sets"
+PLD_METHOD = "max-statistic PLD"
+
+
+def lower_bound_result(quantity, target, mean_p, mean_q, sigma, steps, *, epochs=1, c_grid=None,
+                       discretization=DEFAULT_DISCRETIZATION, direction="add_remove", upper=None):
+    """ε(δ) (``quantity="epsilon"``, target δ) or δ(ε) (``"delta"``, target ε) lower bound as an AccountingResult.
+
+    E = 1: threshold events {M ≥ C}, {M < C} over ``c_grid`` (Chua ICML 2024 §4.3; method "E_C sets").
+    E > 1: the optimistic PLD of M composed E times (method "max-statistic PLD"; accuracy records Δ and
+    the guaranteed slack: the E-epoch loss is rounded down by < E·Δ).  ``kind="lower"``; ``upper`` is
+    passed through (e.g. the deterministic value for shuffle, Chua Thm 4.1).  Flags:
+    ``argmax_c_at_grid_end`` (a wider C grid might do better), ``delta_below_1e-12`` (PLD δ below the
+    reliability floor: not presented as a bound, value set to nan).
+    """
+    from .accountant import AccountingResult
+
+    if quantity not in ("epsilon", "delta"):
+        raise ValueError(f"quantity must be one of epsilon, delta (got {quantity!r})")
+    if np.ndim(target) != 0:
+        raise ValueError(f"{'delta' if quantity == 'epsilon' else 'epsilon'} must be a single number (got {target!r})")
+    (check_delta if quantity == "epsilon" else check_epsilon)(target)
+    epochs = _check_epochs(epochs)
+    flags = []
+    if epochs == 1:
+        c = _check_c_grid(c_grid)
+        if quantity == "epsilon":
+            v, arg, ev = events_epsilon_lower(float(target), mean_p, mean_q, sigma, steps, c, direction)
+        else:
+            lv, arg, ev = events_log_delta_lower(float(target), mean_p, mean_q, sigma, steps, c, direction)
+            v = np.exp(lv)
+        arg = float(arg)
+        if math.isfinite(arg) and c.size > 1 and arg in (c[0], c[-1]):
+            flags.append("argmax_c_at_grid_end")
+        acc = {"c_grid": f"{c[0]:g}..{c[-1]:g} ({c.size} values)", "argmax_c": arg if math.isfinite(arg) else None,
+               "event": str(ev) or None, "epochs": 1}
+        v = float(v)
+        return AccountingResult(v, "lower", EVENTS_METHOD, acc, v, upper, tuple(flags))
+    f = pld_epsilon_lower if quantity == "epsilon" else pld_delta_lower
+    v, per = f(float(target), mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
+               direction=direction)
+    acc = {"discretization": float(discretization), "epochs": epochs,
+           "max_rounding_slack": epochs * float(discretization),
+           **{f"value_{k}": float(x) for k, x in per.items()}}
+    if quantity == "delta" and v < RELIABLE_DELTA_FLOOR:
+        flags.append("delta_below_1e-12")
+        v = math.nan
+    if quantity == "epsilon" and float(target) < RELIABLE_DELTA_FLOOR:  # δ target below the PLD floor
+        flags.append("delta_below_1e-12")
+    return AccountingResult(float(v), "lower", PLD_METHOD, acc, float(v), upper, tuple(flags))
+
+
+def balls_and_bins_delta_lower(epsilon, sigma, steps, epochs=1, *, c_grid=None,
+                               discretization=DEFAULT_DISCRETIZATION, direction="add_remove"):
+    """Lower bound on δ(ε) for balls-and-bins batching (Chua et al. AISTATS 2025), as an AccountingResult.
+
+    Pair per epoch: remove P = MoG(1) vs Q = N(0, σ²I_T) (each record in one uniformly random batch
+    of T; its dominating pair, [C]), add the swap; the max of both.  E = 1: threshold events;
+    E > 1: the epochs are independent, optimistic PLD of M composed E times.  Valid because the pair
+    is the exact output law on one adjacent pair and M is a post-processing (see the module docstring).
+    """
+    return lower_bound_result("delta", epsilon, 1.0, 0.0, sigma, steps, epochs=epochs, c_grid=c_grid,
+                              discretization=discretization, direction=direction)
+
+
+def balls_and_bins_epsilon_lower(delta, sigma, steps, epochs=1, *, c_grid=None,
+                                 discretization=DEFAULT_DISCRETIZATION, direction="add_remove"):
+    """Lower bound on ε(δ) for balls-and-bins batching; see :func:`balls_and_bins_delta_lower`."""
+    return lower_bound_result("epsilon", delta, 1.0, 0.0, sigma, steps, epochs=epochs, c_grid=c_grid,
+                              discretization=discretization, direction=direction)
+
+
+__all__ += ["EVENTS_METHOD", "PLD_METHOD", "lower_bound_result", "balls_and_bins_delta_lower",
+            "balls_and_bins_epsilon_lower"]
