@@ -98,12 +98,23 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
         from .balls_and_bins_mc import mc_delta
 
         return mc_delta(float(epsilon), sigma=float(sigma), steps=steps, epochs=epochs, **options)
+    return delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)[0]
+
+
+def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
+    """δ(ε) at each ε of ``epsilons`` from one PLD (method "pld"); a list of AccountingResult."""
+    steps, epochs = _check(sigma, steps, epochs, bound, "pld")
+    for e in epsilons:
+        check_epsilon(e)
     pld, s = allocation_pld(sigma, steps, epochs, bound, **options)
-    d = float(pld.get_delta_for_epsilon(float(epsilon)))
-    flags = ("delta_below_1e-12",) if d < 1e-12 else ()
-    return AccountingResult(value=d, kind=bound, method="pld_accounting", accuracy=s,
-                            lower=d if bound == "lower" else None,
-                            upper=d if bound == "upper" else None, flags=flags)
+    out = []
+    for e in epsilons:
+        d = float(pld.get_delta_for_epsilon(float(e)))
+        flags = ("delta_below_1e-12",) if d < 1e-12 else ()
+        out.append(AccountingResult(value=d, kind=bound, method="pld_accounting", accuracy=s,
+                                    lower=d if bound == "lower" else None,
+                                    upper=d if bound == "upper" else None, flags=flags))
+    return out
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **options):
@@ -157,4 +168,4 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, **options):
 
 epsilon_fn = epsilon
 
-__all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "epsilon", "epsilon_range", "sigma"]
+__all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "sigma"]
