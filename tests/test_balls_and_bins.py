@@ -174,3 +174,19 @@ def test_bad_mc_parameters():
         bnb.epsilon(1e-6, sigma=1.0, steps=10, method="montecarlo")
     with pytest.raises(ValueError, match="bound"):
         bnb.delta(1.0, sigma=1.0, steps=10, bound="middle")
+
+
+def test_claim_not_worse_than_poisson():
+    # the claim's predicate at a cheap setting (T=10); the T=100 claim itself runs in the pipeline
+    from dpsampling import claims
+
+    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=10) is True
+    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=1) is False  # T=1: both the Gaussian
+    import pathlib
+
+    import yaml
+
+    data = yaml.safe_load((pathlib.Path(__file__).parents[1] / "config" / "claims.yaml").read_text())["claims"]
+    entry = next(c for c in data if c["id"] == "chua25_bnb_not_worse_than_poisson")
+    claims.validate(entry)
+    assert claims.resolve(entry["evaluate"]["call"]) is bnb.not_worse_than_poisson
