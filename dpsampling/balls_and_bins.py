@@ -37,14 +37,26 @@ NAME = "balls_and_bins"
 BOUNDS = ("upper", "lower")
 METHODS = ("pld", "montecarlo")
 
-#: PLD_accounting settings (loss_discretization = final loss grid step summed over
-#: compositions, tail_truncation = mass dropped/moved to ∞).  Chosen as the cheapest
-#: that meet the issue-11 targets (relative width ≤ 5e-2 / ≤ 1e-2) on
-#: σ ∈ [0.35, 2], 100–1000 steps, 1–10 epochs, δ = 1e-6; timings in bench/.
+#: PLD_accounting settings.  ``rel_loss_discretization`` r sets loss_discretization = r·ε̂ (the
+#: final loss-grid step summed over compositions, PLD_accounting's meaning), with ε̂ the ε of the
+#: query (delta) or a Poisson (q = 1/T) PLD estimate of it (epsilon), as PLD_accounting's own adaptive
+#: search seeds itself; the width of [lower, upper] scales with it.  ``tail_truncation``: mass
+#: dropped (lower) or moved to +∞ (upper), ≤ 0.1·δ for epsilon queries.  Measured in
+#: bench/bench_balls_and_bins.py: "default" gives relative width ≤ 5e-2, "fine" ≤ 1e-2.
 ACCURACY = {
-    "default": {"loss_discretization": 5e-2, "tail_truncation": 1e-7},
-    "fine": {"loss_discretization": 1e-2, "tail_truncation": 1e-8},
+    "default": {"rel_loss_discretization": 5e-2, "tail_truncation": 1e-10},
+    "fine": {"rel_loss_discretization": 1e-2, "tail_truncation": 1e-11},
 }
+_MIN_LOSS_DISCRETIZATION = 1e-4
+
+
+def _poisson_guess(delta, sigma, steps, epochs):
+    """ε(δ) of Poisson q = 1/T over T·E steps (dp_accounting, coarse): only sets the PLD grid step."""
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    pld = pldm.from_gaussian_mechanism(float(sigma), sampling_prob=1.0 / steps,
+                                       value_discretization_interval=1e-3).self_compose(steps * epochs)
+    return float(pld.get_epsilon_for_delta(delta))
 
 
 def _check(sigma, steps, epochs, bound, method):
@@ -56,21 +68,25 @@ def _check(sigma, steps, epochs, bound, method):
     return steps, epochs
 
 
-def _config(accuracy, loss_discretization, tail_truncation):
+def _config(accuracy, loss_discretization, tail_truncation, eps_scale):
     from PLD_accounting import AllocationSchemeConfig, ConvolutionMethod
 
     check_choice("accuracy", accuracy, tuple(ACCURACY))
-    s = dict(ACCURACY[accuracy])
+    a = ACCURACY[accuracy]
+    s = {"accuracy": accuracy,
+         "loss_discretization": max(_MIN_LOSS_DISCRETIZATION, a["rel_loss_discretization"] * eps_scale),
+         "tail_truncation": a["tail_truncation"]}
     if loss_discretization is not None:
         s["loss_discretization"] = float(check_positive("loss_discretization", loss_discretization))
     if tail_truncation is not None:
         s["tail_truncation"] = float(check_positive("tail_truncation", tail_truncation))
-    cfg = AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM, **s)
+    cfg = AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM,
+                                 loss_discretization=s["loss_discretization"], tail_truncation=s["tail_truncation"])
     return cfg, s
 
 
 def allocation_pld(sigma, steps, epochs=1, bound="upper", *, accuracy="default",
-                   loss_discretization=None, tail_truncation=None):
+                   loss_discretization=None, tail_truncation=None, eps_scale=1.0):
     """dp_accounting PLD (add and remove) of E epochs of balls-and-bins; (pld, settings).
 
     ``bound="upper"``: dominating PLD (valid upper bound); ``"lower"``: dominated.
@@ -78,7 +94,7 @@ def allocation_pld(sigma, steps, epochs=1, bound="upper", *, accuracy="default",
     from PLD_accounting import BoundType, PrivacyParams, gaussian_allocation_pld
 
     steps, epochs = _check(sigma, steps, epochs, bound, "pld")
-    cfg, s = _config(accuracy, loss_discretization, tail_truncation)
+    cfg, s = _config(accuracy, loss_discretization, tail_truncation, eps_scale)
     params = PrivacyParams(sigma=float(sigma), num_steps=steps, num_epochs=epochs)
     bt = BoundType.DOMINATES if bound == "upper" else BoundType.IS_DOMINATED
     return gaussian_allocation_pld(params=params, config=cfg, bound_type=bt), s
@@ -123,6 +139,10 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
     check_delta(delta)
     if method == "montecarlo":
         raise ValueError("method 'montecarlo' answers delta(epsilon) only; use method 'pld' for epsilon")
+    if "loss_discretization" not in options or "tail_truncation" not in options:
+        options.setdefault("eps_scale", max(1e-3, _poisson_guess(float(delta), sigma, steps, epochs)))
+        options.setdefault("tail_truncation", min(ACCURACY[options.get("accuracy", "default")]["tail_truncation"]
+                                                  * 1e3, 0.1 * float(delta)))
     pld, s = allocation_pld(sigma, steps, epochs, bound, **options)
     e = max(0.0, float(pld.get_epsilon_for_delta(float(delta))))
     return AccountingResult(value=e, kind=bound, method="pld_accounting", accuracy=s,
