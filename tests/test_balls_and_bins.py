@@ -190,3 +190,31 @@ def test_claim_not_worse_than_poisson():
     entry = next(c for c in data if c["id"] == "chua25_bnb_not_worse_than_poisson")
     claims.validate(entry)
     assert claims.resolve(entry["evaluate"]["call"]) is bnb.not_worse_than_poisson
+
+
+def test_pipeline_stops_when_mc_misses_the_certified_bracket(repo_root, monkeypatch):
+    import sys
+
+    monkeypatch.syspath_prepend(str(repo_root / "scripts"))
+    sys.modules.pop("balls_and_bins", None)
+    import balls_and_bins as script
+
+    script.check_mc(1e-4, 3e-4, 2e-4, 2.5e-4, "ok")  # overlapping: passes
+    with pytest.raises(RuntimeError, match="misses the certified"):
+        script.check_mc(1e-4, 1.5e-4, 2e-4, 2.5e-4, "below")
+    with pytest.raises(RuntimeError, match="misses the certified"):
+        script.check_mc(3e-4, 4e-4, 2e-4, 2.5e-4, "above")
+    # a (deliberately) wrong MC estimate makes compute_point raise
+    real = script.bnb.delta
+
+    def biased(eps, **kw):
+        r = real(eps, **kw)
+        if kw.get("method") == "montecarlo":
+            return type(r)(value=r.value + 0.5, kind=r.kind, method=r.method, accuracy=r.accuracy,
+                           lower=r.lower + 0.5, upper=r.upper + 0.5)
+        return r
+
+    monkeypatch.setattr(script.bnb, "delta", biased)
+    p = {"view": "delta_vs_eps", "sampler": "balls_and_bins", "sigma": 1.0, "steps": 5, "epochs": 1, "seed": 0}
+    with pytest.raises(RuntimeError, match="misses the certified"):
+        script.compute_point(p, n_eps=2, eps_max=1.0, n_eps_mc=1, mc_n=1000)
