@@ -228,3 +228,12 @@ def test_pipeline_stops_when_mc_misses_the_certified_bracket(repo_root, monkeypa
 ])
 def test_bad_balls_and_bins_config_rejected_naming_the_key(rejects_bad_config, path, value, needle):
     rejects_bad_config(path, value, needle)
+
+
+def test_sigma_at_one_step_is_the_gaussian_calibration():
+    # T = 1: the smallest σ with ε_upper(1e-6) ≤ 2 is within rel_tol above the exact Gaussian σ
+    exact = brentq(lambda s: gauss_eps(1e-6, s) - 2.0, 0.5, 10.0, xtol=1e-12)
+    r = bnb.sigma(2.0, 1e-6, steps=1, rel_tol=1e-3, **FAST)
+    assert r.kind == "upper"
+    assert exact <= r.value <= exact * 1.01
+    assert bnb.epsilon(1e-6, sigma=r.value, steps=1, bound="upper", **FAST).value <= 2.0
