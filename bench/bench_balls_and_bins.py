@@ -1,0 +1,106 @@
+"""Balls-and-bins: Monte Carlo samples/s (ours vs the peer's estimator) and certified-bound time.
+
+Monte Carlo: the peer library (google-research dpsgd_batch_sampler_accounting,
+``BnBAccountant``) is not installed; its importance-sampling estimator (E = 1,
+conditioning on the largest coordinate; see /work/shared/peer-notes §4) is
+re-expressed below as a loop over memory-bounded batches using scipy.stats
+(norm.ppf/isf for the maximum, truncnorm.rvs for the other coordinates,
+scipy.special.logsumexp for the loss), which is how that method is written
+in plain numpy/scipy.  Same estimator, same inputs: both rates and the ratio.
+
+Certified bounds: ours (``dpsampling.balls_and_bins.epsilon_range`` at the
+"default" and "fine" settings, one PLD pair each) vs PLD_accounting's default
+``gaussian_allocation_epsilon_range`` (adaptive refinement) and its
+``epsilon_accuracy=0.01`` call; widths and seconds.
+
+Usage: python3 bench/bench_balls_and_bins.py [--quick]
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import warnings
+
+import numpy as np
+from scipy import special, stats
+
+from dpsampling import balls_and_bins as bnb
+from dpsampling import balls_and_bins_mc as mc
+
+
+def peer_style_is(eps, sigma, steps, n, seed, batch=10_000):
+    """Peer's IS estimator (both directions, max), batch loop with scipy.stats; returns δ̂."""
+    rng = np.random.default_rng(seed)
+    s2 = sigma * sigma
+    out = []
+    for direction in ("remove", "add"):
+        if direction == "remove":
+            c = 0.5 + s2 * (eps - math.log(1 + (math.exp(1 / s2) - 1) / steps))
+            p = 1 - stats.norm.cdf(c / sigma) ** steps
+        else:
+            c = 0.5 + s2 * (math.log(steps) - eps)
+            p = stats.norm.cdf(c / sigma) ** steps
+        total = 0.0
+        done = 0
+        while done < n:
+            m = min(batch, n - done)
+            if direction == "remove":
+                f_c = stats.norm.cdf(c / sigma) ** steps
+                u = rng.uniform(f_c, 1.0, size=m) ** (1.0 / steps)
+                mx = sigma * stats.norm.ppf(u) if stats.norm.cdf(c / sigma) < 0.5 else \
+                    sigma * stats.norm.isf(1 - u)
+                z = stats.truncnorm.rvs(-np.inf, (mx / sigma)[:, None], scale=sigma, size=(m, steps),
+                                        random_state=rng)
+                z[np.arange(m), rng.integers(0, steps, size=m)] = mx
+                z[:, 0] += 1
+                loss = special.logsumexp(z / s2, axis=1) - math.log(steps) - 0.5 / s2
+            else:
+                x = stats.truncnorm.rvs(-np.inf, c / sigma, scale=sigma, size=(m, steps), random_state=rng)
+                loss = -(special.logsumexp(x / s2, axis=1) - math.log(steps) - 0.5 / s2)
+            total += np.sum(np.maximum(0.0, 1 - np.exp(eps - loss)))
+            done += m
+        out.append(p * total / n)
+    return max(out)
+
+
+def bench_mc(quick):
+    n = 20_000 if quick else 200_000
+    for eps, sigma, steps in [(0.5, 1.0, 100), (1.0, 0.7, 1000)]:
+        nn = n if steps <= 100 else n // 10
+        t = time.perf_counter()
+        ours = mc.mc_delta(eps, sigma=sigma, steps=steps, n=nn, seed=1)
+        t_ours = time.perf_counter() - t
+        t = time.perf_counter()
+        peer = peer_style_is(eps, sigma, steps, nn, 1)
+        t_peer = time.perf_counter() - t
+        r_o, r_p = 2 * nn / t_ours, 2 * nn / t_peer
+        print(f"MC IS eps={eps} sigma={sigma} T={steps} n={nn}/direction: ours {ours.value:.4g} "
+              f"[{ours.lower:.4g}, {ours.upper:.4g}] {r_o:,.0f} samples/s; peer-style {peer:.4g} "
+              f"{r_p:,.0f} samples/s; ratio {r_o / r_p:.1f}x", flush=True)
+
+
+def bench_bounds(quick):
+    from PLD_accounting import gaussian_allocation_epsilon_range
+
+    cases = [(1.0, 100, 1)] if quick else [(1.0, 100, 1), (0.35, 1000, 1), (2.0, 1000, 10)]
+    for sigma, steps, epochs in cases:
+        for acc in ("default",) if quick else ("default", "fine"):
+            t = time.perf_counter()
+            r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs, accuracy=acc)
+            dt = time.perf_counter() - t
+            print(f"ours {acc:7s} sigma={sigma} T={steps} E={epochs}: [{r.lower:.4f}, {r.upper:.4f}] "
+                  f"rel width {(r.upper - r.lower) / r.upper:.2e} in {dt:.1f} s", flush=True)
+        t = time.perf_counter()
+        up, lo = gaussian_allocation_epsilon_range(delta=1e-6, sigma=sigma, num_steps=steps, num_epochs=epochs)
+        dt = time.perf_counter() - t
+        print(f"PLD_accounting default range sigma={sigma} T={steps} E={epochs}: [{lo:.4f}, {up:.4f}] "
+              f"rel width {(up - lo) / up:.2e} in {dt:.1f} s", flush=True)
+
+
+if __name__ == "__main__":
+    warnings.simplefilter("ignore")
+    quick = "--quick" in sys.argv
+    bench_mc(quick)
+    bench_bounds(quick)

@@ -1,0 +1,131 @@
+"""Chua et al. (AISTATS 2025) figures: balls-and-bins vs deterministic and Poisson batches.
+
+One grid point = one (view, sampler, σ, T, E[, δ]).  ``view=eps_vs_sigma``: ε(δ) at that σ;
+``view=delta_vs_eps``: δ(ε) on an ε grid (``n_eps`` points in [0, ``eps_max``]).  Rows:
+
+- deterministic: exact (Gaussian at σ/√E);
+- poisson: q = 1/T over T·E steps, dp_accounting PLD upper and lower bound (add/remove max);
+- balls_and_bins: PLD_accounting upper and lower bound (``pld_accuracy``), and for
+  ``delta_vs_eps`` a Monte Carlo estimate at ``n_eps_mc`` ε values with its Chernoff–KL
+  interval (``mc_n`` samples per direction, failure probability ``mc_beta``).
+
+Check (decided here): an MC estimate whose interval misses [PLD lower, PLD upper] entirely
+(MC upper < PLD lower or MC lower > PLD upper) happens with probability ≤ β for correct code;
+the job raises, as in add_remove_crossing (a fixed seed then needs a code fix, not a rerun).
+
+Chua-style lower bounds from the max-coordinate statistic (shuffle and balls-and-bins) come
+from ``dpsampling.max_statistic`` (another branch): add their producers to ``LOWER_BOUND_ROWS``.
+"""
+
+import math
+
+import _pipeline
+import _style
+import numpy as np
+
+from dpsampling import balls_and_bins as bnb
+from dpsampling import batching
+
+#: TODO(merge): row producers f(p, quantity, target) -> list[dict] for the max-statistic lower
+#: bounds of dpsampling.max_statistic (shuffle and balls-and-bins, single and multi-epoch).
+LOWER_BOUND_ROWS = []
+
+
+def _row(res, **extra):
+    return {**_pipeline.result_row(res), **extra}
+
+
+def _poisson(quantity, target, sigma, steps, epochs, bound, rel_tol):
+    from dpsampling import accountant
+
+    call = accountant.epsilon if quantity == "epsilon" else accountant.delta
+    return call(target, sigma=sigma, q=1.0 / steps, steps=steps * epochs, sampler="poisson",
+                direction="add_remove", method="pld", bound=bound, rel_tol=rel_tol)
+
+
+def _one(p, quantity, target, pld_accuracy, rel_tol):
+    s, T, E = p["sigma"], p["steps"], p["epochs"]
+    rows = []
+    if p["sampler"] == "deterministic":
+        rows.append(_row(batching.deterministic_result(quantity, target, s / math.sqrt(E))))
+    elif p["sampler"] == "poisson":
+        for bound in ("upper", "lower"):
+            rows.append(_row(_poisson(quantity, target, s, T, E, bound, rel_tol)))
+    else:
+        call = bnb.epsilon if quantity == "epsilon" else bnb.delta
+        for bound in ("upper", "lower"):
+            rows.append(_row(call(target, sigma=s, steps=T, epochs=E, bound=bound, accuracy=pld_accuracy)))
+    for produce in LOWER_BOUND_ROWS:
+        rows += produce(p, quantity, target)
+    for r in rows:
+        r.update(quantity=quantity, epsilon=target if quantity == "delta" else r["value"],
+                 delta=target if quantity == "epsilon" else r["value"])
+    return rows
+
+
+def check_mc(mc_lower, mc_upper, pld_lower, pld_upper, where):
+    """Raise if the MC interval misses the certified bracket (probability ≤ β for correct code)."""
+    if mc_upper < pld_lower or mc_lower > pld_upper:
+        raise RuntimeError(f"Monte Carlo interval [{mc_lower!r}, {mc_upper!r}] misses the certified "
+                           f"[{pld_lower!r}, {pld_upper!r}] at {where}: a bug (probability ≤ β otherwise)")
+
+
+def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0, n_eps_mc=5, mc_n=100000,
+                  mc_beta=0.01):
+    if p["view"] == "eps_vs_sigma":
+        return _one(p, "epsilon", p["delta"], pld_accuracy, rel_tol)
+    eps = [float(e) for e in np.linspace(0.0, eps_max, n_eps)[1:]]
+    if p["sampler"] != "balls_and_bins":
+        return [r for e in eps for r in _one(p, "delta", e, pld_accuracy, rel_tol)]
+    kw = dict(sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"])
+    eps_mc = [float(e) for e in np.linspace(0.0, eps_max, n_eps_mc + 1)[1:]]
+    curves = {b: bnb.delta_curve(eps + eps_mc, bound=b, accuracy=pld_accuracy, **kw) for b in ("upper", "lower")}
+    rows = []
+    for b, curve in curves.items():
+        rows += [_row(r, quantity="delta", epsilon=e, delta=r.value) for e, r in zip(eps, curve)]
+    for produce in LOWER_BOUND_ROWS:
+        rows += [r for e in eps for r in produce(p, "delta", e)]
+    for i, e in enumerate(eps_mc):
+        lo, up = curves["lower"][len(eps) + i].value, curves["upper"][len(eps) + i].value
+        mc = bnb.delta(e, method="montecarlo", n=mc_n, seed=p.get("seed", 0), beta=mc_beta, **kw)
+        check_mc(mc.lower, mc.upper, lo, up, f"{p}, ε={e}")
+        rows.append(_row(mc, quantity="delta", epsilon=e, delta=mc.value, pld_lower=lo, pld_upper=up,
+                         mc_n=mc_n, mc_beta=mc_beta))
+    return rows
+
+
+def plot(df, outputs):
+    views = [v for v in ("eps_vs_sigma", "delta_vs_eps") if v in set(df["view"])]
+    epochs = sorted(df["epochs"].unique())
+    fig, axes = _style.figure(ncols=len(epochs), nrows=len(views), figsize=(3.6 * len(epochs), 3.0 * len(views)))
+    colour = {"deterministic": _style.PALETTE[7], "poisson": _style.PALETTE[0], "balls_and_bins": _style.PALETTE[1]}
+    for i, view in enumerate(views):
+        for j, E in enumerate(epochs):
+            ax = axes[i, j]
+            g = df[(df["view"] == view) & (df["epochs"] == E)]
+            x, y = ("sigma", "value") if view == "eps_vs_sigma" else ("epsilon", "value")
+            for sampler, c in colour.items():
+                for kind in ("exact", "upper", "lower"):
+                    cur = g[(g["sampler"] == sampler) & (g["kind"] == kind) & (g["method"] != "montecarlo")]
+                    if len(cur):
+                        cur = cur.sort_values(x)
+                        ax.plot(cur[x], cur[y], color=c, lw=0.9, label=_style.label(sampler, kind),
+                                **_style.KIND_STYLE[kind])
+                m = g[(g["sampler"] == sampler) & (g["method"] == "montecarlo")].sort_values(x)
+                if len(m):
+                    ax.errorbar(m[x], m[y], yerr=[m[y] - m["lower"], m["upper"] - m[y]], fmt="o", ms=2.5,
+                                color=c, lw=0.8, label=_style.label(sampler, "estimate", "MC, KL band"))
+            ax.set_yscale("log")
+            ax.set_xlabel("σ" if view == "eps_vs_sigma" else "ε")
+            ax.set_ylabel("ε" if view == "eps_vs_sigma" else "δ(ε)")
+            steps = ", ".join(str(int(t)) for t in sorted(g["steps"].unique()))
+            ax.set_title(f"{'ε vs σ' if view == 'eps_vs_sigma' else 'δ vs ε'}, T={steps}, E={E}", fontsize=8)
+    fig.subplots_adjust(hspace=0.45, wspace=0.3)
+    h, lab = axes[-1, 0].get_legend_handles_labels()
+    fig.legend(h, lab, loc="upper center", ncol=3, bbox_to_anchor=(0.5, 0.02), fontsize=7)
+    fig.suptitle("Balls-and-bins vs deterministic and Poisson batches (Chua et al. AISTATS 2025)", fontsize=9)
+    _pipeline.save_figure(fig, outputs)
+
+
+if __name__ == "__main__":
+    _pipeline.main(snakemake, compute_point, report=plot)  # noqa: F821 - injected by Snakemake

@@ -1,0 +1,239 @@
+"""Balls-and-bins: PLD_accounting bounds against closed forms, Monte Carlo against the bounds."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from dpsampling import balls_and_bins as bnb
+from dpsampling import balls_and_bins_mc as mc
+
+pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
+
+FAST = {"loss_discretization": 0.05, "tail_truncation": 1e-7}
+
+
+def gauss_delta(eps, s):
+    """Exact δ(ε) of the Gaussian mechanism, sensitivity 1, noise s."""
+    return norm.cdf(1 / (2 * s) - eps * s) - math.exp(eps) * norm.cdf(-1 / (2 * s) - eps * s)
+
+
+def gauss_eps(delta, s):
+    return brentq(lambda e: gauss_delta(e, s) - delta, 0.0, 200.0, xtol=1e-12)
+
+
+@pytest.mark.parametrize("sigma,epochs", [(1.0, 1), (2.0, 3)])
+def test_one_step_is_the_gaussian_mechanism(sigma, epochs):
+    # T = 1: the record is in the only batch of each epoch, so E epochs = Gaussian at σ/√E
+    exact = gauss_eps(1e-6, sigma / math.sqrt(epochs))
+    lo = bnb.epsilon(1e-6, sigma=sigma, steps=1, epochs=epochs, bound="lower", **FAST).value
+    up = bnb.epsilon(1e-6, sigma=sigma, steps=1, epochs=epochs, bound="upper", **FAST).value
+    assert lo <= exact <= up
+    assert up - lo < 0.02 * exact
+
+
+def test_large_sigma_gives_small_epsilon():
+    # σ → ∞: ε(δ) → 0; at σ = 5, 10 steps the upper bound is below the Gaussian at σ = 5
+    up = bnb.epsilon(1e-6, sigma=5.0, steps=10, bound="upper", **FAST).value
+    assert 0 < up < gauss_eps(1e-6, 5.0)
+    up2 = bnb.epsilon(1e-6, sigma=20.0, steps=10, bound="upper", **FAST).value
+    assert up2 < up / 3
+
+
+def test_bounds_ordered_and_tighten_with_discretisation():
+    coarse = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, loss_discretization=0.1, tail_truncation=1e-7)
+    fine = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, loss_discretization=0.02, tail_truncation=1e-9)
+    assert coarse.lower <= fine.lower <= fine.upper <= coarse.upper
+    assert (fine.upper - fine.lower) < 0.5 * (coarse.upper - coarse.lower)
+
+
+def test_between_lower_bounds_and_one_gaussian_step():
+    # Upper ≤ one Gaussian step at σ: the output is post-processing of (the record's batch index,
+    # which is data-independent, and a Gaussian release of that batch).  Ballpark: Poisson with
+    # q = 1/T over T steps is of the same size (Chua et al. 2025, Fig. 1: within ~10-20%).
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    r = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, **FAST)
+    assert 0 < r.lower <= r.upper <= gauss_eps(1e-6, 1.0)
+    poisson = pldm.from_gaussian_mechanism(1.0, sampling_prob=0.1,
+                                           value_discretization_interval=1e-4).self_compose(10)
+    assert 0.7 < r.upper / poisson.get_epsilon_for_delta(1e-6) < 1.2
+
+
+def test_mc_between_certified_bounds():
+    eps, sigma, steps = 1.0, 1.0, 20
+    lo = bnb.delta(eps, sigma=sigma, steps=steps, bound="lower", **FAST).value
+    up = bnb.delta(eps, sigma=sigma, steps=steps, bound="upper", **FAST).value
+    for importance in (True, False):
+        r = bnb.delta(eps, sigma=sigma, steps=steps, method="montecarlo", n=50_000, seed=3,
+                      importance=importance)
+        assert r.kind == "estimate"
+        assert r.lower <= up and r.upper >= lo
+        assert r.lower <= r.value <= r.upper
+
+
+def test_mc_multi_epoch_between_bounds():
+    eps, sigma, steps, epochs = 1.5, 1.0, 10, 2
+    lo = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="lower", **FAST).value
+    up = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="upper", **FAST).value
+    r = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, method="montecarlo", n=50_000, seed=4)
+    assert r.accuracy["importance"] is False
+    assert r.lower <= up and r.upper >= lo
+
+
+def test_mc_takes_the_max_of_add_and_remove():
+    r = mc.mc_delta(0.5, sigma=1.0, steps=10, n=20_000, seed=5)
+    per = [mc.mc_direction(0.5, sigma=1.0, steps=10, direction=d, n=20_000, seed=5) for d in mc.DIRECTIONS]
+    assert r.value == max(p.estimate for p in per)
+    assert r.upper == max(p.upper for p in per)
+    assert per[0].estimate != per[1].estimate  # both computed, and they differ
+    # at T = 1 the pair is the Gaussian pair in both directions: each direction ≈ the exact δ
+    g = gauss_delta(0.5, 1.0)
+    for d in mc.DIRECTIONS:
+        p = mc.mc_direction(0.5, sigma=1.0, steps=1, direction=d, n=100_000, seed=6, importance=False)
+        assert p.lower <= g <= p.upper
+
+
+def test_importance_sampling_is_unbiased_on_a_small_case():
+    # same quantity two ways (IS vs naive), large n: the two KL intervals overlap
+    a = mc.mc_direction(2.0, sigma=0.8, steps=5, direction="remove", n=100_000, seed=7, importance=True)
+    b = mc.mc_direction(2.0, sigma=0.8, steps=5, direction="remove", n=100_000, seed=8, importance=False)
+    assert a.lower <= b.upper and b.lower <= a.upper
+    assert a.scale < 1.0
+
+
+def test_reproducible_and_chunk_independent():
+    kw = dict(sigma=1.0, steps=50, epochs=2, direction="remove", n=30_000, seed=11, importance=False)
+    all_blocks = mc.block_sums(1.0, **kw)
+    nb = len(all_blocks)
+    assert nb > 2
+    split = mc.block_sums(1.0, blocks=range(0, 2), **kw) + mc.block_sums(1.0, blocks=range(2, nb), **kw)
+    assert math.fsum(all_blocks).hex() == math.fsum(split).hex()
+    r1 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, n=30_000, seed=11)
+    r2 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, n=30_000, seed=11)
+    assert r1 == r2
+    r3 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, n=30_000, seed=12)
+    assert r3.value != r1.value
+
+
+def test_kl_bounds_against_exact_binomial_tail():
+    # Chernoff–KL limit is conservative: P[Bin(n, up) ≤ k] ≤ β
+    from scipy.stats import binom
+
+    n, k, beta = 1000, 13, 0.01
+    lo, up = mc.kl_bounds(k / n, n, beta)
+    assert binom.cdf(k, n, up) <= beta
+    assert binom.sf(k - 1, n, lo) <= beta
+    assert lo < k / n < up
+    # v̄ = 0: up = 1 − β^{1/n}
+    assert mc.kl_bounds(0.0, n, beta)[1] == pytest.approx(1 - beta ** (1 / n), rel=1e-6)
+
+
+def test_samples_needed_meets_half_width():
+    n = mc.samples_needed(1e-3, 0.01, scale=0.2)
+    assert n == math.ceil(0.04 * math.log(400) / 2e-6)
+    lo, up = mc.kl_bounds(0.05, n, 0.01 / 4, scale=0.2)
+    assert up - 0.05 <= 1e-3 and 0.05 - lo <= 1e-3
+
+
+def test_budget_too_small_raises_accuracy_error():
+    with pytest.raises(mc.MCAccuracyError, match="max_samples"):
+        mc.mc_delta(1.0, sigma=1.0, steps=10, epochs=2, half_width=1e-5, max_samples=1000)
+    r = mc.mc_delta(1.0, sigma=1.0, steps=10, half_width=0.02, seed=1)
+    assert r.upper - r.lower <= 0.04
+
+
+@pytest.mark.parametrize("kwargs,name", [
+    (dict(sigma=1.0, steps=0), "steps"),
+    (dict(sigma=1.0, steps=10, epochs=0), "epochs"),
+    (dict(sigma=0.0, steps=10), "sigma"),
+    (dict(sigma=-1.0, steps=10), "sigma"),
+])
+def test_bad_input_names_the_parameter(kwargs, name):
+    with pytest.raises(ValueError, match=name):
+        bnb.epsilon(1e-6, **kwargs)
+    with pytest.raises(ValueError, match=name):
+        bnb.delta(1.0, method="montecarlo", n=10, **kwargs)
+
+
+@pytest.mark.parametrize("d", [0.0, 1.0, -0.1, 1.5])
+def test_bad_delta(d):
+    with pytest.raises(ValueError, match="delta"):
+        bnb.epsilon(d, sigma=1.0, steps=10)
+
+
+def test_bad_mc_parameters():
+    with pytest.raises(ValueError, match="^n "):
+        bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", n=0)
+    for beta in (0.0, 1.0, 2.0):
+        with pytest.raises(ValueError, match="beta"):
+            bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", n=10, beta=beta)
+    with pytest.raises(ValueError, match="method"):
+        bnb.epsilon(1e-6, sigma=1.0, steps=10, method="montecarlo")
+    with pytest.raises(ValueError, match="bound"):
+        bnb.delta(1.0, sigma=1.0, steps=10, bound="middle")
+
+
+def test_claim_not_worse_than_poisson():
+    # the claim's predicate at a cheap setting (T=10); the T=100 claim itself runs in the pipeline
+    from dpsampling import claims
+
+    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=10) is True
+    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=1) is False  # T=1: both the Gaussian
+    import pathlib
+
+    import yaml
+
+    data = yaml.safe_load((pathlib.Path(__file__).parents[1] / "config" / "claims.yaml").read_text())["claims"]
+    entry = next(c for c in data if c["id"] == "chua25_bnb_not_worse_than_poisson")
+    claims.validate(entry)
+    assert claims.resolve(entry["evaluate"]["call"]) is bnb.not_worse_than_poisson
+
+
+def test_pipeline_stops_when_mc_misses_the_certified_bracket(repo_root, monkeypatch):
+    import sys
+
+    monkeypatch.syspath_prepend(str(repo_root / "scripts"))
+    sys.modules.pop("balls_and_bins", None)
+    import balls_and_bins as script
+
+    script.check_mc(1e-4, 3e-4, 2e-4, 2.5e-4, "ok")  # overlapping: passes
+    with pytest.raises(RuntimeError, match="misses the certified"):
+        script.check_mc(1e-4, 1.5e-4, 2e-4, 2.5e-4, "below")
+    with pytest.raises(RuntimeError, match="misses the certified"):
+        script.check_mc(3e-4, 4e-4, 2e-4, 2.5e-4, "above")
+    # a (deliberately) wrong MC estimate makes compute_point raise
+    real = script.bnb.delta
+
+    def biased(eps, **kw):
+        r = real(eps, **kw)
+        if kw.get("method") == "montecarlo":
+            return type(r)(value=r.value + 0.5, kind=r.kind, method=r.method, accuracy=r.accuracy,
+                           lower=r.lower + 0.5, upper=r.upper + 0.5)
+        return r
+
+    monkeypatch.setattr(script.bnb, "delta", biased)
+    p = {"view": "delta_vs_eps", "sampler": "balls_and_bins", "sigma": 1.0, "steps": 5, "epochs": 1, "seed": 0}
+    with pytest.raises(RuntimeError, match="misses the certified"):
+        script.compute_point(p, n_eps=2, eps_max=1.0, n_eps_mc=1, mc_n=1000)
+
+
+@pytest.mark.parametrize("path,value,needle", [
+    (("balls_and_bins", "fixed", "epochs"), 0, "epochs"),
+    (("balls_and_bins", "settings", "pld_accuracy"), "medium", "pld_accuracy"),
+    (("balls_and_bins", "settings", "mc_beta"), 1.0, "mc_beta"),
+    (("balls_and_bins", "settings", "mc_n"), 0, "mc_n"),
+])
+def test_bad_balls_and_bins_config_rejected_naming_the_key(rejects_bad_config, path, value, needle):
+    rejects_bad_config(path, value, needle)
+
+
+def test_sigma_at_one_step_is_the_gaussian_calibration():
+    # T = 1: the smallest σ with ε_upper(1e-6) ≤ 2 is within rel_tol above the exact Gaussian σ
+    exact = brentq(lambda s: gauss_eps(1e-6, s) - 2.0, 0.5, 10.0, xtol=1e-12)
+    r = bnb.sigma(2.0, 1e-6, steps=1, rel_tol=1e-3, **FAST)
+    assert r.kind == "upper"
+    assert exact <= r.value <= exact * 1.01
+    assert bnb.epsilon(1e-6, sigma=r.value, steps=1, bound="upper", **FAST).value <= 2.0
