@@ -8,7 +8,7 @@ re-expressed below as a loop over memory-bounded batches using scipy.stats
 scipy.special.logsumexp for the loss), which is how that method is written
 in plain numpy/scipy.  Same estimator, same inputs: both rates and the ratio.
 
-Certified bounds: ours (``dpsampling.balls_and_bins.epsilon_range`` at the
+Certified bounds: ours (``dpsampling.samplers.balls_and_bins.epsilon_range`` at the
 "default" and "fine" settings, one PLD pair each) vs PLD_accounting's default
 ``gaussian_allocation_epsilon_range`` (adaptive refinement) and its
 ``epsilon_accuracy=0.01`` call; widths and seconds.
@@ -26,8 +26,8 @@ import warnings
 import numpy as np
 from scipy import special, stats
 
-from dpsampling import balls_and_bins as bnb
-from dpsampling import balls_and_bins_mc as mc
+from dpsampling.samplers import balls_and_bins as bnb
+from dpsampling.samplers import balls_and_bins_mc as mc
 
 
 def peer_style_is(eps, sigma, steps, n, seed, batch=10_000):

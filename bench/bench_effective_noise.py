@@ -37,8 +37,7 @@ REL_TOLS = (1e-3, 1e-4, 1e-5)
 
 
 def cpu(f, *a, **k):
-    from dpsampling.engine import accountant
-    from dpsampling.engine import pld
+    from dpsampling.engine import accountant, pld
 
     pld.composed.cache_clear()
     accountant._poisson_curve.cache_clear()

@@ -14,7 +14,7 @@ Check (decided here): an MC estimate whose interval misses [PLD lower, PLD upper
 the job raises, as in add_remove_crossing (a fixed seed then needs a code fix, not a rerun).
 
 Chua-style lower bounds from the max-coordinate statistic (shuffle and balls-and-bins) come
-from ``dpsampling.max_statistic`` (another branch): add their producers to ``LOWER_BOUND_ROWS``.
+from ``dpsampling.samplers._max_statistic`` (another branch): add their producers to ``LOWER_BOUND_ROWS``.
 """
 
 import math
@@ -23,11 +23,11 @@ import _pipeline
 import _style
 import numpy as np
 
-from dpsampling import balls_and_bins as bnb
-from dpsampling import batching
+from dpsampling.samplers import balls_and_bins as bnb
+from dpsampling.samplers import deterministic
 
 #: TODO(merge): row producers f(p, quantity, target) -> list[dict] for the max-statistic lower
-#: bounds of dpsampling.max_statistic (shuffle and balls-and-bins, single and multi-epoch).
+#: bounds of dpsampling.samplers._max_statistic (shuffle and balls-and-bins, single and multi-epoch).
 LOWER_BOUND_ROWS = []
 
 
@@ -47,7 +47,7 @@ def _one(p, quantity, target, pld_accuracy, rel_tol):
     s, T, E = p["sigma"], p["steps"], p["epochs"]
     rows = []
     if p["sampler"] == "deterministic":
-        rows.append(_row(batching.deterministic_result(quantity, target, s / math.sqrt(E))))
+        rows.append(_row(deterministic.deterministic_result(quantity, target, s / math.sqrt(E))))
     elif p["sampler"] == "poisson":
         for bound in ("upper", "lower"):
             rows.append(_row(_poisson(quantity, target, s, T, E, bound, rel_tol)))

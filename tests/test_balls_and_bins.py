@@ -2,13 +2,12 @@
 
 import math
 
-import numpy as np
 import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from dpsampling import balls_and_bins as bnb
-from dpsampling import balls_and_bins_mc as mc
+from dpsampling.samplers import balls_and_bins as bnb
+from dpsampling.samplers import balls_and_bins_mc as mc
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
 

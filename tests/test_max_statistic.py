@@ -1,4 +1,4 @@
-"""Lower bounds from the max-coordinate statistic (dpsampling.max_statistic): values, not 'it ran'."""
+"""Lower bounds from the max-coordinate statistic (dpsampling.samplers._max_statistic): values, not 'it ran'."""
 
 import math
 
@@ -6,8 +6,9 @@ import mpmath
 import numpy as np
 import pytest
 
-from dpsampling import batching, gaussian
-from dpsampling import max_statistic as ms
+from dpsampling.engine import gaussian
+from dpsampling.samplers import _max_statistic as ms
+from dpsampling.samplers import shuffle as batching
 
 
 def _mp_sf_max(c, mean, sigma, steps):

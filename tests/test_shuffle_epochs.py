@@ -1,12 +1,12 @@
-"""Deterministic and shuffle batching over several epochs (dpsampling.shuffle_epochs)."""
+"""Deterministic and shuffle batching over several epochs (dpsampling.samplers.shuffle_epochs)."""
 
 import math
 
 import mpmath
 import pytest
 
-from dpsampling import batching
-from dpsampling import shuffle_epochs as se
+from dpsampling.samplers import shuffle as batching
+from dpsampling.samplers import shuffle_epochs as se
 
 
 def _mp_gauss_delta(eps, s):

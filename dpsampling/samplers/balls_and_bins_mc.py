@@ -52,8 +52,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
-from .accountant import AccountingResult
-from .validation import check_epsilon, check_int, check_positive
+from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.validation import check_epsilon, check_int, check_positive
 
 DIRECTIONS = ("remove", "add")
 _BLOCK_FLOATS = 2**20  # normal draws per RNG block (part of the reproducibility contract)

@@ -45,10 +45,10 @@ import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
 from scipy.special import log_ndtr, ndtri
 
-from . import pld as _pld
-from .batching import DEFAULT_C_GRID, _blocks, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
-from .numerics import log1mexp, logsubexp
-from .validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
+from dpsampling.engine import pld as _pld
+from dpsampling.engine.numerics import log1mexp, logsubexp
+from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
+from dpsampling.samplers.shuffle import DEFAULT_C_GRID, _blocks, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
 
 DIRECTIONS = ("add", "remove", "add_remove")
 #: Default PLD value discretisation Δ (the peer's default too).  The per-epoch loss is rounded
@@ -59,7 +59,8 @@ DEFAULT_LOG_TAIL = -40.0
 #: Mass the FFT composition may misplace (dp_accounting's default tail truncation).
 TAIL_MASS_TRUNCATION = 1e-15
 #: Below this, PLD δ is dominated by truncation / FFT round-off: flagged, not reported as a bound.
-RELIABLE_DELTA_FLOOR = _pld.UNRELIABLE_DELTA
+from dpsampling.engine.result import RELIABLE_DELTA_FLOOR  # noqa: E402  (the one floor of the library)
+
 #: Relative guard subtracted from each loss before rounding down, so floating-point error in
 #: log P_i − log Q_i (≲ 1e-12 relative here) cannot round a loss up by one grid step.
 _LOSS_GUARD = 1e-9
@@ -367,7 +368,7 @@ def lower_bound_result(quantity, target, mean_p, mean_q, sigma, steps, *, epochs
     ``argmax_c_at_grid_end`` (a wider C grid might do better), ``delta_below_1e-12`` (PLD δ below the
     reliability floor: not presented as a bound, value set to nan).
     """
-    from .accountant import AccountingResult
+    from dpsampling.engine.result import AccountingResult
 
     if quantity not in ("epsilon", "delta"):
         raise ValueError(f"quantity must be one of epsilon, delta (got {quantity!r})")

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import math
 
-from .accountant import AccountingResult
-from .validation import check_choice, check_delta, check_epsilon, check_int, check_positive
+from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
 NAME = "balls_and_bins"
 BOUNDS = ("upper", "lower")
@@ -197,12 +197,13 @@ def not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=100, epochs=1):
     compared to Poisson subsampling in practical regimes".  True iff the certified balls-and-bins
     upper bound on ε(δ) is ≤ the Poisson (q = 1/T, T·E steps) PLD lower bound, i.e. better for certain.
     """
-    from . import accountant
+    from dpsampling.engine import accountant
 
     up = epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound="upper").value
     poisson_lower = accountant.epsilon(delta, sigma=sigma, q=1.0 / steps, steps=steps * epochs,
                                        sampler="poisson", direction="add_remove", method="pld",
                                        bound="lower", rel_tol=1e-3).value
     return bool(up <= poisson_lower)
+
 
 __all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "not_worse_than_poisson", "sigma"]

@@ -38,10 +38,12 @@ import math
 
 import numpy as np
 
-from . import gaussian
-from . import max_statistic as ms
-from .accountant import AccountingResult, calibrate_sigma
-from .validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
+from dpsampling.engine import gaussian
+from dpsampling.engine.accountant import calibrate_sigma
+from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
+
+from . import _max_statistic as ms
 
 SHUFFLE_MODES = ("dynamic", "persistent")
 
