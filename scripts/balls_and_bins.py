@@ -36,7 +36,7 @@ def _row(res, **extra):
 
 
 def _poisson(quantity, target, sigma, steps, epochs, bound, rel_tol):
-    from dpsampling import accountant
+    from dpsampling.engine import accountant
 
     call = accountant.epsilon if quantity == "epsilon" else accountant.delta
     return call(target, sigma=sigma, q=1.0 / steps, steps=steps * epochs, sampler="poisson",
