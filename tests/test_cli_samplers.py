@@ -30,7 +30,8 @@ def test_shuffle_epsilon_is_a_lower_bound_from_ec_sets(capsys):
     code, out, _ = run(capsys, "epsilon", "--sampler", "shuffle", "--sigma", "0.5", *ONE_EPOCH, "--delta", "1e-6")
     d = strict_json(out)
     assert code == 0 and d["sampler"] == "shuffle"
-    assert d["kind"] == "lower" and d["method"] == "E_C sets" and d["upper"] is None
+    assert d["kind"] == "lower" and d["method"] == "E_C sets"
+    assert d["upper"] == pytest.approx(10.99715, abs=5e-6)  # the interval's upper end: deterministic (Chua Thm 4.1)
     assert d["value"] == pytest.approx(10.99478, abs=5e-6) and d["lower"] == d["value"]
     assert d["accuracy"] == {"c_grid": "0:0.01:100 (10001 values)", "argmax_c": 4.25}
 
@@ -84,7 +85,7 @@ def test_theorem_4_1_and_poisson_gap_through_the_cli(capsys):
 
 
 @pytest.mark.parametrize("argv,flag", [
-    (["sigma", "--sampler", "shuffle", *ONE_EPOCH, "--epsilon", "1", "--delta", "1e-5"], "--sampler"),
+    (["sigma", "--sampler", "shuffle", *ONE_EPOCH, "--epsilon", "1", "--delta", "1e-5"], "--bound"),
     (["epsilon", "--sampler", "shuffle", "--sigma", "1", "--q", "1e-3", "--steps", "10000", "--delta", "1e-5"], "--q"),
     (["delta", "--sampler", "deterministic", "--sigma", "1", "--q", "0.5", "--steps", "10", "--epsilon", "1"], "--q"),
     (["epsilon", "--sampler", "shuffle", "--sigma", "1", "--q", "2", "--steps", "10000", "--delta", "1e-5"], "--q"),

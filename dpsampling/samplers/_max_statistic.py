@@ -43,12 +43,11 @@ import math
 
 import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
-from scipy.special import log_ndtr, ndtri
+from scipy.special import log_ndtr, ndtr, ndtri
 
 from dpsampling.engine import pld as _pld
 from dpsampling.engine.numerics import log1mexp, logsubexp
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
-from dpsampling.samplers.shuffle import DEFAULT_C_GRID, _blocks, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
 
 DIRECTIONS = ("add", "remove", "add_remove")
 #: Default PLD value discretisation Δ (the peer's default too).  The per-epoch loss is rounded
@@ -64,6 +63,61 @@ from dpsampling.engine.result import RELIABLE_DELTA_FLOOR  # noqa: E402  (the on
 #: Relative guard subtracted from each loss before rounding down, so floating-point error in
 #: log P_i − log Q_i (≲ 1e-12 relative here) cannot round a loss up by one grid step.
 _LOSS_GUARD = 1e-9
+
+
+# --------------------------------------------------------------------------- shared helpers (also used by shuffle.py)
+
+#: The paper's set 𝒞 of thresholds (Chua §4.3): 0 to 100 in steps of 0.01 (10,001 values).
+DEFAULT_C_GRID = np.arange(0.0, 100.0001, 0.01)
+DEFAULT_C_GRID.setflags(write=False)
+
+# Rows of the (ε × C) work array per block, so that a block has ≲ 4e6 entries.
+_BLOCK_ENTRIES = 4_000_000
+
+
+def _check_c_grid(c_grid):
+    if c_grid is None:
+        return DEFAULT_C_GRID
+    c = np.asarray(c_grid, dtype=float)
+    if c.ndim != 1 or c.size == 0:
+        raise ValueError(f"c_grid must be a non-empty 1-D list of numbers (got shape {c.shape})")
+    if not np.all(np.isfinite(c)):
+        raise ValueError("c_grid must contain only finite numbers (got nan or inf)")
+    if np.any(np.diff(c) <= 0):
+        raise ValueError("c_grid must be strictly increasing (got a non-increasing step)")
+    return c
+
+
+def _blocks(n_rows, n_cols):
+    step = max(1, _BLOCK_ENTRIES // max(1, n_cols))
+    for i in range(0, n_rows, step):
+        yield slice(i, min(n_rows, i + step))
+
+
+def _log_neg_log_ndtr(x):
+    """log(−log Φ(x)), accurate also where log Φ(x) underflows (x ≳ 38).
+
+    For x > 0, −log Φ(x) = −log1p(−s) with s = Φ(−x); its log is
+    log s + log(−log1p(−s)/s), and the second term is ≈ s/2 → 0.
+    """
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = ndtr(-x)
+        pos = log_ndtr(-x) + np.where(s > 1e-8, np.log(-np.log1p(-s) / np.where(s > 0, s, 1.0)), 0.5 * s)
+        neg = np.log(-log_ndtr(x))
+    return np.where(x > 0, pos, neg)
+
+
+def _log1m_pow(log_neg_log_phi_b, steps):
+    """log(1 − Φ(b)^(T−1)) from log(−log Φ(b)), accurate for tiny and huge T·Φ(−b)."""
+    if steps == 1:
+        return np.full(np.shape(log_neg_log_phi_b), -np.inf)
+    big_l = math.log(steps - 1) + log_neg_log_phi_b  # log((T−1)·(−log Φ(b)))
+    with np.errstate(over="ignore"):
+        u = np.exp(big_l)
+        # log(1 − e^{−u}); for u < 1e-10, log(u) − u/2 avoids exp(−u) rounding to 1.
+        return np.where(big_l < -23.0, big_l - 0.5 * u, log1mexp(-u))
+
 
 
 # --------------------------------------------------------------------------- checks
