@@ -1,6 +1,6 @@
 """Batch samplers: one module per sampler, one entry point :func:`account` for all of them.
 
-Each module (``poisson``, ``wor``, ``shuffle``, ``deterministic``) states its dominating pair and the
+Each module (``poisson``, ``wor``, ``shuffle``, ``deterministic``, ``balls_and_bins``) states its dominating pair and the
 bounds it can give (``BOUNDS``) and answers ``delta(ε)``, ``epsilon(δ)`` and ``sigma(ε, δ)`` (or says
 in a ValueError why it cannot).  This layer imports the engine only.
 """
@@ -10,11 +10,12 @@ from __future__ import annotations
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_choice
 
-from . import deterministic, poisson, shuffle, wor
+from . import balls_and_bins, deterministic, poisson, shuffle, wor
 
 #: every batch sampler, in the order the CLI lists them
-SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
-_MODULES = {"poisson": poisson, "wor": wor, "shuffle": shuffle, "deterministic": deterministic}
+SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
+_MODULES = {"poisson": poisson, "wor": wor, "shuffle": shuffle, "deterministic": deterministic,
+            "balls_and_bins": balls_and_bins}
 QUANTITIES = ("epsilon", "delta", "sigma")
 
 
@@ -23,11 +24,26 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     """ε(δ), δ(ε) or σ(ε, δ) of ``steps·epochs`` steps of DP-SGD under ``sampler``.
 
     ``target`` is δ for ``quantity="epsilon"``, ε for ``"delta"`` and (ε, δ) for ``"sigma"``.
-    ``q`` (sampling rate) is required for poisson/wor; shuffle/deterministic have one batch per
-    step (q = 1/steps; checked if given).  ``bound=None`` takes the sampler's first bound
-    (``BOUNDS[0]``: upper for poisson/wor, lower for shuffle, exact for deterministic).
+    ``steps`` is the number of steps per epoch, ``epochs`` (integer ≥ 1) the number of epochs.
+    ``q`` (sampling rate) is required for poisson/wor; shuffle/deterministic/balls_and_bins have one
+    batch per step (q = 1/steps; checked if given).  ``bound=None`` takes the sampler's first bound
+    (``BOUNDS[0]``: upper for poisson/wor/balls_and_bins, lower for shuffle, exact for deterministic).
+
+    Per sampler:
+
+    * poisson / wor: steps·epochs steps at q; ``method`` pld/rdp/analytic/cf; kind = ``bound``.
+    * deterministic: exact, the Gaussian at σ/√E (E = 1: today's one-epoch value).
+    * shuffle: kind ``lower`` with ``upper`` = the deterministic value (Chua Thm 4.1), i.e. the interval
+      [lower, upper]; option ``mode`` "dynamic" (default, fresh permutation each epoch) or "persistent".
+      σ: only ``bound="lower"`` (the σ below which ε provably exceeds the target; ``upper`` = deterministic σ).
+    * balls_and_bins: ``method`` "pld" (default; certified PLD_accounting bracket, kind = ``bound``
+      upper/lower with both ends filled), "montecarlo" (δ only; kind ``estimate`` with its band in
+      lower/upper; options n, seed, beta, half_width, max_samples) or "max_statistic" (Chua et al. lower
+      bound, kind ``lower``).
+
     ``accuracy_options``: ``rel_tol``, ``discretization``, ``finest_discretization`` (PLD),
-    ``c_grid`` (shuffle).
+    ``c_grid``/``mode``/``discretization`` (shuffle), ``accuracy``/``loss_discretization``/``tail_truncation``
+    (balls_and_bins pld).
     """
     check_choice("sampler", sampler, SAMPLERS)
     check_choice("quantity", quantity, QUANTITIES)
@@ -37,10 +53,24 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
         kw["direction"] = direction
     if sampler in ("poisson", "wor"):
         kw["method"] = method
+    elif sampler == "balls_and_bins":
+        kw["method"] = "pld" if method is None else method
+    elif method is not None:
+        raise ValueError(f"method does not apply to sampler '{sampler}' (got {method!r}); leave it unset")
     if quantity == "sigma":
         eps, dlt = target
+        if sampler in ("poisson", "wor"):
+            if bound not in (None, "upper"):
+                raise ValueError(f"bound must be 'upper' for sigma with sampler '{sampler}' (got {bound!r}): the "
+                                 "calibrated σ is sufficient, i.e. an upper bound on the smallest σ")
+        else:
+            kw["bound"] = bound
         return mod.sigma(eps, dlt, **kw)
+    if sampler == "balls_and_bins":
+        if kw["method"] == "max_statistic" and bound is None:
+            bound = "lower"
+        kw["both_ends"] = kw["method"] == "pld"
     return getattr(mod, quantity)(target, sigma=sigma, bound=mod.BOUNDS[0] if bound is None else bound, **kw)
 
 
-__all__ = ["SAMPLERS", "QUANTITIES", "account", "deterministic", "poisson", "shuffle", "wor"]
+__all__ = ["SAMPLERS", "QUANTITIES", "account", "balls_and_bins", "deterministic", "poisson", "shuffle", "wor"]

@@ -10,8 +10,8 @@ Setting.  For a mean μ ≥ 0, T steps and noise σ, MoG(μ) := (1/T) Σ_t N(μ�
 Law of M.  By symmetry over the uniform batch index, F_μ(C) := Pr_{MoG(μ)}[M ≤ C]
 = Φ((C−μ)/σ)·Φ(C/σ)^(T−1); the survival 1 − F_μ(C) = Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))
 (a = (C−μ)/σ, b = C/σ) is a sum of non-negative terms, evaluated in log space exactly as
-:func:`dpsampling.batching.shuffle_log_pq` does (the same helpers, so that function is
-:func:`log_sf_max` at μ = 2 and μ = 1, bit for bit; tested).
+:func:`dpsampling.samplers.shuffle.shuffle_log_pq` needs (that function is :func:`log_sf_max` at
+μ = 2 and μ = 1; the shared helpers live here, shuffle.py imports them).
 
 Why every value here is a valid lower bound (one sentence each):
 
@@ -27,7 +27,7 @@ Why every value here is a valid lower bound (one sentence each):
   discretisation grid can only lower Σ_x P(x)(1 − e^{ε−ℓ(x)})₊ (each term is increasing in ℓ),
   as does lumping the two tails into one atom each (another post-processing) and dropping
   mass (each term is ≥ 0); no infinite-loss mass is ever added.
-* the FFT composition (dp_accounting, via :func:`dpsampling.pld._self_compose`) may move up to
+* the FFT composition (dp_accounting, via :func:`dpsampling.engine.pld._self_compose`) may move up to
   ``tail_mass_truncation`` of mass by wrap-around; moving mass m changes δ by at most m, so we
   subtract it from δ (and add it to the δ target of ε(δ)).
 
@@ -43,12 +43,11 @@ import math
 
 import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
-from scipy.special import log_ndtr, ndtri
+from scipy.special import log_ndtr, ndtr, ndtri
 
 from dpsampling.engine import pld as _pld
 from dpsampling.engine.numerics import log1mexp, logsubexp
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
-from dpsampling.samplers.shuffle import DEFAULT_C_GRID, _blocks, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
 
 DIRECTIONS = ("add", "remove", "add_remove")
 #: Default PLD value discretisation Δ (the peer's default too).  The per-epoch loss is rounded
@@ -64,6 +63,61 @@ from dpsampling.engine.result import RELIABLE_DELTA_FLOOR  # noqa: E402  (the on
 #: Relative guard subtracted from each loss before rounding down, so floating-point error in
 #: log P_i − log Q_i (≲ 1e-12 relative here) cannot round a loss up by one grid step.
 _LOSS_GUARD = 1e-9
+
+
+# --------------------------------------------------------------------------- shared helpers (also used by shuffle.py)
+
+#: The paper's set 𝒞 of thresholds (Chua §4.3): 0 to 100 in steps of 0.01 (10,001 values).
+DEFAULT_C_GRID = np.arange(0.0, 100.0001, 0.01)
+DEFAULT_C_GRID.setflags(write=False)
+
+# Rows of the (ε × C) work array per block, so that a block has ≲ 4e6 entries.
+_BLOCK_ENTRIES = 4_000_000
+
+
+def _check_c_grid(c_grid):
+    if c_grid is None:
+        return DEFAULT_C_GRID
+    c = np.asarray(c_grid, dtype=float)
+    if c.ndim != 1 or c.size == 0:
+        raise ValueError(f"c_grid must be a non-empty 1-D list of numbers (got shape {c.shape})")
+    if not np.all(np.isfinite(c)):
+        raise ValueError("c_grid must contain only finite numbers (got nan or inf)")
+    if np.any(np.diff(c) <= 0):
+        raise ValueError("c_grid must be strictly increasing (got a non-increasing step)")
+    return c
+
+
+def _blocks(n_rows, n_cols):
+    step = max(1, _BLOCK_ENTRIES // max(1, n_cols))
+    for i in range(0, n_rows, step):
+        yield slice(i, min(n_rows, i + step))
+
+
+def _log_neg_log_ndtr(x):
+    """log(−log Φ(x)), accurate also where log Φ(x) underflows (x ≳ 38).
+
+    For x > 0, −log Φ(x) = −log1p(−s) with s = Φ(−x); its log is
+    log s + log(−log1p(−s)/s), and the second term is ≈ s/2 → 0.
+    """
+    x = np.asarray(x, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = ndtr(-x)
+        pos = log_ndtr(-x) + np.where(s > 1e-8, np.log(-np.log1p(-s) / np.where(s > 0, s, 1.0)), 0.5 * s)
+        neg = np.log(-log_ndtr(x))
+    return np.where(x > 0, pos, neg)
+
+
+def _log1m_pow(log_neg_log_phi_b, steps):
+    """log(1 − Φ(b)^(T−1)) from log(−log Φ(b)), accurate for tiny and huge T·Φ(−b)."""
+    if steps == 1:
+        return np.full(np.shape(log_neg_log_phi_b), -np.inf)
+    big_l = math.log(steps - 1) + log_neg_log_phi_b  # log((T−1)·(−log Φ(b)))
+    with np.errstate(over="ignore"):
+        u = np.exp(big_l)
+        # log(1 − e^{−u}); for u < 1e-10, log(u) − u/2 avoids exp(−u) rounding to 1.
+        return np.where(big_l < -23.0, big_l - 0.5 * u, log1mexp(-u))
+
 
 
 # --------------------------------------------------------------------------- checks
@@ -104,8 +158,7 @@ def log_sf_max(c, mean, sigma, steps, _l1m=None):
     """log Pr_{MoG(mean)}[M > c] = log[Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))], a = (c−μ)/σ, b = c/σ.
 
     A sum of non-negative terms (no cancellation), with log(1 − Φ(b)^(T−1)) from
-    :func:`dpsampling.batching._log1m_pow`; the same operations as
-    :func:`dpsampling.batching.shuffle_log_pq`, so equal to it bit for bit.
+    :func:`_log1m_pow`; :func:`dpsampling.samplers.shuffle.shuffle_log_pq` calls it at μ = 2, 1.
     """
     c = np.asarray(c, dtype=float)
     l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps) if _l1m is None else _l1m
@@ -148,6 +201,23 @@ def _best_log_hockey(log_eps_shift, lp, lq):
         i = np.argmax(val, axis=1)
         best[sl] = val[np.arange(val.shape[0]), i]
         arg[sl] = np.where(np.isfinite(best[sl]), keep[i], -1)
+    return best, arg
+
+
+def _best_epsilon(log_delta, lp, lq):
+    """max over events of log((P − δ)/Q) for each log δ in ``log_delta`` (−inf if no P > δ), with argmax index.
+
+    Rows in blocks (memory); log P + log1mexp(log δ − log P) − log Q, one array operation per block.
+    """
+    best = np.full(log_delta.shape, -np.inf)
+    arg = np.zeros(log_delta.shape, dtype=int)
+    for sl in _blocks(log_delta.size, lp.size):
+        diff = log_delta[sl, None] - lp[None, :]  # log(δ / P)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)) - lq[None, :], -np.inf)
+        i = np.argmax(val, axis=1)
+        best[sl] = val[np.arange(val.shape[0]), i]
+        arg[sl] = i
     return best, arg
 
 
@@ -202,16 +272,11 @@ def events_epsilon_lower(delta, mean_p, mean_q, sigma, steps, c_grid=None, direc
     c_arg = np.full(ld.shape, np.nan)
     event = np.full(ld.shape, "", dtype=object)
     for name, lp, lq in fam:
-        for sl in _blocks(ld.size, c.size):
-            diff = ld[sl, None] - lp[None, :]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)) - lq[None, :], -np.inf)
-            i = np.argmax(val, axis=1)
-            v = val[np.arange(val.shape[0]), i]
-            better = v > best[sl]
-            best[sl] = np.where(better, v, best[sl])
-            c_arg[sl] = np.where(better, c[i], c_arg[sl])
-            event[sl] = np.where(better, name, event[sl])
+        v, i = _best_epsilon(ld, lp, lq)
+        better = v > best
+        best = np.where(better, v, best)
+        c_arg = np.where(better, c[i], c_arg)
+        event = np.where(better, name, event)
     shape = np.shape(delta)
     return best.reshape(shape), c_arg.reshape(shape), event.reshape(shape)
 
@@ -274,7 +339,7 @@ def optimistic_pmfs(mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DE
     """The E-fold composed optimistic pmfs of M, per direction: ``{"remove": pmf, "add": pmf}``.
 
     remove: the pair (P, Q) = (MoG(mean_p), MoG(mean_q)); add: (Q, P).  Composition by FFT
-    (dp_accounting's ``self_compose`` arithmetic via :func:`dpsampling.pld._self_compose`), then the
+    (dp_accounting's ``self_compose`` arithmetic via :func:`dpsampling.engine.pld._self_compose`), then the
     infinity mass it adds (its tail-truncation allowance) is removed again: for an optimistic pmf the
     truncated mass is simply dropped or wrapped, which the callers account for by
     ``TAIL_MASS_TRUNCATION``.
@@ -316,7 +381,13 @@ def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float)).ravel()
     per = {}
     for name, pmf in pmfs.items():
-        d = np.asarray(pmf.get_delta_for_epsilon(eps), dtype=float)
+        # beyond the largest loss of an optimistic pmf (no mass at +∞) δ is exactly 0; dp_accounting would
+        # compute e^ε·0 = nan for ε that overflow, so those ε are not passed on
+        max_loss = (pmf._lower_loss + pmf._probs.size - 1) * pmf._discretization  # noqa: SLF001
+        beyond = eps >= max_loss
+        d = np.zeros(eps.shape)
+        if not np.all(beyond):
+            d[~beyond] = np.asarray(pmf.get_delta_for_epsilon(eps[~beyond]), dtype=float)
         d = np.maximum(d - tail, 0.0)
         per[name] = float(d[0]) if np.ndim(epsilon) == 0 else d.reshape(np.shape(epsilon))
     best = np.max(np.stack([np.atleast_1d(v) for v in per.values()]), axis=0)
@@ -352,7 +423,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- results (E = 1: events; E > 1: PLD)
 
-#: Method labels: one epoch uses Chua's threshold sets E_C (same label as dpsampling.batching.EC_METHOD).
+#: Method labels: one epoch uses Chua's threshold sets E_C (same label as dpsampling.samplers.shuffle.EC_METHOD).
 EVENTS_METHOD = "E_C sets"
 PLD_METHOD = "max-statistic PLD"
 

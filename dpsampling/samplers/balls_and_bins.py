@@ -26,7 +26,15 @@ Bounds and why each is one:
   Chernoff–KL confidence interval (``lower``/``upper`` of the result) that holds
   with probability ≥ 1 − ``beta`` for both directions together (β/4 per side
   and direction, union bound).  The Monte Carlo code lives in
-  :mod:`dpsampling.balls_and_bins_mc`.
+  :mod:`dpsampling.samplers.balls_and_bins_mc`.
+* ``method="max_statistic"`` (kind ``lower``): the Chua et al. (AISTATS 2025) lower bound.  The pair
+  above is the exact output law of one epoch on one adjacent pair, and reducing each epoch to its
+  max coordinate (threshold events for E = 1; sliced, losses rounded down and composed over the
+  independent epochs for E > 1) is post-processing, so its divergence is ≤ the true one
+  (:mod:`dpsampling.samplers._max_statistic`).
+
+Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the bracket
+filled (``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
 """
 
 from __future__ import annotations
@@ -38,7 +46,9 @@ from dpsampling.engine.validation import check_choice, check_delta, check_epsilo
 
 NAME = "balls_and_bins"
 BOUNDS = ("upper", "lower")
-METHODS = ("pld", "montecarlo")
+#: pld: certified bracket (PLD_accounting); montecarlo: estimate of δ(ε) with its band;
+#: max_statistic: the Chua et al. lower bound (threshold events / optimistic PLD of the max coordinate)
+METHODS = ("pld", "montecarlo", "max_statistic")
 
 #: PLD_accounting settings.  ``rel_loss_discretization`` r sets loss_discretization = r·ε̂ (the
 #: final loss-grid step summed over compositions, PLD_accounting's meaning), with ε̂ the ε of the
@@ -62,13 +72,53 @@ def _poisson_guess(delta, sigma, steps, epochs):
     return float(pld.get_epsilon_for_delta(delta))
 
 
-def _check(sigma, steps, epochs, bound, method):
+def _check(sigma, steps, epochs, bound, method, q=None, direction="add_remove"):
     check_positive("sigma", sigma)
     steps = check_int("steps", steps, 1)
     epochs = check_int("epochs", epochs, 1)
     check_choice("bound", bound, BOUNDS)
     check_choice("method", method, METHODS)
+    if q is not None:
+        from ._checks import check_one_epoch
+
+        check_one_epoch(q, steps, NAME)
+    if direction != "add_remove":
+        raise ValueError(f"direction must be add_remove for sampler '{NAME}' (every method takes the max of add and "
+                         f"remove) (got {direction!r})")
     return steps, epochs
+
+
+_OTHER = {"upper": "lower", "lower": "upper"}
+
+
+def _bracket(r, other):
+    """``r`` (kind = its bound) with both ends of the certified bracket [lower, upper] filled."""
+    lo, up = (r.value, other.value) if r.kind == "lower" else (other.value, r.value)
+    return AccountingResult(value=r.value, kind=r.kind, method=r.method, accuracy=r.accuracy, lower=lo, upper=up,
+                            flags=tuple(dict.fromkeys(r.flags + other.flags)))
+
+
+def _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options):
+    """The Chua et al. (AISTATS 2025) lower bound from the max coordinate: kind ``lower`` only.
+
+    Valid because MoG(1) vs N(0, σ²I) is the exact output law of one epoch on one adjacent pair and the
+    max coordinate (sliced, rounded down, composed over independent epochs) is a post-processing
+    (:mod:`._max_statistic`)."""
+    from . import _max_statistic as ms
+
+    if bound != "lower":
+        raise ValueError(f"bound must be 'lower' for method 'max_statistic' with sampler '{NAME}' (got {bound!r}): "
+                         "the max statistic gives only a lower bound; use method 'pld' for a certified upper bound")
+    unknown = sorted(set(options) - {"c_grid", "discretization"})
+    if unknown:
+        raise ValueError(f"options {unknown} do not apply to method 'max_statistic' (allowed: c_grid, discretization)")
+    r = ms.lower_bound_result(quantity, target, 1.0, 0.0, float(sigma), steps, epochs=epochs, **options)
+    method = MAX_STATISTIC_METHOD if r.method == ms.EVENTS_METHOD else r.method
+    return AccountingResult(r.value, r.kind, method, r.accuracy, r.lower, r.upper, r.flags)
+
+
+#: method label of the one-epoch max-statistic lower bound (threshold events {M ≥ C}, {M < C})
+MAX_STATISTIC_METHOD = "max-statistic events"
 
 
 def _config(accuracy, loss_discretization, tail_truncation, eps_scale):
@@ -108,16 +158,24 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
 
     method="pld": options ``accuracy`` ("default"/"fine"), ``loss_discretization``,
     ``tail_truncation``; kind = ``bound``.  method="montecarlo": options of
-    :func:`dpsampling.balls_and_bins_mc.mc_delta` (n, seed, beta, half_width, ...);
+    :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (n, seed, beta, half_width, ...);
     kind = ``estimate`` with its confidence interval in lower/upper.
     """
-    steps, epochs = _check(sigma, steps, epochs, bound, method)
+    q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
+                                                               ("both_ends", False)))
+    steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
     check_epsilon(epsilon)
     if method == "montecarlo":
         from .balls_and_bins_mc import mc_delta
 
         return mc_delta(float(epsilon), sigma=float(sigma), steps=steps, epochs=epochs, **options)
-    return delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)[0]
+    if method == "max_statistic":
+        return _max_statistic_lower("delta", epsilon, sigma, steps, epochs, bound, options)
+    r = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)[0]
+    if not both_ends:
+        return r
+    other = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], **options)[0]
+    return _bracket(r, other)
 
 
 def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
@@ -138,10 +196,18 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
 
 def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **options):
     """ε(δ) of E epochs of balls-and-bins (max over add/remove); method "pld" only."""
-    steps, epochs = _check(sigma, steps, epochs, bound, method)
+    q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
+                                                               ("both_ends", False)))
+    steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
     check_delta(delta)
     if method == "montecarlo":
-        raise ValueError("method 'montecarlo' answers delta(epsilon) only; use method 'pld' for epsilon")
+        raise ValueError("method 'montecarlo' answers delta(epsilon) only; use method 'pld' (certified bounds) or "
+                         "'max_statistic' (lower bound) for epsilon")
+    if method == "max_statistic":
+        return _max_statistic_lower("epsilon", delta, sigma, steps, epochs, bound, options)
+    if both_ends:
+        r = epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)
+        return _bracket(r, epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], **options))
     if "loss_discretization" not in options or "tail_truncation" not in options:
         options.setdefault("eps_scale", max(1e-3, _poisson_guess(float(delta), sigma, steps, epochs)))
         options.setdefault("tail_truncation", min(ACCURACY[options.get("accuracy", "default")]["tail_truncation"]
@@ -161,12 +227,20 @@ def epsilon_range(delta, *, sigma, steps, epochs=1, **options):
                             lower=lo.value, upper=up.value)
 
 
-def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, **options):
+def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="add_remove", bound=None,
+          method=None, **options):
     """Smallest σ (to ``rel_tol``) whose certified upper ε(δ) is ≤ ``epsilon``; kind ``upper``.
 
     Bisection in log σ on the upper bound (monotone in σ): the returned σ is the upper
     end of the final bracket, so its upper-bound ε is ≤ the target.
     """
+    if bound not in (None, "upper"):
+        raise ValueError(f"bound must be 'upper' for sigma with sampler '{NAME}' (got {bound!r}): a sufficient σ comes "
+                         "from the certified upper bound only")
+    if method not in (None, "pld"):
+        raise ValueError(f"method must be 'pld' for sigma with sampler '{NAME}' (got {method!r}): Monte Carlo and the "
+                         "max statistic cannot certify a σ")
+    _check(1.0, steps, epochs, "upper", "pld", q, direction)
     check_positive("epsilon", epsilon)
     check_delta(delta)
     check_positive("rel_tol", rel_tol)

@@ -1,9 +1,11 @@
-"""Deterministic batching, one epoch of T batches (Chua et al. 2024, Prop. 3.1).
+"""Deterministic batching: the same partition into T batches every epoch, E epochs (Chua et al. 2024, Prop. 3.1).
 
-Dominating pair (add and remove coincide): (N(1, σ²), N(0, σ²)).  Each record is in exactly one
-batch, so one epoch is a single Gaussian mechanism with sensitivity 1 and T does not enter; δ_D(ε)
-is the analytic Gaussian curve (Balle & Wang 2018, Thm 8), computed in closed form by
-:mod:`dpsampling.engine.gaussian`.  Bounds: ``exact`` only (the closed form is the curve itself).
+Dominating pair (add and remove coincide): (N(1, σ²), N(0, σ²)) per epoch.  Each record is in exactly
+one batch per epoch, so one epoch is a single Gaussian mechanism with sensitivity 1 and T does not
+enter; E epochs are E compositions of it, i.e. one Gaussian mechanism with noise σ/√E (dominating
+pair (N(1, σ²/E), N(0, σ²/E))).  δ_D(ε) is the analytic Gaussian curve (Balle & Wang 2018, Thm 8) at
+σ/√E, computed in closed form by :mod:`dpsampling.engine.gaussian`.  Bounds: ``exact`` only (the
+closed form is the curve itself, so it is both an upper and a lower bound).
 """
 
 from __future__ import annotations
@@ -85,28 +87,43 @@ def deterministic_sigma_result(epsilon, delta):
 
 
 
-def _one_epoch(sigma, steps, epochs, q, bound):
+def _check_run(steps, epochs, q, bound):
     from ._checks import check_bound, check_one_epoch
 
-    check_epochs(epochs, NAME)
+    epochs = check_epochs(epochs, NAME, multi_epoch=True)
     if q is not None:
         check_one_epoch(q, steps, NAME)
     check_bound(bound, NAME, ("exact", "upper", "lower"))  # the exact value is both bounds
+    return epochs
+
+
+def _at_epochs(res, epochs):
+    if epochs == 1:
+        return res  # today's single-epoch result, unchanged
+    return AccountingResult(res.value, res.kind, res.method, {**res.accuracy, "epochs": epochs}, res.lower,
+                            res.upper, res.flags)
 
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="exact", **options) -> AccountingResult:
-    """δ_D(ε) of one epoch, exact (T does not enter)."""
-    _one_epoch(sigma, steps, epochs, q, bound)
-    return deterministic_result("delta", epsilon, sigma)
+    """δ_D(ε) of E epochs, exact: the analytic Gaussian at σ/√E (T does not enter)."""
+    epochs = _check_run(steps, epochs, q, bound)
+    check_positive("sigma", sigma)
+    return _at_epochs(deterministic_result("delta", epsilon, float(sigma) / np.sqrt(epochs)), epochs)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="exact", **options) -> AccountingResult:
-    """ε_D(δ) of one epoch, exact."""
-    _one_epoch(sigma, steps, epochs, q, bound)
-    return deterministic_result("epsilon", delta, sigma)
+    """ε_D(δ) of E epochs, exact: the analytic Gaussian at σ/√E."""
+    epochs = _check_run(steps, epochs, q, bound)
+    check_positive("sigma", sigma)
+    return _at_epochs(deterministic_result("epsilon", delta, float(sigma) / np.sqrt(epochs)), epochs)
 
 
-def sigma(epsilon, delta, *, steps, epochs=1, q=None, **options) -> AccountingResult:
-    """Smallest σ of one epoch, exact (also sufficient for shuffle batching, Chua Thm 4.1)."""
-    _one_epoch(1.0, steps, epochs, q, "exact")
-    return deterministic_sigma_result(epsilon, delta)
+def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, **options) -> AccountingResult:
+    """Smallest σ of E epochs, exact: √E × the one-epoch σ (the Gaussian at σ/√E); by Chua Thm 4.1 also
+    sufficient for shuffle batching."""
+    epochs = _check_run(steps, epochs, q, "exact" if bound is None else bound)
+    r = deterministic_sigma_result(epsilon, delta)
+    if epochs == 1:
+        return r
+    v = float(np.sqrt(epochs)) * r.value
+    return AccountingResult(v, r.kind, r.method, {**r.accuracy, "epochs": epochs}, v, v, r.flags)

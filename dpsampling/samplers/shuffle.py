@@ -1,7 +1,25 @@
-"""Shuffle batching, one epoch of T batches (Chua et al. 2024): a lower bound from the sets E_C.
+"""Shuffle batching: T batches per epoch from a random permutation, E epochs (Chua et al. ICML 2024, NeurIPS 2024).
 
-Bounds: ``lower`` only (any set E gives δ_S(ε) ≥ P_S(E) − e^ε Q_S(E) for the concrete pair below).
-The rest of this docstring is the one-epoch setting of Chua et al. shared by the samplers:
+Dominating pair: none is known (add or remove).  Per epoch we use the pair of Chua ICML 2024 eqs. (1)-(2),
+P_S = MoG(2), Q_S = MoG(1) (below), the exact output law on one concrete query method and adjacent pair.
+
+Bounds, and why each is one:
+
+* ``lower`` (``value``): any post-processing of that pair gives δ_S(ε) ≥ P(S) − e^ε Q(S) for every event S.
+  E = 1: the sets E_C = {max_t w_t ≥ C} (Chua §4.3).  E > 1, ``mode="dynamic"`` (a fresh permutation
+  every epoch): the epochs are independent, so the output is P^⊗E vs Q^⊗E; each epoch reduced to its max
+  coordinate, the optimistic (rounded-down) PLD of that statistic composed E times
+  (:mod:`._max_statistic`) is a lower bound by the data-processing inequality.  ``mode="persistent"`` (one
+  permutation reused every epoch): the differing record sits in the same batch index every epoch, so
+  averaging the E answers of each batch (post-processing) gives one epoch at σ/√E: the E_C bound at σ/√E.
+* ``upper`` (the interval's other end): shuffling a fixed partition before the mechanism cannot degrade
+  privacy (Chua Thm 4.1), so shuffle is dominated by deterministic batching, and E epochs by the Gaussian
+  at σ/√E (:mod:`.deterministic`).  Results carry ``kind="lower"``, ``lower`` = ``value``, ``upper`` =
+  the deterministic value: the true ε (δ) lies in [lower, upper].
+* σ: only ``bound="lower"`` — the σ below which ε provably exceeds the target (``upper`` = the
+  deterministic σ, sufficient).
+
+The one-epoch setting of Chua et al. shared by the samplers:
 
 ABLQ_B (Chua Alg. 1) with T batches, noise σ and batch sampler B:
 
@@ -39,68 +57,22 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr
 
 from dpsampling.engine.numerics import log1mexp
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_delta, check_epsilon, scalar_or_array
+from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
 
 from ._checks import check_epochs, check_quantity, check_sigma_steps
+from . import _max_statistic as ms
+from . import deterministic
+from ._max_statistic import DEFAULT_C_GRID, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
 
 NAME = "shuffle"
 #: the E_C sets give a lower bound only (no dominating pair is known for shuffling)
 BOUNDS = ("lower",)
 
-#: The paper's set 𝒞 of thresholds (Chua §4.3): 0 to 100 in steps of 0.01 (10,001 values).
-DEFAULT_C_GRID = np.arange(0.0, 100.0001, 0.01)
-DEFAULT_C_GRID.setflags(write=False)
-
-# Rows of the (ε × C) work array per block, so that a block has ≲ 4e6 entries.
-_BLOCK_ENTRIES = 4_000_000
-
-
-# --------------------------------------------------------------------------- validation
-
-
-def _check_c_grid(c_grid):
-    if c_grid is None:
-        return DEFAULT_C_GRID
-    c = np.asarray(c_grid, dtype=float)
-    if c.ndim != 1 or c.size == 0:
-        raise ValueError(f"c_grid must be a non-empty 1-D list of numbers (got shape {c.shape})")
-    if not np.all(np.isfinite(c)):
-        raise ValueError("c_grid must contain only finite numbers (got nan or inf)")
-    if np.any(np.diff(c) <= 0):
-        raise ValueError("c_grid must be strictly increasing (got a non-increasing step)")
-    return c
-
-
 # --------------------------------------------------------------------------- shuffle: the sets E_C (§4.3)
-
-
-def _log_neg_log_ndtr(x):
-    """log(−log Φ(x)), accurate also where log Φ(x) underflows (x ≳ 38).
-
-    For x > 0, −log Φ(x) = −log1p(−s) with s = Φ(−x); its log is
-    log s + log(−log1p(−s)/s), and the second term is ≈ s/2 → 0.
-    """
-    x = np.asarray(x, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        s = ndtr(-x)
-        pos = log_ndtr(-x) + np.where(s > 1e-8, np.log(-np.log1p(-s) / np.where(s > 0, s, 1.0)), 0.5 * s)
-        neg = np.log(-log_ndtr(x))
-    return np.where(x > 0, pos, neg)
-
-
-def _log1m_pow(log_neg_log_phi_b, steps):
-    """log(1 − Φ(b)^(T−1)) from log(−log Φ(b)), accurate for tiny and huge T·Φ(−b)."""
-    if steps == 1:
-        return np.full(np.shape(log_neg_log_phi_b), -np.inf)
-    big_l = math.log(steps - 1) + log_neg_log_phi_b  # log((T−1)·(−log Φ(b)))
-    with np.errstate(over="ignore"):
-        u = np.exp(big_l)
-        # log(1 − e^{−u}); for u < 1e-10, log(u) − u/2 avoids exp(−u) rounding to 1.
-        return np.where(big_l < -23.0, big_l - 0.5 * u, log1mexp(-u))
 
 
 def shuffle_log_pq(sigma, steps, c_grid=None):
@@ -116,40 +88,20 @@ def shuffle_log_pq(sigma, steps, c_grid=None):
     sigma, steps = check_sigma_steps(sigma, steps)
     c = _check_c_grid(c_grid)
     l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps)
-
-    def log_mass(shift):
-        a = (c - shift) / sigma
-        return np.logaddexp(log_ndtr(-a), log_ndtr(a) + l1m)
-
-    return c, log_mass(2.0), log_mass(1.0)
-
-
-def _blocks(n_rows, n_cols):
-    step = max(1, _BLOCK_ENTRIES // max(1, n_cols))
-    for i in range(0, n_rows, step):
-        yield slice(i, min(n_rows, i + step))
+    return c, ms.log_sf_max(c, 2.0, sigma, steps, l1m), ms.log_sf_max(c, 1.0, sigma, steps, l1m)
 
 
 def shuffle_log_delta_lower(epsilon, sigma, steps, c_grid=None, return_argmax=False):
-    """log of :func:`shuffle_delta_lower` (−inf where the bound is 0)."""
+    """log of :func:`shuffle_delta_lower` (−inf where the bound is 0).
+
+    The max over C is :func:`._max_statistic._best_log_hockey` on the event {M ≥ C} (the one
+    implementation of the threshold-event bound)."""
     check_epsilon(epsilon)
     c, lp, lq = shuffle_log_pq(sigma, steps, c_grid)
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    flat = eps.ravel()
-    best = np.full(flat.shape, -np.inf)
-    arg = np.full(flat.shape, np.nan)
-    keep = np.isfinite(lp)  # P_C = 0 (underflow far beyond any ε of interest) cannot win
-    c, lp, lq = c[keep], lp[keep], lq[keep]
-    if c.size:
-        for sl in _blocks(flat.size, c.size):
-            diff = flat[sl, None] + lq[None, :] - lp[None, :]  # log(e^ε Q / P)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)), -np.inf)
-            i = np.argmax(val, axis=1)
-            best[sl] = val[np.arange(val.shape[0]), i]
-            arg[sl] = np.where(np.isfinite(best[sl]), c[i], np.nan)
-    best = best.reshape(eps.shape)
-    arg = arg.reshape(eps.shape)
+    best, i = ms._best_log_hockey(eps.ravel(), lp, lq)
+    arg = np.where(i >= 0, c[np.maximum(i, 0)], np.nan)
+    best, arg = best.reshape(eps.shape), arg.reshape(eps.shape)
     if np.ndim(epsilon) == 0:
         best, arg = float(best[0]), float(arg[0])
     return (best, arg) if return_argmax else best
@@ -195,15 +147,8 @@ def shuffle_epsilon_lower(delta, sigma, steps, c_grid=None, return_argmax=False)
     c, lp, lq = shuffle_log_pq(sigma, steps, c_grid)
     d = np.atleast_1d(np.asarray(delta, dtype=float))
     flat = np.log(d.ravel())
-    best = np.full(flat.shape, -np.inf)
-    arg = np.full(flat.shape, np.nan)
-    for sl in _blocks(flat.size, c.size):
-        diff = flat[sl, None] - lp[None, :]  # log(δ / P)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)) - lq[None, :], -np.inf)
-        i = np.argmax(val, axis=1)
-        best[sl] = val[np.arange(val.shape[0]), i]
-        arg[sl] = c[i]
+    best, i = ms._best_epsilon(flat, lp, lq)
+    arg = c[i]
     arg = np.where(best > 0, arg, np.nan)
     best = np.maximum(best, 0.0)
     best, arg = best.reshape(d.shape), arg.reshape(d.shape)
@@ -314,38 +259,114 @@ def shuffle_result(quantity, target, sigma, steps, c_grid=None):
     return AccountingResult(float(v), "lower", EC_METHOD, acc, float(v), None, flags)
 
 
+# --------------------------------------------------------------------------- E epochs (Chua et al. NeurIPS 2024)
+
+#: dynamic = a fresh permutation every epoch (default); persistent = one permutation reused every epoch
+SHUFFLE_MODES = ("dynamic", "persistent")
+#: Method label of the E-epoch dynamic lower bound (optimistic PLD of the per-epoch max statistic).
+PLD_METHOD = ms.PLD_METHOD
+_UPPER_METHOD = "deterministic (Chua Thm 4.1)"
 
 
-
-
-def _one_epoch(steps, epochs, q, bound, direction):
+def _check_run(sigma, steps, epochs, q, bound, direction, mode):
     from ._checks import check_bound, check_one_epoch
 
-    check_epochs(epochs, NAME)
+    epochs = check_epochs(epochs, NAME, multi_epoch=True)
     if q is not None:
         check_one_epoch(q, steps, NAME)
     if direction != "add_remove":
         raise ValueError(f"direction must be add_remove for sampler 'shuffle' (the E_C bound is for the pair "
                          f"of Chua eqs. (1)-(2)) (got {direction!r})")
     check_bound(bound, NAME, BOUNDS)
+    if mode not in SHUFFLE_MODES:
+        raise ValueError(f"mode must be one of {', '.join(SHUFFLE_MODES)} for sampler 'shuffle' (got {mode!r})")
+    if sigma is not None:
+        sigma, steps = check_sigma_steps(sigma, steps)
+    return sigma, int(steps), epochs
+
+
+def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization):
+    """The lower bound on ε(δ) / δ(ε) of E epochs (``upper`` filled by the caller).
+
+    E = 1 (either mode): today's single-epoch E_C value (:func:`shuffle_result`), bit for bit.
+    persistent, E > 1: the same differing record sits in the same batch index in every epoch, so the
+    E noisy answers of each batch have the same mean and their average (a post-processing) is one epoch
+    of the pair (1)-(2) at σ/√E; the E_C bound at σ/√E is therefore a lower bound.
+    dynamic, E > 1: the epochs use independent permutations, so the output law is P^⊗E vs Q^⊗E;
+    each epoch is post-processed to its max coordinate and the optimistic (rounded-down) PLD of that
+    statistic is composed E times (:mod:`._max_statistic`), a lower bound by the data-processing inequality.
+    """
+    if epochs == 1:
+        return shuffle_result(quantity, target, sigma, steps, c_grid)
+    if mode == "persistent":
+        r = shuffle_result(quantity, target, sigma / math.sqrt(epochs), steps, c_grid)
+        acc = {**r.accuracy, "epochs": epochs, "mode": mode, "upper_method": _UPPER_METHOD}
+        return AccountingResult(r.value, "lower", r.method, acc, r.lower, None, r.flags)
+    r = ms.lower_bound_result(quantity, target, 2.0, 1.0, sigma, steps, epochs=epochs, c_grid=c_grid,
+                              discretization=discretization)
+    acc = {**r.accuracy, "mode": mode, "upper_method": _UPPER_METHOD}
+    return AccountingResult(r.value, "lower", r.method, acc, r.lower, None, r.flags)
+
+
+def _with_upper(res, upper):
+    """The interval [lower, upper]: ``upper`` = the deterministic value (Chua Thm 4.1: shuffling a fixed
+    partition before a mechanism cannot degrade privacy, so shuffle is dominated by deterministic batching,
+    for one epoch and — epochs composing adaptively — for E)."""
+    return AccountingResult(res.value, "lower", res.method, res.accuracy, res.lower, upper, res.flags)
 
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="lower", direction="add_remove", c_grid=None,
-          **options) -> AccountingResult:
-    """Lower bound on δ_S(ε) of one epoch (sets E_C); see :func:`shuffle_result`."""
-    _one_epoch(steps, epochs, q, bound, direction)
-    return shuffle_result("delta", epsilon, sigma, steps, c_grid)
+          mode="dynamic", discretization=ms.DEFAULT_DISCRETIZATION, **options) -> AccountingResult:
+    """δ_S(ε) of E epochs ∈ [lower, upper]: ``value`` = lower (E_C sets / max-statistic PLD), ``upper`` =
+    the deterministic δ (Chua Thm 4.1).  ``mode``: dynamic (fresh permutation per epoch) or persistent."""
+    sigma, steps, epochs = _check_run(sigma, steps, epochs, q, bound, direction, mode)
+    res = _lower("delta", epsilon, sigma, steps, epochs, mode, c_grid, discretization)
+    return _with_upper(res, deterministic.delta(epsilon, sigma=sigma, steps=steps, epochs=epochs).value)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="lower", direction="add_remove", c_grid=None,
-            **options) -> AccountingResult:
-    """Lower bound on ε_S(δ) of one epoch (sets E_C); see :func:`shuffle_result`."""
-    _one_epoch(steps, epochs, q, bound, direction)
-    return shuffle_result("epsilon", delta, sigma, steps, c_grid)
+            mode="dynamic", discretization=ms.DEFAULT_DISCRETIZATION, **options) -> AccountingResult:
+    """ε_S(δ) of E epochs ∈ [lower, upper]; see :func:`delta`."""
+    sigma, steps, epochs = _check_run(sigma, steps, epochs, q, bound, direction, mode)
+    res = _lower("epsilon", delta, sigma, steps, epochs, mode, c_grid, discretization)
+    return _with_upper(res, deterministic.epsilon(delta, sigma=sigma, steps=steps, epochs=epochs).value)
 
 
-def sigma(epsilon, delta, *, steps, epochs=1, q=None, direction="add_remove", **options) -> AccountingResult:
-    """Not available: a lower bound on ε cannot certify a σ."""
-    _one_epoch(steps, epochs, q, "lower", direction)
-    raise ValueError("sampler 'shuffle' cannot calibrate sigma: the E_C sets give only a lower bound on ε; "
-                     "use --sampler deterministic, whose σ also suffices for shuffling (Chua Thm 4.1)")
+def _eps_lower(delta, sigma, steps, epochs, mode, options):
+    return epsilon_fn(delta, sigma=sigma, steps=steps, epochs=epochs, mode=mode, **options).value
+
+
+def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, direction="add_remove", mode="dynamic",
+          rel_tol=1e-3, **options) -> AccountingResult:
+    """The σ below which shuffle batching is provably not (ε, δ)-DP (``bound="lower"`` only).
+
+    ``value`` = σ_lo at which the lower bound on ε(δ) still exceeds ε (checked at σ_lo itself); since
+    adding noise is post-processing, ε(δ) is non-increasing in σ, so every σ ≤ σ_lo is provably
+    insufficient (kind ``lower``).  ``upper`` = the deterministic σ, sufficient by Chua Thm 4.1.
+    Bisection on log σ to relative width ``rel_tol``.  Without ``bound="lower"`` this raises: a lower
+    bound on ε cannot certify a σ.
+    """
+    if bound != "lower":
+        raise ValueError(f"bound must be 'lower' for sigma with sampler 'shuffle' (got {bound!r}): the E_C sets give "
+                         "only a lower bound on ε, hence only the σ below which ε is provably larger than the "
+                         "target; ask for bound 'lower' for that, or use sampler deterministic, whose σ suffices "
+                         "for shuffling (Chua Thm 4.1)")
+    _, steps, epochs = _check_run(None, steps, epochs, q, "lower", direction, mode)
+    check_positive("epsilon", epsilon)
+    check_delta(delta)
+    check_positive("rel_tol", rel_tol)
+    up = deterministic.sigma(epsilon, delta, steps=steps, epochs=epochs).value
+
+    hi, lo = up, up / 2.0  # ε_low(up) ≤ ε_D(up) = ε
+    while _eps_lower(delta, lo, steps, epochs, mode, options) <= epsilon:
+        lo /= 2.0
+        if lo < 1e-6 * up:
+            raise ArithmeticError("no σ found at which the shuffle lower bound exceeds the target epsilon")
+    while hi / lo > 1.0 + rel_tol:
+        mid = math.sqrt(lo * hi)
+        lo, hi = (mid, hi) if _eps_lower(delta, mid, steps, epochs, mode, options) > epsilon else (lo, mid)
+    acc = {"epochs": epochs, "mode": mode, "rel_tol": rel_tol, "upper_method": _UPPER_METHOD}
+    return AccountingResult(lo, "lower", "max-statistic bisection", acc, lo, up)
+
+
+epsilon_fn = epsilon
