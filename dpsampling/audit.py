@@ -74,7 +74,7 @@ def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon
             raise ValueError(f"target_epsilon must be a finite number > 0 (got {target_epsilon!r})")
     if sigma is None and target_epsilon is None:
         raise ValueError("sigma or target_epsilon is required (sigma and epochs: ε; target_epsilon and epochs: σ; "
-                         "target_epsilon and sigma: the most epochs)")
+                         "target_epsilon and sigma: the most passes over the data)")
     if sigma is not None and target_epsilon is not None and epochs is not None:
         raise ValueError("epochs cannot be given together with sigma and target_epsilon: leave out one of the three")
     if epochs is None and (sigma is None or target_epsilon is None):
@@ -229,9 +229,10 @@ def _verdicts(rows, question, delta, target_epsilon):
     else:
         if p is not None and s is not None:
             if s["value"] < p["value"]:
+                beyond = (f"beyond {s['value']} epochs" if s["value"] > 0 else "even after one epoch")
                 out.append(f"a shuffled run trained for the {p['value']} epochs Poisson accounting allows is "
-                           f"provably not (ε = {_fmt(target_epsilon)}, δ = {delta:g})-DP: beyond {s['value']} "
-                           f"epochs its ε provably exceeds the target ({s['lower']} epochs are certified).")
+                           f"provably not (ε = {_fmt(target_epsilon)}, δ = {delta:g})-DP: {beyond} its ε provably "
+                           f"exceeds the target ({s['lower']} epochs are certified).")
             else:
                 out.append(f"Poisson accounting allows {p['value']} epochs; the shuffle lower bound rules out only "
                            f"more than {s['value']}; {s['lower']} epochs are certified for shuffling.")
