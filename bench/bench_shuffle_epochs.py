@@ -1,6 +1,6 @@
 """Benchmark: multi-epoch shuffle lower bound (dynamic shuffling, E epochs) — ε(δ) at MNIST-like settings.
 
-Ours: dpsampling.samplers.shuffle_epochs.shuffle_epsilon (per-epoch pmf of M = max_t x_t vectorised in log
+Ours: dpsampling.samplers.shuffle.epsilon (per-epoch pmf of M = max_t x_t vectorised in log
 space, then dp_accounting composition).  Peer: the method of google-research
 ``dpsgd_batch_sampler_accounting`` as described in ../shared/peer-notes (its code is not installed and
 is not copied): a plain Python loop over slices [c, c + Δσ²) between the same caps, slice masses from
@@ -15,7 +15,7 @@ import time
 from dp_accounting.pld import pld_pmf
 from scipy.stats import norm
 
-from dpsampling.samplers.shuffle_epochs import shuffle_epsilon
+from dpsampling.samplers.shuffle import epsilon as shuffle_epsilon
 
 CASES = [(1.1, 235, 10), (1.1, 235, 60), (2.0, 1000, 5)]  # (σ, T = steps per epoch, E)
 DELTA, DISC, LOG_TAIL = 1e-5, 1e-3, -40.0

@@ -22,6 +22,14 @@ from .engine.validation import DIRECTIONS, METHODS
 from .samplers import SAMPLERS, account
 
 
+#: balls_and_bins methods besides pld (certified bounds)
+BNB_METHODS = ("montecarlo", "max_statistic")
+#: Monte Carlo samples per direction when neither --mc-samples nor --mc-half-width is given
+MC_SAMPLES = 100_000
+#: samplers with one batch per step (q = 1/steps)
+ONE_BATCH_PER_STEP = ("shuffle", "deterministic", "balls_and_bins")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit code 2
         self.exit(2, f"dpsampling: error: {message}\n")
@@ -33,32 +41,52 @@ def _parser() -> argparse.ArgumentParser:
 
     def common(sp, sigma=True):
         sp.add_argument("--sampler", choices=SAMPLERS, default="poisson",
-                        help="batch sampler (default poisson); shuffle (lower bound, E_C sets) and deterministic "
-                             "(exact) are one epoch of --steps batches, so --q must be 1/steps (Chua et al. 2024)")
+                        help="batch sampler (default poisson); shuffle (lower bound with the deterministic value as "
+                             "upper end), deterministic (exact) and balls_and_bins (certified bounds) have one batch "
+                             "per step, so q = 1/steps (Chua et al. 2024, 2025)")
         if sigma:
             sp.add_argument("--sigma", type=float, required=True, help="noise multiplier σ > 0")
-        sp.add_argument("--q", type=float, required=True, help="sampling rate γ in (0, 1]")
-        sp.add_argument("--steps", type=int, required=True, help="number of steps T >= 1")
+        sp.add_argument("--q", type=float, default=None,
+                        help="sampling rate γ in (0, 1]; required for poisson/wor, = 1/steps (optional) otherwise")
+        sp.add_argument("--steps", type=int, required=True, help="number of steps per epoch T >= 1")
+        sp.add_argument("--epochs", type=int, default=1, help="number of epochs E >= 1 (default 1): steps×epochs steps")
         sp.add_argument("--direction", choices=DIRECTIONS, default="add_remove",
                         help="neighbouring direction (default add_remove = max of both)")
-        sp.add_argument("--method", choices=METHODS, default="pld",
+        sp.add_argument("--method", choices=METHODS + BNB_METHODS, default="pld",
                         help="accountant (default pld); cf = Zhu et al. φ accountant, an estimate with its "
-                             "certified error (epsilon/delta only)")
+                             "certified error (epsilon/delta only); balls_and_bins: pld (certified bounds), "
+                             "montecarlo (δ estimate with its band), max_statistic (Chua et al. lower bound)")
         sp.add_argument("--rel-tol", type=float, default=DEFAULT_REL_TOL,
                         help="relative accuracy of PLD results, in (0, 0.1]")
+        sp.add_argument("--accuracy", choices=("default", "fine"), default=None,
+                        help="balls_and_bins certified bounds: default (relative width ≤ 5e-2) or fine (≤ 1e-2)")
+        sp.add_argument("--shuffle-mode", choices=("dynamic", "persistent"), default=None,
+                        help="shuffle: a fresh permutation every epoch (dynamic, default) or one reused (persistent)")
+        sp.add_argument("--mc-samples", type=int, default=None,
+                        help=f"balls_and_bins --method montecarlo: samples per direction (default {MC_SAMPLES:g}); "
+                             "with --mc-half-width, the sample budget")
+        sp.add_argument("--mc-seed", type=int, default=None, help="balls_and_bins --method montecarlo: seed (default 0)")
+        sp.add_argument("--failure-prob", type=float, default=None,
+                        help="balls_and_bins --method montecarlo: probability β in (0, 1) that the band misses δ "
+                             "(default 0.01)")
+        sp.add_argument("--mc-half-width", type=float, default=None,
+                        help="balls_and_bins --method montecarlo: requested half-width of the band on δ; the sample "
+                             "size is computed (exit 1 if it exceeds --mc-samples)")
 
     e = sub.add_parser("epsilon", help="ε for a target δ")
     common(e)
     e.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
-    e.add_argument("--bound", choices=("upper", "lower"), default="upper")
+    e.add_argument("--bound", choices=("upper", "lower"), default=None, help="default: the sampler's first bound")
     d = sub.add_parser("delta", help="δ for a target ε")
     common(d)
     d.add_argument("--epsilon", type=float, required=True, help="ε >= 0")
-    d.add_argument("--bound", choices=("upper", "lower"), default="upper")
+    d.add_argument("--bound", choices=("upper", "lower"), default=None, help="default: the sampler's first bound")
     s = sub.add_parser("sigma", help="smallest σ for a target (ε, δ)")
     common(s, sigma=False)
     s.add_argument("--epsilon", type=float, required=True, help="ε >= 0")
     s.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
+    s.add_argument("--bound", choices=("upper", "lower"), default=None,
+                   help="shuffle: lower = the σ below which ε provably exceeds the target (the only σ it gives)")
     _audit_parser(sub)
     return p
 
@@ -179,6 +207,10 @@ FEASIBLE_WORK = 2e7
 # compositions goes far below 1e-3 (σ = 1.5, q = 1e-3, T = 1e6, rel-tol 0.01 lands at d = 1e-5 and takes
 # 19 s; T = 1e7 ran > 100 s): beyond MAX_PLD_STEPS the CLI points to the RDP or φ accountant.
 MAX_PLD_STEPS = 10**6
+# balls_and_bins: PLD_accounting's cost grows fast with steps×epochs (measured: T=100 ~4 s, T=1000 × 5 epochs
+# ~260 s per point); the issue's range is 100–1000 steps × 1–10 epochs.  Monte Carlo: normal draws per direction.
+MAX_BNB_PLD_STEPS = 10**4
+MAX_MC_DRAWS = 10**10
 _TAIL_SDS = 8.0  # the PLD keeps the loss support within about ±8 standard deviations (tail mass ~1e-15)
 _ESTIMATE_DISCRETIZATION = 1e-3  # the accountant refines from 1e-2; 1e-3 is where rel_tol 1e-3 usually lands
 
@@ -224,41 +256,87 @@ def _sigma_for_gdp_mu(epsilon, delta, q, steps):
 
 def check_feasible(a) -> None:
     """Raise ValueError (exit 2) if the PLD for these inputs would not fit a laptop (see FEASIBLE_*)."""
-    if a.method != "pld" or a.sampler in ("shuffle", "deterministic"):
+    if a.sampler == "balls_and_bins" and a.steps >= 1 and a.epochs >= 1:
+        total = a.steps * a.epochs
+        if a.method == "pld" and total > MAX_BNB_PLD_STEPS:
+            raise ValueError(f"--steps × --epochs = {total} is more than the balls_and_bins certified bounds "
+                             f"(PLD_accounting) compute in reasonable time (limit {MAX_BNB_PLD_STEPS:.0e}; "
+                             f"T=1000 × 5 epochs takes ~260 s); use --method max_statistic (lower bound) or montecarlo")
+        n = a.mc_samples or MC_SAMPLES
+        if a.method == "montecarlo" and n * total > MAX_MC_DRAWS:
+            raise ValueError(f"--mc-samples × --steps × --epochs = {n * total:.2g} normal draws per direction is more "
+                             f"than a laptop draws in reasonable time (limit {MAX_MC_DRAWS:.0e}); lower --mc-samples")
+    if a.method != "pld" or a.sampler not in ("poisson", "wor"):
         return
-    sane = a.steps >= 1 and 0 < a.q <= 1 and (a.command == "sigma" or 0 < a.sigma < math.inf)
+    sane = a.steps >= 1 and a.epochs >= 1 and 0 < a.q <= 1 and (a.command == "sigma" or 0 < a.sigma < math.inf)
     if a.command == "sigma":
         sane = sane and 0 < a.delta < 1 and 0 <= a.epsilon < math.inf
     if not sane:
         return  # out-of-range values: the library names them
-    if a.steps > MAX_PLD_STEPS:
-        raise ValueError(f"--steps {a.steps} is more than the PLD accountant can compose on a laptop in reasonable "
+    steps = a.steps * a.epochs
+    if steps > MAX_PLD_STEPS:
+        raise ValueError(f"--steps {steps} is more than the PLD accountant can compose on a laptop in reasonable "
                          f"time (limit {MAX_PLD_STEPS:.0e}); use --method rdp or --method cf")
-    sigma = a.sigma if a.command != "sigma" else _sigma_for_gdp_mu(a.epsilon, a.delta, a.q, a.steps)
-    points, work = pld_size_estimate(sigma, a.q, a.steps)
+    sigma = a.sigma if a.command != "sigma" else _sigma_for_gdp_mu(a.epsilon, a.delta, a.q, steps)
+    points, work = pld_size_estimate(sigma, a.q, steps)
     if points > FEASIBLE_POINTS or work > FEASIBLE_WORK:
         raise ValueError(
-            f"these inputs need a PLD of about {points:.2g} grid points composed {a.steps} times "
+            f"these inputs need a PLD of about {points:.2g} grid points composed {steps} times "
             f"(limits {FEASIBLE_POINTS:.0e} points, {FEASIBLE_WORK:.0e} points×log2(steps)): more memory/time than "
             f"a laptop has; use a larger --sigma, smaller --q or --steps, or --method rdp")
 
 
 def _check_cli_values(a) -> None:
-    """Ranges the library does not check itself, and non-finite values, named by flag."""
-    for flag in ("sigma", "q", "epsilon", "delta", "rel_tol"):
+    """Ranges the library does not check itself, non-finite values, and flags that do not apply, named by flag."""
+    for flag in ("sigma", "q", "epsilon", "delta", "rel_tol", "failure_prob", "mc_half_width"):
         v = getattr(a, flag, None)
         if v is not None and math.isnan(v):
             raise ValueError(f"--{flag.replace('_', '-')} must be a number (got nan)")
     if not (0 < a.rel_tol <= 0.1):
         raise ValueError(f"--rel-tol must be in (0, 0.1] (got {a.rel_tol!r})")
+    if a.epochs < 1:
+        raise ValueError(f"--epochs must be an integer >= 1 (got {a.epochs!r})")
+    if a.q is None and a.sampler in ("poisson", "wor"):
+        raise ValueError(f"--q is required for --sampler {a.sampler} (the sampling rate, in (0, 1])")
     if getattr(a, "sigma", None) is not None and not (0 < a.sigma <= MAX_SIGMA):
         raise ValueError(f"--sigma must be in (0, {MAX_SIGMA:g}] (got {a.sigma!r}); beyond, every accountant "
                          f"underflows (ε, δ ≈ 0)")
     if a.command == "sigma" and not (0 <= a.epsilon <= MAX_SIGMA_EPSILON):
         raise ValueError(f"--epsilon must be in [0, {MAX_SIGMA_EPSILON:g}] for the sigma command (got {a.epsilon!r}): "
                          f"larger ε calls for σ → 0, which no PLD resolves")
+    bnb = a.sampler == "balls_and_bins"
+    if a.method in BNB_METHODS and not bnb:
+        raise ValueError(f"--method {a.method} applies to --sampler balls_and_bins only")
+    if bnb and a.method not in ("pld",) + BNB_METHODS:
+        raise ValueError(f"--method must be pld, montecarlo or max_statistic for --sampler balls_and_bins "
+                         f"(got {a.method!r})")
+    if a.method == "montecarlo" and a.command != "delta":
+        raise ValueError("--method montecarlo answers the delta command only (δ(ε) with its band); use --method pld "
+                         f"(certified bounds) for {a.command}")
+    if a.method == "max_statistic" and a.command == "sigma":
+        raise ValueError("--method max_statistic gives a lower bound on ε only and cannot certify a σ; use --method pld")
+    if a.accuracy is not None and not (bnb and a.method == "pld"):
+        raise ValueError("--accuracy applies to --sampler balls_and_bins with --method pld only")
+    if a.shuffle_mode is not None and a.sampler != "shuffle":
+        raise ValueError("--shuffle-mode applies to --sampler shuffle only")
+    mc = {"mc_samples": a.mc_samples, "mc_seed": a.mc_seed, "failure_prob": a.failure_prob,
+          "mc_half_width": a.mc_half_width}
+    for flag, v in mc.items():
+        if v is not None and a.method != "montecarlo":
+            raise ValueError(f"--{flag.replace('_', '-')} applies to --sampler balls_and_bins --method montecarlo only")
+    if a.mc_samples is not None and a.mc_samples < 1:
+        raise ValueError(f"--mc-samples must be an integer >= 1 (got {a.mc_samples!r})")
+    if a.mc_samples is not None and a.mc_samples > MAX_MC_SAMPLES:
+        raise ValueError(f"--mc-samples must be at most {MAX_MC_SAMPLES:.0e} (got {a.mc_samples!r})")
+    if a.mc_seed is not None and a.mc_seed < 0:
+        raise ValueError(f"--mc-seed must be an integer >= 0 (got {a.mc_seed!r})")
+    if a.failure_prob is not None and not (0 < a.failure_prob < 1):
+        raise ValueError(f"--failure-prob must be in (0, 1) (got {a.failure_prob!r})")
+    if a.mc_half_width is not None and not (0 < a.mc_half_width < math.inf):
+        raise ValueError(f"--mc-half-width must be > 0 (got {a.mc_half_width!r})")
 
 
+MAX_MC_SAMPLES = 10**9
 MAX_SIGMA_EPSILON = 100.0
 MAX_SIGMA = 1e6
 
@@ -266,26 +344,51 @@ MAX_SIGMA = 1e6
 def _run(a) -> AccountingResult:
     """One question to :func:`dpsampling.samplers.account`.
 
-    shuffle (lower bound, E_C sets) and deterministic (exact) are one epoch of --steps batches (Chua et al.
-    2024): --q is checked against 1/steps and --method, --bound, --rel-tol do not apply to them.
+    --steps is steps per epoch, --epochs the number of epochs (steps×epochs steps).  shuffle (lower bound,
+    upper end = deterministic), deterministic (exact) and balls_and_bins have one batch per step: --q is
+    optional and checked against 1/steps; --method, --bound, --rel-tol do not apply to shuffle/deterministic
+    (today's one-epoch calls print what they printed before).
     """
     _check_cli_values(a)
-    one_epoch = a.sampler in ("shuffle", "deterministic")
     check_feasible(a)
-    kw = dict(steps=a.steps, q=a.q, direction=a.direction)
-    if not one_epoch:
+    kw = dict(steps=a.steps, epochs=a.epochs, q=a.q, direction=a.direction)
+    if a.sampler in ("poisson", "wor"):
         kw.update(method=a.method, rel_tol=a.rel_tol)
+    elif a.sampler == "balls_and_bins":
+        kw["method"] = a.method
+        if a.accuracy is not None:
+            kw["accuracy"] = a.accuracy
+        if a.method == "montecarlo":
+            kw.update(seed=0 if a.mc_seed is None else a.mc_seed,
+                      beta=0.01 if a.failure_prob is None else a.failure_prob)
+            if a.mc_half_width is None:
+                kw["n"] = MC_SAMPLES if a.mc_samples is None else a.mc_samples
+            else:
+                kw.update(half_width=a.mc_half_width, max_samples=MAX_MC_SAMPLES if a.mc_samples is None
+                          else a.mc_samples)
+    elif a.sampler == "shuffle" and a.shuffle_mode is not None:
+        kw["mode"] = a.shuffle_mode
     if a.command == "sigma":
+        if a.sampler != "deterministic":
+            kw["bound"] = a.bound
         return account(a.sampler, "sigma", (a.epsilon, a.delta), **kw)
-    if not one_epoch:
+    if a.sampler in ("poisson", "wor", "balls_and_bins"):
         kw["bound"] = a.bound
     target = a.delta if a.command == "epsilon" else a.epsilon
-    return account(a.sampler, a.command, target, sigma=a.sigma, **kw)
+    try:
+        return account(a.sampler, a.command, target, sigma=a.sigma, **kw)
+    except RuntimeError as exc:  # MCAccuracyError: the band asked for needs more samples than the budget
+        if a.method != "montecarlo":
+            raise
+        raise RuntimeError(f"Monte Carlo cannot reach --mc-half-width {a.mc_half_width:g} within --mc-samples "
+                           f"{kw['max_samples']}: {exc}; raise --mc-samples or --mc-half-width") from None
 
 
 FLAGS = {"sigma": "sigma", "q": "q", "steps": "steps", "epsilon": "epsilon", "delta": "delta",
          "delta_target": "delta", "rel_tol": "rel-tol", "direction": "direction", "sampler": "sampler",
-         "method": "method", "bound": "bound"}
+         "method": "method", "bound": "bound", "epochs": "epochs", "mode": "shuffle-mode", "accuracy": "accuracy",
+         "n": "mc-samples", "max_samples": "mc-samples", "seed": "mc-seed", "beta": "failure-prob",
+         "half_width": "mc-half-width"}
 
 
 def _flag_names(message: str) -> str:

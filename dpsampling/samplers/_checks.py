@@ -31,12 +31,12 @@ def check_quantity(quantity, target):
 
 
 def check_one_epoch(q, steps, sampler):
-    """Deterministic and shuffle batching are analysed for one epoch of T batches: q must be 1/T."""
+    """Deterministic, shuffle and balls-and-bins batching have T batches per epoch (one per step): q must be 1/T."""
     check_rate(q)
     check_steps(steps)
     if abs(float(q) * float(steps) - 1.0) > 1e-6:
-        raise ValueError(f"q must be 1/steps = {1.0 / float(steps):.6g} for sampler '{sampler}' (one epoch of "
-                         f"steps batches, Chua et al. §3) (got q={q!r}, steps={steps!r})")
+        raise ValueError(f"q must be 1/steps = {1.0 / float(steps):.6g} for sampler '{sampler}' (one batch per "
+                         f"step, steps batches per epoch) (got q={q!r}, steps={steps!r})")
 
 
 

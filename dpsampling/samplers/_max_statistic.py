@@ -10,8 +10,8 @@ Setting.  For a mean μ ≥ 0, T steps and noise σ, MoG(μ) := (1/T) Σ_t N(μ�
 Law of M.  By symmetry over the uniform batch index, F_μ(C) := Pr_{MoG(μ)}[M ≤ C]
 = Φ((C−μ)/σ)·Φ(C/σ)^(T−1); the survival 1 − F_μ(C) = Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))
 (a = (C−μ)/σ, b = C/σ) is a sum of non-negative terms, evaluated in log space exactly as
-:func:`dpsampling.batching.shuffle_log_pq` does (the same helpers, so that function is
-:func:`log_sf_max` at μ = 2 and μ = 1, bit for bit; tested).
+:func:`dpsampling.samplers.shuffle.shuffle_log_pq` needs (that function is :func:`log_sf_max` at
+μ = 2 and μ = 1; the shared helpers live here, shuffle.py imports them).
 
 Why every value here is a valid lower bound (one sentence each):
 
@@ -27,7 +27,7 @@ Why every value here is a valid lower bound (one sentence each):
   discretisation grid can only lower Σ_x P(x)(1 − e^{ε−ℓ(x)})₊ (each term is increasing in ℓ),
   as does lumping the two tails into one atom each (another post-processing) and dropping
   mass (each term is ≥ 0); no infinite-loss mass is ever added.
-* the FFT composition (dp_accounting, via :func:`dpsampling.pld._self_compose`) may move up to
+* the FFT composition (dp_accounting, via :func:`dpsampling.engine.pld._self_compose`) may move up to
   ``tail_mass_truncation`` of mass by wrap-around; moving mass m changes δ by at most m, so we
   subtract it from δ (and add it to the δ target of ε(δ)).
 
@@ -158,8 +158,7 @@ def log_sf_max(c, mean, sigma, steps, _l1m=None):
     """log Pr_{MoG(mean)}[M > c] = log[Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))], a = (c−μ)/σ, b = c/σ.
 
     A sum of non-negative terms (no cancellation), with log(1 − Φ(b)^(T−1)) from
-    :func:`dpsampling.batching._log1m_pow`; the same operations as
-    :func:`dpsampling.batching.shuffle_log_pq`, so equal to it bit for bit.
+    :func:`_log1m_pow`; :func:`dpsampling.samplers.shuffle.shuffle_log_pq` calls it at μ = 2, 1.
     """
     c = np.asarray(c, dtype=float)
     l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps) if _l1m is None else _l1m
@@ -202,6 +201,23 @@ def _best_log_hockey(log_eps_shift, lp, lq):
         i = np.argmax(val, axis=1)
         best[sl] = val[np.arange(val.shape[0]), i]
         arg[sl] = np.where(np.isfinite(best[sl]), keep[i], -1)
+    return best, arg
+
+
+def _best_epsilon(log_delta, lp, lq):
+    """max over events of log((P − δ)/Q) for each log δ in ``log_delta`` (−inf if no P > δ), with argmax index.
+
+    Rows in blocks (memory); log P + log1mexp(log δ − log P) − log Q, one array operation per block.
+    """
+    best = np.full(log_delta.shape, -np.inf)
+    arg = np.zeros(log_delta.shape, dtype=int)
+    for sl in _blocks(log_delta.size, lp.size):
+        diff = log_delta[sl, None] - lp[None, :]  # log(δ / P)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)) - lq[None, :], -np.inf)
+        i = np.argmax(val, axis=1)
+        best[sl] = val[np.arange(val.shape[0]), i]
+        arg[sl] = i
     return best, arg
 
 
@@ -256,16 +272,11 @@ def events_epsilon_lower(delta, mean_p, mean_q, sigma, steps, c_grid=None, direc
     c_arg = np.full(ld.shape, np.nan)
     event = np.full(ld.shape, "", dtype=object)
     for name, lp, lq in fam:
-        for sl in _blocks(ld.size, c.size):
-            diff = ld[sl, None] - lp[None, :]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)) - lq[None, :], -np.inf)
-            i = np.argmax(val, axis=1)
-            v = val[np.arange(val.shape[0]), i]
-            better = v > best[sl]
-            best[sl] = np.where(better, v, best[sl])
-            c_arg[sl] = np.where(better, c[i], c_arg[sl])
-            event[sl] = np.where(better, name, event[sl])
+        v, i = _best_epsilon(ld, lp, lq)
+        better = v > best
+        best = np.where(better, v, best)
+        c_arg = np.where(better, c[i], c_arg)
+        event = np.where(better, name, event)
     shape = np.shape(delta)
     return best.reshape(shape), c_arg.reshape(shape), event.reshape(shape)
 
@@ -328,7 +339,7 @@ def optimistic_pmfs(mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DE
     """The E-fold composed optimistic pmfs of M, per direction: ``{"remove": pmf, "add": pmf}``.
 
     remove: the pair (P, Q) = (MoG(mean_p), MoG(mean_q)); add: (Q, P).  Composition by FFT
-    (dp_accounting's ``self_compose`` arithmetic via :func:`dpsampling.pld._self_compose`), then the
+    (dp_accounting's ``self_compose`` arithmetic via :func:`dpsampling.engine.pld._self_compose`), then the
     infinity mass it adds (its tail-truncation allowance) is removed again: for an optimistic pmf the
     truncated mass is simply dropped or wrapped, which the callers account for by
     ``TAIL_MASS_TRUNCATION``.
@@ -406,7 +417,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- results (E = 1: events; E > 1: PLD)
 
-#: Method labels: one epoch uses Chua's threshold sets E_C (same label as dpsampling.batching.EC_METHOD).
+#: Method labels: one epoch uses Chua's threshold sets E_C (same label as dpsampling.samplers.shuffle.EC_METHOD).
 EVENTS_METHOD = "E_C sets"
 PLD_METHOD = "max-statistic PLD"
 

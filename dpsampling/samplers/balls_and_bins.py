@@ -104,7 +104,13 @@ def _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options)
     unknown = sorted(set(options) - {"c_grid", "discretization"})
     if unknown:
         raise ValueError(f"options {unknown} do not apply to method 'max_statistic' (allowed: c_grid, discretization)")
-    return ms.lower_bound_result(quantity, target, 1.0, 0.0, float(sigma), steps, epochs=epochs, **options)
+    r = ms.lower_bound_result(quantity, target, 1.0, 0.0, float(sigma), steps, epochs=epochs, **options)
+    method = MAX_STATISTIC_METHOD if r.method == ms.EVENTS_METHOD else r.method
+    return AccountingResult(r.value, r.kind, method, r.accuracy, r.lower, r.upper, r.flags)
+
+
+#: method label of the one-epoch max-statistic lower bound (threshold events {M ≥ C}, {M < C})
+MAX_STATISTIC_METHOD = "max-statistic events"
 
 
 def _config(accuracy, loss_discretization, tail_truncation, eps_scale):

@@ -1,7 +1,25 @@
-"""Shuffle batching, one epoch of T batches (Chua et al. 2024): a lower bound from the sets E_C.
+"""Shuffle batching: T batches per epoch from a random permutation, E epochs (Chua et al. ICML 2024, NeurIPS 2024).
 
-Bounds: ``lower`` only (any set E gives δ_S(ε) ≥ P_S(E) − e^ε Q_S(E) for the concrete pair below).
-The rest of this docstring is the one-epoch setting of Chua et al. shared by the samplers:
+Dominating pair: none is known (add or remove).  Per epoch we use the pair of Chua ICML 2024 eqs. (1)-(2),
+P_S = MoG(2), Q_S = MoG(1) (below), the exact output law on one concrete query method and adjacent pair.
+
+Bounds, and why each is one:
+
+* ``lower`` (``value``): any post-processing of that pair gives δ_S(ε) ≥ P(S) − e^ε Q(S) for every event S.
+  E = 1: the sets E_C = {max_t w_t ≥ C} (Chua §4.3).  E > 1, ``mode="dynamic"`` (a fresh permutation
+  every epoch): the epochs are independent, so the output is P^⊗E vs Q^⊗E; each epoch reduced to its max
+  coordinate, the optimistic (rounded-down) PLD of that statistic composed E times
+  (:mod:`._max_statistic`) is a lower bound by the data-processing inequality.  ``mode="persistent"`` (one
+  permutation reused every epoch): the differing record sits in the same batch index every epoch, so
+  averaging the E answers of each batch (post-processing) gives one epoch at σ/√E: the E_C bound at σ/√E.
+* ``upper`` (the interval's other end): shuffling a fixed partition before the mechanism cannot degrade
+  privacy (Chua Thm 4.1), so shuffle is dominated by deterministic batching, and E epochs by the Gaussian
+  at σ/√E (:mod:`.deterministic`).  Results carry ``kind="lower"``, ``lower`` = ``value``, ``upper`` =
+  the deterministic value: the true ε (δ) lies in [lower, upper].
+* σ: only ``bound="lower"`` — the σ below which ε provably exceeds the target (``upper`` = the
+  deterministic σ, sufficient).
+
+The one-epoch setting of Chua et al. shared by the samplers:
 
 ABLQ_B (Chua Alg. 1) with T batches, noise σ and batch sampler B:
 
@@ -39,7 +57,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr, ndtr
+from scipy.special import log_ndtr
 
 from dpsampling.engine.numerics import log1mexp
 from dpsampling.engine.result import AccountingResult
@@ -48,7 +66,7 @@ from dpsampling.engine.validation import check_delta, check_epsilon, check_posit
 from ._checks import check_epochs, check_quantity, check_sigma_steps
 from . import _max_statistic as ms
 from . import deterministic
-from ._max_statistic import DEFAULT_C_GRID, _blocks, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
+from ._max_statistic import DEFAULT_C_GRID, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
 
 NAME = "shuffle"
 #: the E_C sets give a lower bound only (no dominating pair is known for shuffling)
@@ -70,34 +88,20 @@ def shuffle_log_pq(sigma, steps, c_grid=None):
     sigma, steps = check_sigma_steps(sigma, steps)
     c = _check_c_grid(c_grid)
     l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps)
-
-    def log_mass(shift):
-        a = (c - shift) / sigma
-        return np.logaddexp(log_ndtr(-a), log_ndtr(a) + l1m)
-
-    return c, log_mass(2.0), log_mass(1.0)
+    return c, ms.log_sf_max(c, 2.0, sigma, steps, l1m), ms.log_sf_max(c, 1.0, sigma, steps, l1m)
 
 
 def shuffle_log_delta_lower(epsilon, sigma, steps, c_grid=None, return_argmax=False):
-    """log of :func:`shuffle_delta_lower` (−inf where the bound is 0)."""
+    """log of :func:`shuffle_delta_lower` (−inf where the bound is 0).
+
+    The max over C is :func:`._max_statistic._best_log_hockey` on the event {M ≥ C} (the one
+    implementation of the threshold-event bound)."""
     check_epsilon(epsilon)
     c, lp, lq = shuffle_log_pq(sigma, steps, c_grid)
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    flat = eps.ravel()
-    best = np.full(flat.shape, -np.inf)
-    arg = np.full(flat.shape, np.nan)
-    keep = np.isfinite(lp)  # P_C = 0 (underflow far beyond any ε of interest) cannot win
-    c, lp, lq = c[keep], lp[keep], lq[keep]
-    if c.size:
-        for sl in _blocks(flat.size, c.size):
-            diff = flat[sl, None] + lq[None, :] - lp[None, :]  # log(e^ε Q / P)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)), -np.inf)
-            i = np.argmax(val, axis=1)
-            best[sl] = val[np.arange(val.shape[0]), i]
-            arg[sl] = np.where(np.isfinite(best[sl]), c[i], np.nan)
-    best = best.reshape(eps.shape)
-    arg = arg.reshape(eps.shape)
+    best, i = ms._best_log_hockey(eps.ravel(), lp, lq)
+    arg = np.where(i >= 0, c[np.maximum(i, 0)], np.nan)
+    best, arg = best.reshape(eps.shape), arg.reshape(eps.shape)
     if np.ndim(epsilon) == 0:
         best, arg = float(best[0]), float(arg[0])
     return (best, arg) if return_argmax else best
@@ -143,15 +147,8 @@ def shuffle_epsilon_lower(delta, sigma, steps, c_grid=None, return_argmax=False)
     c, lp, lq = shuffle_log_pq(sigma, steps, c_grid)
     d = np.atleast_1d(np.asarray(delta, dtype=float))
     flat = np.log(d.ravel())
-    best = np.full(flat.shape, -np.inf)
-    arg = np.full(flat.shape, np.nan)
-    for sl in _blocks(flat.size, c.size):
-        diff = flat[sl, None] - lp[None, :]  # log(δ / P)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            val = np.where(diff < 0, lp[None, :] + log1mexp(np.minimum(diff, 0.0)) - lq[None, :], -np.inf)
-        i = np.argmax(val, axis=1)
-        best[sl] = val[np.arange(val.shape[0]), i]
-        arg[sl] = c[i]
+    best, i = ms._best_epsilon(flat, lp, lq)
+    arg = c[i]
     arg = np.where(best > 0, arg, np.nan)
     best = np.maximum(best, 0.0)
     best, arg = best.reshape(d.shape), arg.reshape(d.shape)

@@ -1,0 +1,124 @@
+"""dpsampling.samplers.account: every sampler with epochs, balls_and_bins registered (issues 10, 11)."""
+
+
+import mpmath
+import pytest
+
+from dpsampling.samplers import SAMPLERS, account
+from dpsampling.samplers import _max_statistic as ms
+from dpsampling.samplers import balls_and_bins as bnb
+from dpsampling.samplers import deterministic, shuffle
+
+FAST_BNB = {"loss_discretization": 0.05, "tail_truncation": 1e-8}
+
+
+def test_balls_and_bins_is_registered():
+    assert SAMPLERS == ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
+
+
+@pytest.mark.parametrize("sigma,steps", [(0.5, 10_000), (1.0, 100)])
+def test_one_epoch_shuffle_and_deterministic_equal_todays_values(sigma, steps):
+    """E = 1 through account() is today's single-epoch value, bit for bit (shuffle: plus the upper end)."""
+    r = account("shuffle", "epsilon", 1e-6, sigma=sigma, steps=steps, q=1.0 / steps)
+    today = shuffle.shuffle_result("epsilon", 1e-6, sigma, steps)
+    assert (r.value, r.kind, r.method, r.accuracy, r.flags) == (today.value, "lower", today.method, today.accuracy,
+                                                                today.flags)
+    assert r.value == shuffle.shuffle_epsilon_lower(1e-6, sigma, steps)
+    det = account("deterministic", "epsilon", 1e-6, sigma=sigma, steps=steps)
+    assert det == deterministic.deterministic_result("epsilon", 1e-6, sigma)
+    assert r.upper == det.value  # the interval's upper end (Chua Thm 4.1)
+    rd = account("shuffle", "delta", 1.0, sigma=sigma, steps=steps, epochs=1, mode="persistent")
+    assert rd.value == shuffle.shuffle_delta_lower(1.0, sigma, steps)
+    assert rd.upper == deterministic.deterministic_delta(1.0, sigma)
+    assert account("deterministic", "sigma", (1.0, 1e-5), steps=steps) == deterministic.deterministic_sigma_result(
+        1.0, 1e-5)
+
+
+@pytest.mark.parametrize("sigma,epochs,eps", [(1.1, 60, 2.0), (3.0, 20, 0.5), (0.5, 3, 30.0)])
+def test_deterministic_epochs_against_mpmath(sigma, epochs, eps):
+    mpmath.mp.dps = 50
+    s = mpmath.mpf(sigma) / mpmath.sqrt(epochs)
+    exact = mpmath.ncdf(1 / (2 * s) - eps * s) - mpmath.exp(eps) * mpmath.ncdf(-1 / (2 * s) - eps * s)
+    r = account("deterministic", "delta", eps, sigma=sigma, steps=235, epochs=epochs)
+    assert r.kind == "exact" and r.value == pytest.approx(float(exact), rel=1e-9)
+    sig = account("deterministic", "sigma", (eps, float(exact)), steps=235, epochs=epochs)
+    assert sig.value == pytest.approx(sigma, rel=1e-6)
+
+
+def test_poisson_epochs_is_steps_times_epochs():
+    a = account("poisson", "epsilon", 1e-6, sigma=1.0, steps=50, epochs=4, q=0.02, rel_tol=1e-2)
+    b = account("poisson", "epsilon", 1e-6, sigma=1.0, steps=200, q=0.02, rel_tol=1e-2)
+    assert a == b
+
+
+def test_shuffle_epochs_interval_and_modes():
+    dyn = account("shuffle", "epsilon", 1e-5, sigma=1.1, steps=235, epochs=4)
+    pers = account("shuffle", "epsilon", 1e-5, sigma=1.1, steps=235, epochs=4, mode="persistent")
+    det = account("deterministic", "epsilon", 1e-5, sigma=1.1, steps=235, epochs=4)
+    assert dyn.kind == pers.kind == "lower" and dyn.upper == pers.upper == det.value
+    assert dyn.method == ms.PLD_METHOD and dyn.accuracy["mode"] == "dynamic"
+    # persistent: one epoch at σ/√E (the per-batch average)
+    assert pers.value == shuffle.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
+    assert 0 < dyn.value < pers.value <= det.value
+
+
+def test_shuffle_sigma_is_a_labelled_lower_bound():
+    with pytest.raises(ValueError, match=r"^bound .*provably larger.*deterministic"):
+        account("shuffle", "sigma", (2.0, 1e-5), steps=235, epochs=2)
+    r = account("shuffle", "sigma", (2.0, 1e-5), steps=235, epochs=2, bound="lower")
+    assert r.kind == "lower" and r.upper == account("deterministic", "sigma", (2.0, 1e-5), steps=235, epochs=2).value
+    # below r.value the lower bound on ε exceeds the target: σ ≤ r.value is provably insufficient
+    assert account("shuffle", "epsilon", 1e-5, sigma=r.value, steps=235, epochs=2).value > 2.0
+
+
+def test_balls_and_bins_through_account_equals_the_module():
+    kw = dict(sigma=1.0, steps=10, epochs=2, **FAST_BNB)
+    up = account("balls_and_bins", "epsilon", 1e-6, **kw)
+    lo = account("balls_and_bins", "epsilon", 1e-6, bound="lower", **kw)
+    m_up = bnb.epsilon(1e-6, bound="upper", **kw).value
+    m_lo = bnb.epsilon(1e-6, bound="lower", **kw).value
+    assert (up.kind, up.value, up.lower, up.upper) == ("upper", m_up, m_lo, m_up)
+    assert (lo.kind, lo.value, lo.lower, lo.upper) == ("lower", m_lo, m_lo, m_up)
+    d = account("balls_and_bins", "delta", 1.0, **kw)
+    assert d.value == bnb.delta(1.0, bound="upper", **kw).value and d.lower == bnb.delta(1.0, bound="lower", **kw).value
+    mc = account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4)
+    assert mc == bnb.delta(1.0, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4)
+    assert mc.kind == "estimate" and mc.lower <= d.upper and d.lower <= mc.upper  # the band meets the bracket
+    mx = account("balls_and_bins", "epsilon", 1e-6, sigma=1.0, steps=10, epochs=2, method="max_statistic")
+    assert mx.kind == "lower" and mx.value == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 10, 2).value
+    assert mx.value <= up.upper
+
+
+@pytest.mark.parametrize("sigma,epochs", [(0.7, 1), (1.5, 3)])
+def test_lower_le_upper_for_every_sampler(sigma, epochs):
+    steps, delta = 10, 1e-5
+    for sampler in SAMPLERS:
+        extra = {"q": 1.0 / steps, "rel_tol": 1e-2} if sampler in ("poisson", "wor") else {}
+        if sampler == "balls_and_bins":
+            extra = FAST_BNB
+        r = account(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, **extra)
+        assert r.lower is not None and r.upper is not None, sampler
+        assert 0 <= r.lower <= r.upper * (1 + 1e-12), (sampler, r)
+        assert r.value in (r.lower, r.upper), sampler
+    # shuffle lower ≤ deterministic; balls-and-bins max-statistic lower ≤ its certified upper
+    bb_up = account("balls_and_bins", "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, **FAST_BNB)
+    bb_ms = account("balls_and_bins", "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, method="max_statistic")
+    assert bb_ms.value <= bb_up.upper
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: account("deterministic", "epsilon", 1e-6, sigma=1.0, steps=10, epochs=0), "^epochs"),
+    (lambda: account("shuffle", "epsilon", 1e-6, sigma=1.0, steps=10, epochs=1.5), "^epochs"),
+    (lambda: account("shuffle", "epsilon", 1e-6, sigma=1.0, steps=10, mode="sometimes"), "^mode"),
+    (lambda: account("shuffle", "epsilon", 1e-6, sigma=1.0, steps=10, method="pld"), "^method"),
+    (lambda: account("balls_and_bins", "epsilon", 1e-6, sigma=1.0, steps=10, q=0.5), "^q must be 1/steps"),
+    (lambda: account("balls_and_bins", "epsilon", 1e-6, sigma=1.0, steps=10, method="montecarlo"), "montecarlo"),
+    (lambda: account("balls_and_bins", "epsilon", 1e-6, sigma=1.0, steps=10, method="max_statistic", bound="upper"),
+     "^bound"),
+    (lambda: account("balls_and_bins", "sigma", (1.0, 1e-6), steps=10, bound="lower"), "^bound"),
+    (lambda: account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, direction="add"), "^direction"),
+    (lambda: account("poisson", "sigma", (1.0, 1e-6), steps=10, q=0.1, bound="lower"), "^bound"),
+])
+def test_cannot_answer_names_the_parameter(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
