@@ -155,3 +155,29 @@ def test_cli_bad_input_one_line_exit_2(capsys, change, flag):
     code, out, err = run(capsys, *argv)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and flag in err and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def sampler_audit_script(repo_root):
+    import sys
+
+    sys.path.insert(0, str(repo_root / "scripts"))
+    import sampler_audit
+
+    yield sampler_audit
+    sys.path.remove(str(repo_root / "scripts"))
+
+
+def test_pipeline_point_and_checks(sampler_audit_script):
+    p = {"run": "t", "dataset_size": 1000, "batch_size": 250, "sigma": 2.0, "delta": 1e-5, "epochs": 2}
+    rows = sampler_audit_script.compute_point(p, balls_and_bins_max_steps=0)
+    by = {r["sampler"]: r for r in rows}
+    assert set(by) == {"poisson", "wor", "shuffle", "deterministic"}
+    assert by["deterministic"]["value"] == pytest.approx(gaussian.epsilon(1e-5, 2.0 / math.sqrt(2)), rel=1e-9)
+    assert by["shuffle"]["lower"] <= by["deterministic"]["value"]
+    assert rows[0]["poisson_provably_wrong_for_shuffle"] == (by["shuffle"]["value"] > by["poisson"]["value"])
+    bad = [dict(by["shuffle"], lower=by["deterministic"]["value"] * 1.01), by["deterministic"]]
+    with pytest.raises(RuntimeError, match="Thm 4.1"):
+        sampler_audit_script.check_rows(bad, p)
+    with pytest.raises(RuntimeError, match="lower"):
+        sampler_audit_script.check_rows([dict(by["poisson"], lower=by["poisson"]["value"] * 2)], p)
