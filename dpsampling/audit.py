@@ -45,6 +45,9 @@ SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
 BALLS_AND_BINS_MAX_STEPS = 100
 #: epochs search stops here (the answer is then "at least MAX_EPOCHS")
 MAX_EPOCHS = 10_000
+#: the PLD samplers (poisson, wor, balls_and_bins) compose at most this many steps (as the CLI's
+#: MAX_PLD_STEPS: beyond, a laptop takes minutes per value); the epochs search stops there too
+MAX_TOTAL_STEPS = 10**6
 #: sampler -> kind of its row
 KIND = {"poisson": "upper", "wor": "upper", "shuffle": "interval", "deterministic": "exact",
         "balls_and_bins": "upper"}
@@ -86,6 +89,10 @@ def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon
         if bad or not samplers:
             raise ValueError(f"samplers must be a non-empty list of {', '.join(SAMPLERS)} (got {samplers!r})")
         samplers = tuple(dict.fromkeys(samplers))
+    if epochs is not None and math.ceil(n / b) * epochs > MAX_TOTAL_STEPS:
+        raise ValueError(f"epochs must be <= {MAX_TOTAL_STEPS // math.ceil(n / b)} here: {math.ceil(n / b)} steps per "
+                         f"epoch × {epochs} passes exceeds the {MAX_TOTAL_STEPS:.0e} steps the PLD accountant composes "
+                         f"in reasonable time")
     return n, b, float(delta), epochs, samplers
 
 
@@ -133,14 +140,16 @@ class _Run:
                 f[e] = self.eps_value(sampler, sigma, e)[0] <= target
             return f[e]
 
+        cap = MAX_EPOCHS if sampler in ("deterministic", "shuffle") else max(1, min(MAX_EPOCHS,
+                                                                                  MAX_TOTAL_STEPS // self.steps))
         if not ok(1):
             return 0, ("epsilon_above_target_at_1_epoch",)
-        lo, hi = 1, 2
+        lo, hi = 1, min(2, cap)
         while ok(hi):
             lo = hi
-            if hi >= MAX_EPOCHS:
-                return MAX_EPOCHS, (f"at_least_{MAX_EPOCHS}",)
-            hi = min(2 * hi, MAX_EPOCHS)
+            if hi >= cap:
+                return cap, (f"at_least_{cap}",)
+            hi = min(2 * hi, cap)
         while hi - lo > 1:  # ok(lo), not ok(hi)
             mid = (lo + hi) // 2
             lo, hi = (mid, hi) if ok(mid) else (lo, mid)

@@ -148,6 +148,7 @@ OK = {"--dataset-size": "100", "--batch-size": "10", "--epochs": "2", "--sigma":
     ({"--target-epsilon": "1"}, "--epochs"),
     ({"--epochs": None}, "--epochs"),
     ({"--samplers": "poisson,foo"}, "--samplers"),
+    ({"--dataset-size": "100000", "--batch-size": "1", "--epochs": "11"}, "--epochs"),  # > 1e6 PLD steps
 ])
 def test_cli_bad_input_one_line_exit_2(capsys, change, flag):
     args = {**OK, **change}
