@@ -251,7 +251,8 @@ def _verdicts(rows, question, delta, target_epsilon):
     else:
         if p is not None and s is not None:
             if s["value"] < p["value"]:
-                beyond = (f"beyond {s['value']} epochs" if s["value"] > 0 else "even after one epoch")
+                n_ep = s["value"]
+                beyond = (f"beyond {n_ep} epoch{'s' if n_ep != 1 else ''}" if n_ep > 0 else "even after one epoch")
                 out.append(f"a shuffled run trained for the {p['value']} epochs Poisson accounting allows is "
                            f"provably not (ε = {_fmt(target_epsilon)}, δ = {delta:g})-DP: {beyond} its ε provably "
                            f"exceeds the target ({s['lower']} epochs are certified).")
