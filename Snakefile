@@ -23,6 +23,7 @@ include: "workflow/rules/one_step_profiles.smk"
 include: "workflow/rules/wor_substitution_bound.smk"
 include: "workflow/rules/cf_crossval.smk"
 include: "workflow/rules/balls_and_bins.smk"
+include: "workflow/rules/sampler_audit.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/gallery.smk"
 include: "workflow/rules/groups.smk"  # last: groups rules by name (cluster runs)

@@ -14,6 +14,7 @@ _API = {
     "delta": ("dpsampling.engine.accountant", "delta"),
     "calibrate_sigma": ("dpsampling.engine.accountant", "calibrate_sigma"),
     "account": ("dpsampling.samplers", "account"),
+    "audit": ("dpsampling.audit", "audit"),
 }
 
 __all__ = [*_API, "__version__"]

@@ -88,7 +88,113 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
     s.add_argument("--bound", choices=("upper", "lower"), default=None,
                    help="shuffle: lower = the σ below which ε provably exceeds the target (the only σ it gives)")
+    _audit_parser(sub)
     return p
+
+
+# --------------------------------------------------------------------------- audit
+
+_AUDIT_FLAGS = {"dataset_size": "dataset-size", "batch_size": "batch-size", "epochs": "epochs", "sigma": "sigma",
+                "delta": "delta", "target_epsilon": "target-epsilon", "samplers": "samplers",
+                "accuracy": "accuracy"}
+
+
+def _audit_parser(sub) -> None:
+    a = sub.add_parser("audit", help="ε (or σ, or the most epochs) of a training run under every batch sampler",
+                       description="sigma+epochs: ε per sampler; target-epsilon+epochs: σ per sampler; "
+                                   "target-epsilon+sigma: the most epochs per sampler.")
+    a.add_argument("--dataset-size", type=int, required=True, help="number of training examples N >= 1")
+    a.add_argument("--batch-size", type=int, required=True, help="batch size B in [1, N]")
+    a.add_argument("--epochs", type=int, help="epochs E >= 1 (leave out to ask for the most epochs)")
+    a.add_argument("--sigma", type=float, help="noise multiplier σ > 0 (leave out to ask for σ)")
+    a.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
+    a.add_argument("--target-epsilon", type=float, help="target ε > 0 (asks for σ, or with --sigma the most epochs)")
+    a.add_argument("--samplers", help="comma-separated subset of poisson,wor,shuffle,deterministic,balls_and_bins "
+                                      "(default: all; balls_and_bins only when cheap)")
+    a.add_argument("--accuracy", choices=("default", "fine"), default="default",
+                   help="balls_and_bins PLD_accounting accuracy")
+    a.add_argument("--json", action="store_true", help="print one JSON object {rows, verdicts, question}")
+
+
+def _audit_flag_names(message: str) -> str:
+    """audit() names parameters (``batch_size must be ...``); the CLI names flags (``--batch-size``)."""
+    import re
+
+    return re.sub(r"(?<![\w-])(" + "|".join(_AUDIT_FLAGS) + r")(?![\w(])",
+                  lambda m: "--" + _AUDIT_FLAGS[m.group(1)], message)
+
+
+_AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate",
+               "interval": "interval [lower, upper]"}
+
+
+def _audit_text(df) -> str:
+    """An aligned table (sampler, value, what it is, method) followed by the verdict lines."""
+    q = df.attrs["question"]
+    head = {"epsilon": "ε", "sigma": "σ", "epochs": "epochs"}[q]
+
+    def num(x):
+        if isinstance(x, float) and math.isnan(x):
+            return "-"
+        return f"{int(x)}" if q == "epochs" else f"{x:.4g}"
+
+    lines = [("sampler", head, "what it is", "method")]
+    for r in df.to_dict("records"):
+        if "skipped_cost" in r["flags"]:
+            lines.append((r["sampler"], "-", "not computed (costly; --samplers balls_and_bins forces it)",
+                          r["method"]))
+            continue
+        if r["kind"] == "interval":
+            val = f"[{num(r['lower'])}, {num(r['upper'])}]"
+        else:
+            val = num(r["value"])
+        what = _AUDIT_WHAT.get(r["kind"], r["kind"])
+        if r["kind"] == "upper" and not math.isnan(r["lower"]) and r["lower"] != r["value"] and q == "epsilon":
+            what += f" (lower {num(r['lower'])})"
+        if r["flags"]:
+            what += f" [{r['flags']}]"
+        lines.append((r["sampler"], val, what, r["method"]))
+    w = [max(len(l[i]) for l in lines) for i in range(3)]
+    out = ["  ".join([l[0].ljust(w[0]), l[1].rjust(w[1]) if l is not lines[0] else l[1].ljust(w[1]),
+                      l[2].ljust(w[2]), l[3]]).rstrip() for l in lines]
+    r0 = df.iloc[0]
+    run = (f"N = {r0['dataset_size']}, B = {r0['batch_size']}, {r0['steps_per_epoch']} steps/epoch, q = {r0['q']:.4g}, "
+           f"δ = {r0['delta']:g}")
+    if q == "epsilon":
+        run += f", σ = {r0['sigma']:g}, {int(r0['epochs'])} epochs"
+    elif q == "sigma":
+        run += f", target ε = {r0['target_epsilon']:g}, {int(r0['epochs'])} epochs"
+    else:
+        run += f", σ = {r0['sigma']:g}, target ε = {r0['target_epsilon']:g}"
+    return "\n".join([run, "", *out, "", *("- " + v for v in df.attrs["verdicts"])])
+
+
+def _audit_json(df) -> str:
+    def clean(x):
+        if isinstance(x, float) and math.isnan(x):
+            return None
+        return x.item() if hasattr(x, "item") else x
+
+    rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict("records")]
+    return json.dumps({"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"]})
+
+
+def _audit_main(a) -> int:
+    from .audit import audit
+
+    for flag in ("sigma", "delta", "target_epsilon"):
+        v = getattr(a, flag)
+        if v is not None and not math.isfinite(v):
+            return _fail(f"--{_AUDIT_FLAGS[flag]} must be a finite number (got {v!r})", 2)
+    try:
+        df = audit(a.dataset_size, a.batch_size, delta=a.delta, epochs=a.epochs, sigma=a.sigma,
+                   target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy)
+    except ValueError as exc:
+        return _fail(_audit_flag_names(str(exc)), 2)
+    except (RuntimeError, ArithmeticError) as exc:
+        return _fail(str(exc) or type(exc).__name__, 1)
+    print(_audit_json(df) if a.json else _audit_text(df))
+    return 0
 
 
 # Feasibility: a PLD of a composed subsampled Gaussian needs about (width of its privacy-loss
@@ -308,6 +414,8 @@ def _in_range(command: str, value) -> bool:
 def main(argv=None) -> int:
     logging.getLogger().setLevel(logging.ERROR)
     args = _parser().parse_args(argv)
+    if args.command == "audit":
+        return _audit_main(args)
     try:
         with warnings.catch_warnings():  # numerical warnings (e.g. e^ε overflow at ε = 1e300) would break the one line
             warnings.simplefilter("ignore", RuntimeWarning)

@@ -1,0 +1,128 @@
+"""`dpsampling audit` over named training runs and epochs (issue 10): one grid point = one
+(run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler from :func:`dpsampling.audit`.
+
+balls_and_bins (PLD_accounting, ~2-60 s per point) is computed only where steps_per_epoch × epochs ≤
+``balls_and_bins_max_steps`` (a setting); elsewhere it is absent from the CSV.
+
+Checks (decided here, stop the run): on every point the shuffle lower bound ≤ the deterministic value
+(Chua ICML 2024 Thm 4.1: shuffling cannot hurt) and lower ≤ value ≤ upper on every row.
+"""
+
+import math
+
+import _pipeline
+import _style
+import numpy as np
+
+from dpsampling import audit as _audit
+
+SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
+COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
+          "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps_per_epoch", "q", "flags")
+
+
+def check_rows(rows, where):
+    """Raise if a shuffle lower bound exceeds the deterministic value, or a row's bracket is inverted."""
+    by = {r["sampler"]: r for r in rows}
+    if "shuffle" in by and "deterministic" in by and by["shuffle"]["lower"] > by["deterministic"]["value"] * (1 + 1e-9):
+        raise RuntimeError(f"shuffle lower bound {by['shuffle']['lower']!r} exceeds the deterministic value "
+                           f"{by['deterministic']['value']!r} at {where}: contradicts Chua Thm 4.1, a bug")
+    for r in rows:
+        if not (r["lower"] <= r["value"] * (1 + 1e-9) and r["value"] <= r["upper"] * (1 + 1e-9)):
+            raise RuntimeError(f"{r['sampler']}: lower {r['lower']!r} <= value {r['value']!r} <= upper {r['upper']!r} "
+                               f"fails at {where}")
+
+
+def compute_point(p, balls_and_bins_max_steps=0, pld_accuracy="default", rel_tol=1e-3):
+    """rel_tol: must be the accountant default (1e-3), which `dpsampling audit` uses."""
+    if rel_tol != 1e-3:
+        raise ValueError(f"settings: rel_tol must be 0.001 for sampler_audit (the audit default; got {rel_tol!r})")
+    steps = math.ceil(p["dataset_size"] / p["batch_size"])
+    samplers = SAMPLERS + (("balls_and_bins",) if steps * p["epochs"] <= balls_and_bins_max_steps else ())
+    df = _audit(p["dataset_size"], p["batch_size"], epochs=p["epochs"], sigma=p["sigma"], delta=p["delta"],
+                samplers=samplers, accuracy=pld_accuracy)
+    rows = [{k: r[k] for k in KEEP} for r in df.to_dict("records")]
+    check_rows(rows, p)
+    by = {r["sampler"]: r for r in rows}
+    wrong = bool(by["shuffle"]["value"] > by["poisson"]["value"] and "delta_below" not in by["poisson"]["flags"])
+    for r in rows:
+        r["poisson_provably_wrong_for_shuffle"] = wrong
+    return rows
+
+
+def _runs(df):
+    return list(dict.fromkeys(df["run"]))
+
+
+def plot(df, paths):
+    runs = _runs(df)
+    fig, axes = _style.figure(ncols=len(runs), figsize=(3.8 * len(runs), 3.4))
+    for ax, run in zip(axes[0], runs):
+        g = df[df["run"] == run]
+        for sampler in ("poisson", "wor", "deterministic", "balls_and_bins"):
+            c = g[g["sampler"] == sampler].sort_values("epochs")
+            if len(c):
+                kind = c["kind"].iloc[0]
+                ax.plot(c["epochs"], c["value"], color=COLOUR[sampler], lw=1, marker="o", ms=2.5,
+                        label=_style.label(sampler, kind), **_style.KIND_STYLE[kind])
+        s = g[g["sampler"] == "shuffle"].sort_values("epochs")
+        ax.fill_between(s["epochs"], s["lower"], s["upper"], color=COLOUR["shuffle"], alpha=0.2,
+                        label="shuffle (interval: lower bound … deterministic)")
+        ax.plot(s["epochs"], s["lower"], color=COLOUR["shuffle"], lw=1, **_style.KIND_STYLE["lower"])
+        p = g[g["sampler"] == "poisson"].sort_values("epochs")
+        wrong = p["poisson_provably_wrong_for_shuffle"].astype(bool).to_numpy()
+        if wrong.any():
+            lo = np.minimum(p["value"].to_numpy(), s["lower"].to_numpy())
+            ax.fill_between(p["epochs"], lo, s["lower"].to_numpy(), where=wrong, color="red", alpha=0.25, step=None,
+                            label="Poisson ε for a shuffled run: provably wrong")
+        r0 = g.iloc[0]
+        ax.set_title(f"{run}: N={int(r0['dataset_size'])}, B={int(r0['batch_size'])}, σ={r0['sigma']:g}, "
+                     f"δ={r0['delta']:g}", fontsize=8)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        es = sorted(int(e) for e in g["epochs"].unique())
+        ax.set_xticks(es, [str(e) for e in es])
+        ax.xaxis.set_minor_locator(_style.plt.NullLocator())
+        ax.set_xlabel("epochs E")
+        ax.set_ylabel("ε")
+    legend = {}
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(lab, h)
+    h, lab = list(legend.values()), list(legend)
+    fig.legend(h, lab, loc="upper center", ncol=3, bbox_to_anchor=(0.5, 0.0), fontsize=7)
+    fig.suptitle("How private is the training run? ε vs epochs per batch sampler", fontsize=9)
+    _pipeline.save_figure(fig, paths)
+
+
+def markdown(df):
+    def cell(r):
+        if r is None:
+            return "–"
+        if r["kind"] == "interval":
+            return f"[{r['lower']:.3g}, {r['upper']:.3g}]"
+        return f"{r['value']:.3g}"
+
+    cols = ["poisson", "wor", "shuffle", "deterministic", "balls_and_bins"]
+    lines = ["# sampler_audit: ε(δ) per batch sampler over epochs", "",
+             "poisson, wor, balls_and_bins: upper bounds (pessimistic PLD); deterministic: exact (Gaussian at σ/√E); "
+             "shuffle: interval [lower bound (Chua et al.), deterministic]. **wrong**: Poisson accounting of a "
+             "shuffled run is provably wrong (shuffle lower bound > Poisson upper bound).", "",
+             "| run | N | B | σ | δ | epochs | " + " | ".join(cols) + " | Poisson for shuffle |",
+             "|" + "---|" * (7 + len(cols))]
+    for run in _runs(df):
+        g = df[df["run"] == run]
+        for e in sorted(g["epochs"].unique()):
+            h = g[g["epochs"] == e]
+            by = {r["sampler"]: r for r in h.to_dict("records")}
+            r0 = h.iloc[0]
+            verdict = "**wrong**" if bool(r0["poisson_provably_wrong_for_shuffle"]) else "not provably wrong"
+            lines.append(f"| {run} | {int(r0['dataset_size'])} | {int(r0['batch_size'])} | {r0['sigma']:g} | "
+                         f"{r0['delta']:g} | {int(e)} | " + " | ".join(cell(by.get(c)) for c in cols) +
+                         f" | {verdict} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    _pipeline.main(snakemake, compute_point, report=_pipeline.figure_and_markdown(plot, markdown))  # noqa: F821

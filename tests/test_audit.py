@@ -1,0 +1,184 @@
+"""dpsampling.audit and `dpsampling audit`: orderings, single-epoch equality, safe inverse answers, JSON, errors."""
+
+import json
+import math
+
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pldm
+
+import dpsampling
+from dpsampling import cli
+from dpsampling.engine import gaussian
+from dpsampling.samplers import account
+from dpsampling.samplers.shuffle import shuffle_epsilon_lower
+
+FOUR = ("poisson", "wor", "shuffle", "deterministic")
+
+
+@pytest.fixture(scope="module")
+def mnist():
+    """The README example (60000/256, σ = 1.1, 60 epochs, δ = 1e-5) without balls_and_bins (costly)."""
+    return dpsampling.audit(60000, 256, epochs=60, sigma=1.1, delta=1e-5, samplers=FOUR)
+
+
+def test_mnist_values_and_ordering(mnist):
+    by = mnist.set_index("sampler")
+    assert list(mnist["sampler"]) == list(FOUR)
+    assert set(by.loc[:, "steps_per_epoch"]) == {235} and by.loc["poisson", "q"] == pytest.approx(256 / 60000)
+    for _, r in mnist.iterrows():
+        assert r["lower"] <= r["value"] * (1 + 1e-12) and r["value"] <= r["upper"] * (1 + 1e-12), r["sampler"]
+    assert by.loc["shuffle", "kind"] == "interval" and by.loc["shuffle", "lower"] <= by.loc["deterministic", "value"]
+    assert by.loc["shuffle", "upper"] == pytest.approx(by.loc["deterministic", "value"], rel=1e-12)
+    assert by.loc["poisson", "value"] <= by.loc["wor", "value"]
+    # deterministic over E epochs is the Gaussian at σ/√E (closed form)
+    assert by.loc["deterministic", "value"] == pytest.approx(gaussian.epsilon(1e-5, 1.1 / math.sqrt(60)), rel=1e-9)
+    # Poisson: T = 60·235 steps at q = 256/60000, the pessimistic dp_accounting PLD
+    pld = pldm.from_gaussian_mechanism(1.1, sampling_prob=256 / 60000, value_discretization_interval=1e-4)
+    assert by.loc["poisson", "value"] == pytest.approx(pld.self_compose(60 * 235).get_epsilon_for_delta(1e-5), rel=1e-3)
+    # the shuffle lower bound exceeds the Poisson upper bound: the verdict says Poisson accounting is wrong
+    assert by.loc["shuffle", "value"] > by.loc["poisson", "value"]
+    assert any("is provably wrong" in v and f"{by.loc['poisson', 'value']:.3g}" in v for v in mnist.attrs["verdicts"])
+
+
+def test_one_epoch_equals_single_epoch_results():
+    df = dpsampling.audit(500, 50, epochs=1, sigma=1.0, delta=1e-5, samplers=FOUR).set_index("sampler")
+    assert df.loc["shuffle", "value"] == pytest.approx(shuffle_epsilon_lower(1e-5, 1.0, 10), rel=1e-9)
+    assert df.loc["deterministic", "value"] == pytest.approx(gaussian.epsilon(1e-5, 1.0), rel=1e-9)
+    assert df.loc["poisson", "value"] == account("poisson", "epsilon", 1e-5, sigma=1.0, steps=10, q=0.1).value
+
+
+def test_no_verdict_of_wrongness_when_shuffle_lower_below_poisson():
+    df = dpsampling.audit(1000, 10, epochs=1, sigma=5.0, delta=1e-5, samplers=("poisson", "shuffle"))
+    by = df.set_index("sampler")
+    assert by.loc["shuffle", "value"] <= by.loc["poisson", "value"]
+    assert not any("is provably wrong" in v for v in df.attrs["verdicts"])
+
+
+def test_sigma_question_is_safe():
+    eps, delta, n, b, epochs = 2.0, 1e-5, 1000, 100, 3
+    df = dpsampling.audit(n, b, epochs=epochs, target_epsilon=eps, delta=delta, samplers=FOUR).set_index("sampler")
+    assert df.attrs["question"] == "sigma"
+    # Poisson σ: the pessimistic dp_accounting PLD (finer grid than the accountant's) gives ε ≤ target
+    s = df.loc["poisson", "value"]
+    pld = pldm.from_gaussian_mechanism(s, sampling_prob=b / n, value_discretization_interval=1e-5)
+    assert pld.self_compose(10 * epochs).get_epsilon_for_delta(delta) <= eps
+    s_wor = df.loc["wor", "value"]
+    assert account("wor", "epsilon", delta, sigma=s_wor, steps=10, epochs=epochs, q=b / n).value <= eps
+    # deterministic: exact, ε(σ) = target
+    s_det = df.loc["deterministic", "value"]
+    assert gaussian.epsilon(delta, s_det / math.sqrt(epochs)) == pytest.approx(eps, rel=1e-6)
+    # shuffle: at σ = value the lower bound on ε still exceeds the target; its upper end is deterministic σ
+    r = df.loc["shuffle"]
+    assert r["kind"] == "interval" and r["upper"] == pytest.approx(s_det, rel=1e-9) and r["lower"] < r["upper"]
+    assert account("shuffle", "epsilon", delta, sigma=r["value"], steps=10, epochs=epochs).value > eps
+    assert df.loc["poisson", "value"] < df.loc["deterministic", "value"]
+
+
+def test_epochs_question_brackets_the_target():
+    eps, delta, sigma, n, b = 4.0, 1e-5, 1.5, 1000, 100
+    df = dpsampling.audit(n, b, sigma=sigma, target_epsilon=eps, delta=delta, samplers=FOUR).set_index("sampler")
+    assert df.attrs["question"] == "epochs"
+    for sampler, q in (("poisson", b / n), ("deterministic", None), ("shuffle", None)):
+        e = int(df.loc[sampler, "value"])
+        assert e >= 1, sampler
+
+        def eps_at(k):
+            return account(sampler, "epsilon", delta, sigma=sigma, steps=10, epochs=k, q=q).value
+
+        assert eps_at(e) <= eps < eps_at(e + 1), sampler
+    sh = df.loc["shuffle"]
+    assert sh["lower"] == df.loc["deterministic", "value"] <= sh["upper"] == sh["value"]
+    assert df.loc["deterministic", "value"] <= df.loc["poisson", "value"]
+
+
+def test_balls_and_bins_row_when_asked_and_skipped_by_default():
+    df = dpsampling.audit(40, 10, epochs=2, sigma=1.0, delta=1e-5, samplers=("poisson", "balls_and_bins"))
+    r = df.set_index("sampler").loc["balls_and_bins"]
+    assert r["kind"] == "upper" and r["lower"] <= r["value"] == r["upper"]
+    assert len(df.attrs["verdicts"]) == 1 and "balls-and-bins" in df.attrs["verdicts"][0]
+    big = dpsampling.audit(60000, 256, epochs=1, sigma=1.1, delta=1e-5,
+                           samplers=None).set_index("sampler").loc["balls_and_bins"]
+    assert math.isnan(big["value"]) and big["flags"] == "skipped_cost"
+
+
+def run(capsys, *argv):
+    try:
+        code = cli.main(["audit", *argv])
+    except SystemExit as exc:  # argparse's own errors (non-integer counts): exit 2, one line
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_table_and_json(capsys):
+    base = ("--dataset-size", "500", "--batch-size", "50", "--epochs", "2", "--sigma", "1.0", "--delta", "1e-5",
+            "--samplers", "poisson,shuffle,deterministic")
+    code, out, _ = run(capsys, *base)
+    assert code == 0
+    lines = out.splitlines()
+    head = next(i for i, l in enumerate(lines) if l.startswith("sampler"))
+    assert [l.split()[0] for l in lines[head + 1:head + 4]] == ["poisson", "shuffle", "deterministic"]
+    assert any(l.startswith("- ") for l in lines)
+    code, out, _ = run(capsys, *base, "--json")
+    assert code == 0
+    obj = json.loads(out)
+    assert set(obj) >= {"rows", "verdicts"} and len(obj["rows"]) == 3
+    for r in obj["rows"]:
+        assert {"sampler", "value", "kind", "method", "lower", "upper"} <= set(r)
+    df = dpsampling.audit(500, 50, epochs=2, sigma=1.0, delta=1e-5, samplers=("poisson", "shuffle", "deterministic"))
+    assert [r["value"] for r in obj["rows"]] == list(df["value"])
+
+
+OK = {"--dataset-size": "100", "--batch-size": "10", "--epochs": "2", "--sigma": "1", "--delta": "1e-5"}
+
+
+@pytest.mark.parametrize("change,flag", [
+    ({"--batch-size": "200"}, "--batch-size"),
+    ({"--dataset-size": "0"}, "--dataset-size"),
+    ({"--batch-size": "0"}, "--batch-size"),
+    ({"--epochs": "0"}, "--epochs"),
+    ({"--epochs": "1.5"}, "--epochs"),
+    ({"--dataset-size": "1e3"}, "--dataset-size"),
+    ({"--sigma": "0"}, "--sigma"),
+    ({"--sigma": "nan"}, "--sigma"),
+    ({"--delta": "1"}, "--delta"),
+    ({"--delta": "0"}, "--delta"),
+    ({"--sigma": None, "--target-epsilon": "0"}, "--target-epsilon"),
+    ({"--sigma": None}, "--sigma"),
+    ({"--target-epsilon": "1"}, "--epochs"),
+    ({"--epochs": None}, "--epochs"),
+    ({"--samplers": "poisson,foo"}, "--samplers"),
+    ({"--dataset-size": "100000", "--batch-size": "1", "--epochs": "11"}, "--epochs"),  # > 1e6 PLD steps
+])
+def test_cli_bad_input_one_line_exit_2(capsys, change, flag):
+    args = {**OK, **change}
+    argv = [x for k, v in args.items() if v is not None for x in (k, v)]
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and flag in err and "Traceback" not in err
+
+
+@pytest.fixture(scope="module")
+def sampler_audit_script(repo_root):
+    import sys
+
+    sys.path.insert(0, str(repo_root / "scripts"))
+    import sampler_audit
+
+    yield sampler_audit
+    sys.path.remove(str(repo_root / "scripts"))
+
+
+def test_pipeline_point_and_checks(sampler_audit_script):
+    p = {"run": "t", "dataset_size": 1000, "batch_size": 250, "sigma": 2.0, "delta": 1e-5, "epochs": 2}
+    rows = sampler_audit_script.compute_point(p, balls_and_bins_max_steps=0)
+    by = {r["sampler"]: r for r in rows}
+    assert set(by) == {"poisson", "wor", "shuffle", "deterministic"}
+    assert by["deterministic"]["value"] == pytest.approx(gaussian.epsilon(1e-5, 2.0 / math.sqrt(2)), rel=1e-9)
+    assert by["shuffle"]["lower"] <= by["deterministic"]["value"]
+    assert rows[0]["poisson_provably_wrong_for_shuffle"] == (by["shuffle"]["value"] > by["poisson"]["value"])
+    bad = [dict(by["shuffle"], lower=by["deterministic"]["value"] * 1.01), by["deterministic"]]
+    with pytest.raises(RuntimeError, match="Thm 4.1"):
+        sampler_audit_script.check_rows(bad, p)
+    with pytest.raises(RuntimeError, match="lower"):
+        sampler_audit_script.check_rows([dict(by["poisson"], lower=by["poisson"]["value"] * 2)], p)
