@@ -14,9 +14,8 @@ far below machine epsilon (δ ~ 1e-300) keep all their digits.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import brentq
 
-from .numerics import log1mexp, log_norm_cdf
+from .numerics import find_root, log1mexp, log_norm_cdf
 from .validation import check_delta, check_epsilon, check_positive
 
 
@@ -51,7 +50,7 @@ def epsilon(delta_target, sigma):
     hi = 1.0
     while log_delta(hi, sigma) > log_target:
         hi *= 2.0
-    return brentq(lambda e: log_delta(e, sigma) - log_target, 0.0, hi, xtol=1e-13, rtol=1e-13)
+    return find_root(lambda e: log_delta(e, sigma) - log_target, 0.0, hi, xtol=1e-13, rtol=1e-13)
 
 
 def composed_sigma(sigma, steps):

@@ -27,10 +27,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 from scipy.special import ndtr, ndtri
 
 from dpsampling.engine import accountant, gaussian, subsampled_gaussian
+from dpsampling.engine.numerics import bisect, find_root
 from dpsampling.engine.cf import Gaussian, PoissonSubsampled, RandomizedResponse, cf_delta, cf_epsilon
 from dpsampling.engine.result import AccountingResult
 
@@ -304,11 +304,7 @@ def _f_alpha(x, alpha, eps_alpha, iters=50):
     lo = np.zeros_like(x)
     hi = 1.0 - x
     feasible_at_zero = ~infeasible(np.zeros_like(x))
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        bad = infeasible(mid)
-        lo = np.where(bad, mid, lo)
-        hi = np.where(bad, hi, mid)
+    lo, hi = bisect(infeasible, lo, hi, iters)
     return np.where(feasible_at_zero, 0.0, hi)
 
 
@@ -387,7 +383,7 @@ def zhu_fig1_rdp_converted_epsilon(delta=0.3, sigma=1.0):
     x = np.concatenate([np.geomspace(1e-9, 1e-3, 150), np.linspace(1e-3, 0.999, 1500)])
     fx = f(x)
     g = lambda e: float(np.max(1 - fx - math.exp(e) * x)) - delta  # noqa: E731
-    return optimize.brentq(g, 0.0, 5.0, xtol=1e-6)
+    return find_root(g, 0.0, 5.0, xtol=1e-6)
 
 
 def zhu_fig1_rr_rdp_below_gaussian(p=_P_FIG1, sigma=1.0):
@@ -424,7 +420,7 @@ def zhu_exp1_max_gap(sigmas=(50.0, 100.0), delta=1e-4, ks=(1, 10, 100, 1000, 100
         for k in ks:
             e_cf = cf_epsilon(delta, [(Gaussian(s), k)], "remove")[0]
             s_eff = s / math.sqrt(k)
-            e_an = optimize.brentq(lambda e: float(gaussian_delta(e, s_eff)) - delta, 0.0, 100.0,
+            e_an = find_root(lambda e: float(gaussian_delta(e, s_eff)) - delta, 0.0, 100.0,
                                    xtol=1e-13)
             gap = max(gap, abs(e_cf - e_an))
     return float(gap)

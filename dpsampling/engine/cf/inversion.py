@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
-from ..numerics import logsumexp
+from ..numerics import find_root, logsumexp
 from .mechanisms import CFAccuracyError
 from .pairs import _clogsumexp, _compose_atoms, _atomic_value
 
@@ -56,7 +55,7 @@ def _saddle(terms, x):
                 return -_C_MAX
     if k1(a) * k1(b) > 0:
         return 0.5 * (a + b)
-    return optimize.brentq(k1, a, b, xtol=1e-6 * (1 + abs(a) + abs(b)), maxiter=200)
+    return find_root(k1, a, b, xtol=1e-6 * (1 + abs(a) + abs(b)), maxiter=200)
 
 
 def _choose_c(c_star, kernel):

@@ -11,6 +11,8 @@ from dpsampling.engine.subsampled_gaussian import (
     _SQRT2, _delta, _eps, _log_delta_raw, _parts, log_delta_one_step, sigma_one_step,
 )
 from dpsampling.engine.validation import check_grid, check_rate
+from dpsampling.engine.numerics import find_root
+
 from .one_step import a_minus_b, is_monotone, theorem62_log_margin
 
 
@@ -266,14 +268,12 @@ def conjecture63_critical_c(delta_target=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
     The paper's constant 4 "was found numerically"; this locates the exact
     threshold on their grid shape.
     """
-    from scipy.optimize import brentq
-
     if not c_lo < c_hi:
         raise ValueError(f"c bounds inverted: c_lo={c_lo} must be < c_hi={c_hi}")
     fa, fb = conjecture63_corner(c_lo, delta_target), conjecture63_corner(c_hi, delta_target)
     if not (fa > 0 > fb):
         raise ValueError(f"c bracket [{c_lo}, {c_hi}] does not bracket a sign change of a - b")
-    return float(brentq(lambda c: conjecture63_corner(c, delta_target), c_lo, c_hi, xtol=1e-10))
+    return float(find_root(lambda c: conjecture63_corner(c, delta_target), c_lo, c_hi, xtol=1e-10))
 
 
 def max_delta_gap(delta_target=1e-5, c=4.0, n_eps=1000, n_q=100, n_sigma=10000):
