@@ -219,15 +219,8 @@ def _gdp_sigma_guess(eps, delta_target, q, steps):
 
 
 def _analytic_sigma(eps, delta_target):
-    """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP (exact)."""
-    log_t = math.log(delta_target)
-    f = lambda x: float(gaussian.log_delta(eps, math.exp(x))) - log_t
-    lo, hi = -5.0, 5.0
-    while f(lo) < 0:
-        lo -= 5.0
-    while f(hi) > 0:
-        hi += 5.0
-    return math.exp(find_root(f, lo, hi, xtol=1e-13))
+    """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP (exact): :func:`gaussian.sigma`."""
+    return gaussian.sigma(eps, delta_target)
 
 
 def _check_calibration(epsilon, delta, qs, steps, sampler, direction):
