@@ -41,10 +41,10 @@ If the requested budget cannot be met within the work caps a CFAccuracyError
 is raised; no silent number is ever returned.
 
 Conventions (same as dp_accounting): direction "remove" is the pair
-(M(D ∪ {x}), M(D)) and "add" is (M(D), M(D ∪ {x})).  Poisson subsampling
-follows Theorem 11 of Zhu et al.: add = (P, (1-γ)P + γQ), remove =
-((1-γ)Q + γP, Q) for the base pair (P, Q); for the Gaussian this is
-remove = ((1-γ)N(0,σ²) + γN(1,σ²), N(0,σ²)), add = the reverse mixture.
+(M(D ∪ {x}), M(D)) and "add" is (M(D), M(D ∪ {x})).  Poisson subsampling (rate q, Zhu's γ)
+follows Theorem 11 of Zhu et al.: add = (P, (1-q)P + qQ), remove =
+((1-q)Q + qP, Q) for the base pair (P, Q); for the Gaussian this is
+remove = ((1-q)N(0,σ²) + qN(1,σ²), N(0,σ²)), add = the reverse mixture.
 
 Package layout: :mod:`.mechanisms` (descriptors, CFAccuracyError), :mod:`.pairs` (one-step
 M(s) per mechanism and direction, exact atomic part), :mod:`.inversion` (contour inversion and its

@@ -494,7 +494,7 @@ def _march(pair, c, U, log_target, work=None):
     Each probe at u costs an output grid of O(u) nodes; ``work`` (a one-element
     list, shared by all marches of one inversion) counts them, and once it exceeds
     _MAX_WORK a CFAccuracyError is raised (near-lattice privacy losses, e.g. very
-    small γ·√T with small σ, whose φ decays too slowly to certify the budget).
+    small q·√T with small σ, whose φ decays too slowly to certify the budget).
     """
     if work is None:
         work = [0]

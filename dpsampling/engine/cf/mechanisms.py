@@ -54,7 +54,7 @@ class RandomizedResponse:
 
 @dataclass(frozen=True)
 class PoissonSubsampled:
-    """Poisson subsampling with rate γ of a base mechanism (Theorem 11).
+    """Poisson subsampling with sampling rate q (field ``gamma``, Zhu's γ) of a base mechanism (Theorem 11).
 
     Supported bases: Gaussian (φ by output-space quadrature) and
     RandomizedResponse (exact, finite support).

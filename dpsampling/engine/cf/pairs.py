@@ -182,19 +182,19 @@ class _LaplacePair(_Pair):
 class _SubsampledGaussianPair(_Pair):
     """Poisson-subsampled Gaussian (Theorem 11), φ by output-space quadrature.
 
-    r(o) = 1 - γ + γ exp((2o-1)/(2σ²)),  remove: L = log r, M(s) = E_{N(0,σ²)}[r^{1+s}];
+    r(o) = 1 - q + q exp((2o-1)/(2σ²)),  remove: L = log r, M(s) = E_{N(0,σ²)}[r^{1+s}];
     add: L = -log r, M(s) = E_{N(0,σ²)}[r^{-s}].
     """
 
     quadrature = True
     symmetric = False
 
-    def __init__(self, sigma, gamma, direction):
+    def __init__(self, sigma, q, direction):
         self.sigma = sigma
-        self.gamma = gamma
+        self.q = q
         self.sign = 1.0 if direction == "remove" else -1.0
-        self.l1mg = math.log1p(-gamma)
-        self.lg = math.log(gamma)
+        self.l1mg = math.log1p(-q)
+        self.lg = math.log(q)
         self.support = (self.l1mg, math.inf) if self.sign > 0 else (-math.inf, -self.l1mg)
 
     def _kappa_r(self, c):
