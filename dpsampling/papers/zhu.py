@@ -20,6 +20,10 @@
 
 Conventions: base Gaussian pair P = N(Δ, σ²), Q = N(0, σ²) (Δ = sensitivity);
 all profiles are functions of ε with α = e^ε.
+
+Size (~630 lines, just over the project's ~600): one paper's three figure families (a)-(c) plus its
+Experiments 1-3 predicates; the one-step hockey stick itself is the engine kernel
+(dpsampling.engine.subsampled_gaussian), and a split would be along (a)/(b)/(c) if it grows.
 """
 
 from __future__ import annotations
