@@ -274,7 +274,8 @@ def test_multimodal_tilt_aliasing_regression(monkeypatch):
     mode at a multiple of both h and 2h (|T_h - T_2h| blind) and returned 1.65e-6 ± 2e-10,
     above the pessimistic PLD bound.  Reference 1.0110676e-6: the same inversion on contours
     c = 1 and c = 3 (fine u-step) and dp_accounting pessimistic PLD 1.0245e-6 at d = 1e-5."""
-    import dpsampling.engine.cf as cfmod
+    import dpsampling.engine.cf.inversion as cfmod
+    from dpsampling.engine.cf.pairs import _terms
 
     m = [(PoissonSubsampled(Gaussian(1.3), 1e-4), 10_000)]
     v, er = cf_delta(0.0306, m, "remove", err=1e-9)
@@ -282,7 +283,7 @@ def test_multimodal_tilt_aliasing_regression(monkeypatch):
     # on the saddle contour the Chernoff alias bound alone must rule out the aliased steps
     # h = 0.8, 1.6 (measured: both give 1.595e-6); forced there, the inversion either
     # gets it right or says it cannot meet the budget, never a wrong number
-    terms = cfmod._terms(m, "remove")
+    terms = _terms(m, "remove")
     c_star = cfmod._choose_c(cfmod._saddle(terms, 0.0306), "hockey")
     assert c_star > 20 and cfmod._grid_plan(0.0306, c_star, terms, "hockey", 1e-9)[6] < 0.4
     monkeypatch.setattr(cfmod, "_pick_contour",
@@ -292,6 +293,36 @@ def test_multimodal_tilt_aliasing_regression(monkeypatch):
         assert abs(v2 - 1.0110676e-6) <= er2 + 1e-13
     except CFAccuracyError as exc:
         assert "error budget" in str(exc)
+
+
+def test_unbounded_aliases_are_never_certified(monkeypatch):
+    """The alias bound of a contour c (Chernoff at c' > c) skips a c' whose cumulants fail; when
+    every c' fails, the contour used to be kept with no alias control and its error still called
+    certified (here: the multimodal case above, where uncontrolled aliasing gives 1.6e-6 instead
+    of 1.011e-6).  Now such a contour is dropped, and with none left the inversion raises."""
+    import dpsampling.engine.cf.inversion as inv
+
+    real, inside = inv._total_cumulants, [False]
+
+    def failing_beyond(terms, c):  # the cumulants overflow at every c' the alias bound tries
+        if inside[0]:
+            raise OverflowError("simulated")
+        return real(terms, c)
+
+    real_alias = inv._alias_distance
+
+    def alias(*args):
+        inside[0] = True
+        try:
+            return real_alias(*args)
+        finally:
+            inside[0] = False
+
+    monkeypatch.setattr(inv, "_total_cumulants", failing_beyond)
+    monkeypatch.setattr(inv, "_alias_distance", alias)
+    m = [(PoissonSubsampled(Gaussian(1.3), 1e-4), 10_000)]
+    with pytest.raises(CFAccuracyError, match="cannot bound the trapezoid aliases"):
+        cf_delta(0.0306, m, "remove", err=1e-9)
 
 
 def test_near_lattice_fails_fast():

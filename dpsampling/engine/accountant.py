@@ -30,6 +30,7 @@ from . import cf
 from . import gaussian
 
 from . import pld
+from .numerics import find_root
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
@@ -218,17 +219,8 @@ def _gdp_sigma_guess(eps, delta_target, q, steps):
 
 
 def _analytic_sigma(eps, delta_target):
-    """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP (exact)."""
-    from scipy.optimize import brentq
-
-    log_t = math.log(delta_target)
-    f = lambda x: float(gaussian.log_delta(eps, math.exp(x))) - log_t
-    lo, hi = -5.0, 5.0
-    while f(lo) < 0:
-        lo -= 5.0
-    while f(hi) > 0:
-        hi += 5.0
-    return math.exp(brentq(f, lo, hi, xtol=1e-13))
+    """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP (exact): :func:`gaussian.sigma`."""
+    return gaussian.sigma(eps, delta_target)
 
 
 def _check_calibration(epsilon, delta, qs, steps, sampler, direction):
@@ -277,8 +269,6 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
 
 
 def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
-    from scipy.optimize import brentq
-
     g = lambda x: _rdp_accountant(math.exp(x), q, steps).get_epsilon(dlt) - eps
     x0 = math.log(_gdp_sigma_guess(eps, dlt, q, steps))
     lo, hi = x0 - 0.5, x0 + 0.5
@@ -286,7 +276,7 @@ def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
         lo -= 1.0
     while g(hi) > 0:
         hi += 1.0
-    return math.exp(brentq(g, lo, hi, xtol=rel_tol))
+    return math.exp(find_root(g, lo, hi, xtol=rel_tol))
 
 
 def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):

@@ -13,10 +13,11 @@ far below machine epsilon (δ ~ 1e-300) keep all their digits.
 
 from __future__ import annotations
 
-import numpy as np
-from scipy.optimize import brentq
+import math
 
-from .numerics import log1mexp, log_norm_cdf
+import numpy as np
+
+from .numerics import find_root, log1mexp, log_norm_cdf
 from .validation import check_delta, check_epsilon, check_positive
 
 
@@ -51,7 +52,20 @@ def epsilon(delta_target, sigma):
     hi = 1.0
     while log_delta(hi, sigma) > log_target:
         hi *= 2.0
-    return brentq(lambda e: log_delta(e, sigma) - log_target, 0.0, hi, xtol=1e-13, rtol=1e-13)
+    return find_root(lambda e: log_delta(e, sigma) - log_target, 0.0, hi, xtol=1e-13, rtol=1e-13)
+
+
+def sigma(epsilon, delta_target):
+    """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP (exact up to the root finder's
+    tolerance 1e-13 in log σ): the analytic calibration (Balle & Wang 2018) by root finding on log δ."""
+    log_t = math.log(delta_target)
+    f = lambda x: float(log_delta(epsilon, math.exp(x))) - log_t  # noqa: E731
+    lo, hi = -5.0, 5.0
+    while f(lo) < 0:
+        lo -= 5.0
+    while f(hi) > 0:
+        hi += 5.0
+    return math.exp(find_root(f, lo, hi, xtol=1e-13))
 
 
 def composed_sigma(sigma, steps):

@@ -7,6 +7,7 @@ catastrophically in floating point; everything here works with logarithms.
 from __future__ import annotations
 
 import numpy as np
+from scipy import optimize
 from scipy.special import log_ndtr, logsumexp
 
 LOG_HALF = np.log(0.5)
@@ -50,4 +51,28 @@ def log_norm_sf(x):
     return log_ndtr(-np.asarray(x, dtype=float))
 
 
-__all__ = ["LOG_HALF", "log1mexp", "logsubexp", "log_norm_cdf", "log_norm_sf", "logsumexp"]
+def find_root(f, lo, hi, *, xtol=2e-12, rtol=4 * np.finfo(float).eps, maxiter=100):
+    """Root of a continuous scalar f with a sign change on [lo, hi]: the package's one bracketed root
+    finder (Brent's method, scipy.optimize.brentq, whose defaults these are); |error| <= xtol + rtol·|root|.
+
+    Specialised solvers stay with their kernel and say why (the vectorised safeguarded Newton of
+    engine.subsampled_gaussian, the warm-started secant of the PLD calibration in engine.accountant,
+    the Newton steps of the φ accountant's ε(δ) that reuse the inversion's exact derivative)."""
+    return optimize.brentq(f, lo, hi, xtol=xtol, rtol=rtol, maxiter=maxiter)
+
+
+def bisect(too_low, lo, hi, iters):
+    """Vectorised bisection for a monotone predicate: ``too_low(x)`` True left of the root.
+
+    Returns the final (lo, hi) after ``iters`` halvings (hi - lo = 2^-iters of the start width);
+    lo, hi may be arrays (one independent bisection per entry)."""
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        low = too_low(mid)
+        lo = np.where(low, mid, lo)
+        hi = np.where(low, hi, mid)
+    return lo, hi
+
+
+__all__ = ["LOG_HALF", "bisect", "find_root", "log1mexp", "logsubexp", "log_norm_cdf", "log_norm_sf",
+           "logsumexp"]

@@ -167,17 +167,20 @@ def self_compose(pld, steps: int):
     return _pldlib.PrivacyLossDistribution(remove, _self_compose(pld._pmf_add, int(steps)))  # noqa: SLF001
 
 
-@lru_cache(maxsize=6)
-def composed(sigma: float, q: float, steps: int, pessimistic: bool, discretization: float):
-    """dp_accounting PLD of ``steps`` compositions of the q-subsampled Gaussian (sensitivity 1)."""
-    if pessimistic:
-        pld = pessimistic_pld(float(sigma), float(q), float(discretization))
+@lru_cache(maxsize=32)
+def composed(sigma: float, q: float, steps: int, pessimistic: bool, discretization: float,
+             mechanism: str = "gaussian", sensitivity: float = 1.0):
+    """dp_accounting PLD of ``steps`` compositions of the q-subsampled Gaussian (or Laplace with scale
+    ``sigma``) of the given sensitivity: the one composed-PLD cache of the package (treat as immutable)."""
+    if mechanism == "gaussian" and pessimistic:
+        pld = pessimistic_pld(float(sigma), float(q), float(discretization), sensitivity=float(sensitivity))
     else:
         # connect-the-dots exists only for pessimistic estimates in dp_accounting 0.6;
         # optimistic estimates use privacy buckets (much looser for large T).
-        pld = _pldlib.from_gaussian_mechanism(float(sigma), sensitivity=1.0, pessimistic_estimate=False,
-                                              value_discretization_interval=float(discretization),
-                                              sampling_prob=float(q), use_connect_dots=False)
+        build = _pldlib.from_gaussian_mechanism if mechanism == "gaussian" else _pldlib.from_laplace_mechanism
+        pld = build(float(sigma), sensitivity=float(sensitivity), pessimistic_estimate=bool(pessimistic),
+                    value_discretization_interval=float(discretization), sampling_prob=float(q),
+                    use_connect_dots=bool(pessimistic))
     return self_compose(pld, int(steps))
 
 

@@ -36,10 +36,12 @@ def check_positive(name, value):
     return value
 
 
-def check_epsilon(value, name="epsilon"):
+def check_epsilon(value, name="epsilon", finite=False):
     v = _values(value)
     if v.size == 0 or np.any(np.isnan(v)) or np.any(v < 0):
-        _fail(name, ">= 0", value)
+        _fail(name, ">= 0 and finite" if finite else ">= 0", value)
+    if finite and not np.all(np.isfinite(v)):
+        _fail(name, ">= 0 and finite", value)
     return value
 
 

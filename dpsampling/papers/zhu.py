@@ -20,6 +20,10 @@
 
 Conventions: base Gaussian pair P = N(Δ, σ²), Q = N(0, σ²) (Δ = sensitivity);
 all profiles are functions of ε with α = e^ε.
+
+Size (~630 lines, just over the project's ~600): one paper's three figure families (a)-(c) plus its
+Experiments 1-3 predicates; the one-step hockey stick itself is the engine kernel
+(dpsampling.engine.subsampled_gaussian), and a split would be along (a)/(b)/(c) if it grows.
 """
 
 from __future__ import annotations
@@ -27,11 +31,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 from scipy.special import ndtr, ndtri
 
-from dpsampling.engine.numerics import log1mexp, log_norm_cdf, log_norm_sf
-from dpsampling.engine import accountant, gaussian
+from dpsampling.engine import accountant, gaussian, subsampled_gaussian
+from dpsampling.engine.numerics import bisect, find_root
 from dpsampling.engine.cf import Gaussian, PoissonSubsampled, RandomizedResponse, cf_delta, cf_epsilon
 from dpsampling.engine.result import AccountingResult
 
@@ -94,7 +97,8 @@ def hs_subsampled_gaussian(epsilon, sigma, gamma, direction, sensitivity=1.0):
     (s = σ/Δ) is monotone, so H is a difference of Gaussian tail masses:
       remove: γΦ̄(z-1/s) - (α-1+γ)Φ̄(z),  z = s log((α-1+γ)/γ) + 1/(2s)   (H = 1-α if α ≤ 1-γ)
       add:    (1-α(1-γ))Φ(z) - αγΦ(z-1/s), z = s log((1/α-1+γ)/γ) + 1/(2s) (H = 0 if 1/α ≤ 1-γ)
-    evaluated in log space.  Vectorised over epsilon (any real ε; α = e^ε).
+    evaluated by the engine kernel dpsampling.engine.subsampled_gaussian (log space).  Vectorised over
+    epsilon (any real ε; α = e^ε).
     """
     _check_pos("sigma", sigma)
     _check_pos("sensitivity", sensitivity)
@@ -102,27 +106,10 @@ def hs_subsampled_gaussian(epsilon, sigma, gamma, direction, sensitivity=1.0):
     if direction not in ("add", "remove"):
         raise ValueError(f"direction must be 'add' or 'remove' (got {direction!r})")
     eps = np.asarray(epsilon, dtype=float)
-    s = sigma / sensitivity
-    lg = math.log(gamma)
-    l1g = math.log1p(-gamma) if gamma < 1 else -np.inf
-    e = -eps if direction == "add" else eps  # the threshold variable of the ratio
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # log(e^{e} - 1 + γ), valid where e > log(1-γ)
-        lk = np.where(e >= 0, e + np.log1p(-(1 - gamma) * np.exp(-np.abs(e))),
-                      np.log(gamma + np.expm1(np.minimum(e, 0.0))))
-        z = s * (lk - lg) + 0.5 / s
-        if direction == "remove":
-            a = lg + log_norm_sf(z - 1.0 / s)
-            b = lk + log_norm_sf(z)
-            val = np.exp(a + log1mexp(np.minimum(b - a, 0.0)))
-            full = -np.expm1(eps)  # α ≤ 1-γ: H = 1 - α
-        else:
-            t1 = np.log1p(-(1 - gamma) * np.exp(np.minimum(eps, 700))) + log_norm_cdf(z)
-            t2 = eps + lg + log_norm_cdf(z - 1.0 / s)
-            val = np.exp(t1 + log1mexp(np.minimum(t2 - t1, 0.0)))
-            full = np.zeros_like(eps)  # 1/α ≤ 1-γ: H = 0
-    out = np.where(e <= l1g, full, np.nan_to_num(val, nan=0.0))
-    out = np.clip(out, 0.0, 1.0)
+    # the engine's one-step kernel (Räisä Eq. (45) form, log space, Mills-ratio tail; ε < 0 by the
+    # identity H_α(P‖Q) = 1 - α + α H_{1/α}(Q‖P)) at the noise multiplier σ/Δ
+    out = subsampled_gaussian.hockey_stick_one_step(float(gamma), sigma / sensitivity, eps.ravel(), direction)
+    out = out.reshape(eps.shape)
     return out[()] if out.ndim == 0 else out
 
 
@@ -321,11 +308,7 @@ def _f_alpha(x, alpha, eps_alpha, iters=50):
     lo = np.zeros_like(x)
     hi = 1.0 - x
     feasible_at_zero = ~infeasible(np.zeros_like(x))
-    for _ in range(iters):
-        mid = 0.5 * (lo + hi)
-        bad = infeasible(mid)
-        lo = np.where(bad, mid, lo)
-        hi = np.where(bad, hi, mid)
+    lo, hi = bisect(infeasible, lo, hi, iters)
     return np.where(feasible_at_zero, 0.0, hi)
 
 
@@ -404,7 +387,7 @@ def zhu_fig1_rdp_converted_epsilon(delta=0.3, sigma=1.0):
     x = np.concatenate([np.geomspace(1e-9, 1e-3, 150), np.linspace(1e-3, 0.999, 1500)])
     fx = f(x)
     g = lambda e: float(np.max(1 - fx - math.exp(e) * x)) - delta  # noqa: E731
-    return optimize.brentq(g, 0.0, 5.0, xtol=1e-6)
+    return find_root(g, 0.0, 5.0, xtol=1e-6)
 
 
 def zhu_fig1_rr_rdp_below_gaussian(p=_P_FIG1, sigma=1.0):
@@ -441,7 +424,7 @@ def zhu_exp1_max_gap(sigmas=(50.0, 100.0), delta=1e-4, ks=(1, 10, 100, 1000, 100
         for k in ks:
             e_cf = cf_epsilon(delta, [(Gaussian(s), k)], "remove")[0]
             s_eff = s / math.sqrt(k)
-            e_an = optimize.brentq(lambda e: float(gaussian_delta(e, s_eff)) - delta, 0.0, 100.0,
+            e_an = find_root(lambda e: float(gaussian_delta(e, s_eff)) - delta, 0.0, 100.0,
                                    xtol=1e-13)
             gap = max(gap, abs(e_cf - e_an))
     return float(gap)

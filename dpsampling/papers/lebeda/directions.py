@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 
@@ -53,28 +52,6 @@ from .substitution import laplace_two_fold
 FIG1_SETTINGS = {"mechanism": "laplace", "sampler": "wor", "scale": 1.5, "gamma": 0.7, "k": 2}
 
 
-@lru_cache(maxsize=32)
-def _composed(mechanism: str, scale: float, gamma: float, k: int, shift: float,
-              pessimistic: bool, discretization: float):
-    """k-fold composed dp_accounting PLD (cached; treat as immutable).
-
-    The pessimistic Gaussian PLD and every composition go through
-    :mod:`dpsampling.engine.pld`'s vectorised builder and composition, which equal
-    dp_accounting's bit for bit (tests/test_pld.py) and are several times faster.
-    """
-    from dp_accounting.pld import privacy_loss_distribution as pldlib
-
-    if mechanism == "gaussian" and pessimistic:
-        pld = pldmod.pessimistic_pld(scale, gamma, discretization, sensitivity=shift)
-    else:
-        kw = {"sensitivity": shift, "pessimistic_estimate": pessimistic,
-              "value_discretization_interval": discretization, "sampling_prob": gamma,
-              "use_connect_dots": pessimistic}  # connect-the-dots is pessimistic-only
-        build = pldlib.from_gaussian_mechanism if mechanism == "gaussian" else pldlib.from_laplace_mechanism
-        pld = build(scale, **kw)
-    return pldmod.self_compose(pld, k)
-
-
 def composed_pld(mechanism, scale, gamma, k, *, sampler="poisson", pessimistic=True,
                  discretization=1e-4):
     """The dp_accounting ``PrivacyLossDistribution`` of the k-fold mechanism (Prop. 9 pair)."""
@@ -83,8 +60,9 @@ def composed_pld(mechanism, scale, gamma, k, *, sampler="poisson", pessimistic=T
     check_rate(gamma, name="gamma")
     check_choice("sampler", sampler, SUBSAMPLERS)
     check_positive("discretization", discretization)
-    return _composed(mechanism, float(scale), float(gamma), check_int("k", k), SHIFT[sampler],
-                     bool(pessimistic), float(discretization))
+    # the package's one composed-PLD cache (engine.pld.composed; bit-identical to dp_accounting)
+    return pldmod.composed(float(scale), float(gamma), check_int("k", k), bool(pessimistic), float(discretization),
+                           mechanism, SHIFT[sampler])
 
 
 @dataclass(frozen=True)

@@ -38,9 +38,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
-from scipy import integrate, optimize
+from scipy import integrate
 
 from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
+from dpsampling.engine.numerics import find_root
 
 SECTION7 = {"scale": 2.0, "gamma": 0.5, "shift": 2.0, "k": 2}
 PAIRS = ("PP||QQ", "QQ||PP", "PQ||QP")
@@ -275,7 +276,7 @@ def _max_pair_intervals(eps_lo, eps_hi, n_grid, scale=SECTION7["scale"], gamma=S
             else:
                 def f(x, a=a, b=b):
                     return float(curve([x], a)[0] - curve([x], b)[0])
-                edge = optimize.brentq(f, grid[i - 1], grid[i], xtol=1e-10)
+                edge = find_root(f, grid[i - 1], grid[i], xtol=1e-10)
             out.append((start, edge, a))
             start = edge
     out.append((start, float(grid[-1]), labels[-1]))
