@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import sys
+import warnings
 
 from .engine.accountant import DEFAULT_REL_TOL
 from .engine.result import AccountingResult
@@ -416,11 +417,16 @@ def main(argv=None) -> int:
     if args.command == "audit":
         return _audit_main(args)
     try:
-        res = _run(args)
+        with warnings.catch_warnings():  # numerical warnings (e.g. e^ε overflow at ε = 1e300) would break the one line
+            warnings.simplefilter("ignore", RuntimeWarning)
+            res = _run(args)
     except ValueError as exc:
         return _fail(_flag_names(str(exc)), 2)
     except (RuntimeError, ArithmeticError) as exc:  # e.g. cf.CFAccuracyError: φ cannot meet its error budget
         return _fail(str(exc) or type(exc).__name__, 1)
+    if not _in_range(args.command, res.value) and "delta_below_1e-12" in res.flags:
+        return _fail(f"the {args.command} for these inputs is below the PLD reliability floor (δ < 1e-12): flagged, "
+                     f"not reported", 1)
     if not _in_range(args.command, res.value):
         return _fail(f"the {args.command} computed for these inputs ({res.value!r}) is outside its valid range; "
                      f"not reported", 1)

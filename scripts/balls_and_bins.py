@@ -13,8 +13,15 @@ Check (decided here): an MC estimate whose interval misses [PLD lower, PLD upper
 (MC upper < PLD lower or MC lower > PLD upper) happens with probability ≤ β for correct code;
 the job raises, as in add_remove_crossing (a fixed seed then needs a code fix, not a rerun).
 
-Chua-style lower bounds from the max-coordinate statistic (shuffle and balls-and-bins) come
-from ``dpsampling.samplers._max_statistic`` (another branch): add their producers to ``LOWER_BOUND_ROWS``.
+Lower bounds from the max-coordinate statistic (``LOWER_BOUND_ROWS``, through
+``dpsampling.samplers.account``):
+
+- at each deterministic point, a shuffle row (sampler=shuffle, kind lower: E_C sets for E = 1, the
+  optimistic max-statistic PLD over E dynamic epochs) whose ``upper`` is the deterministic value
+  (Chua ICML 2024 Thm 4.1); the job raises if lower > upper;
+- at each balls-and-bins point, the Chua et al. (AISTATS 2025) max-statistic lower bound
+  (method ``max_statistic``); the job raises if it exceeds the certified (PLD_accounting) upper
+  bound at the same point, as the MC check does.
 """
 
 import math
@@ -23,12 +30,47 @@ import _pipeline
 import _style
 import numpy as np
 
+from dpsampling.samplers import account
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.samplers import deterministic
 
-#: TODO(merge): row producers f(p, quantity, target) -> list[dict] for the max-statistic lower
-#: bounds of dpsampling.samplers._max_statistic (shuffle and balls-and-bins, single and multi-epoch).
-LOWER_BOUND_ROWS = []
+#: method labels of the max-statistic lower bounds (one epoch: threshold events; E epochs: optimistic PLD)
+MAX_STATISTIC_METHODS = (bnb.MAX_STATISTIC_METHOD, "max-statistic PLD")
+
+
+def _shuffle_rows(p, quantity, target):
+    """Shuffle lower bound (dynamic epochs) at a deterministic point; ``upper`` = deterministic (Thm 4.1)."""
+    if p["sampler"] != "deterministic":
+        return []
+    res = account("shuffle", quantity, target, sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"])
+    check_order(res.value, res.upper, "shuffle lower", "deterministic", f"{p}, {quantity} at {target}")
+    return [_row(res, sampler="shuffle")]
+
+
+def _bnb_max_statistic_rows(p, quantity, target):
+    """Chua et al. (AISTATS 2025) max-statistic lower bound at a balls-and-bins point (checked in _one / compute_point)."""
+    if p["sampler"] != "balls_and_bins":
+        return []
+    res = account("balls_and_bins", quantity, target, sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"],
+                  method="max_statistic")
+    return [_row(res)]
+
+
+#: row producers f(p, quantity, target) -> list[dict] for the max-statistic lower bounds
+LOWER_BOUND_ROWS = [_shuffle_rows, _bnb_max_statistic_rows]
+
+
+def check_order(lower, upper, lower_name, upper_name, where):
+    """Raise if a lower bound exceeds an upper bound of the same quantity (nan = flagged, not checked)."""
+    if lower is not None and upper is not None and lower > upper * (1 + 1e-12):
+        raise RuntimeError(f"{lower_name} {lower!r} > {upper_name} {upper!r} at {where}: a bug, not a rerun")
+
+
+def _check_max_statistic(rows, upper_by_eps, where):
+    """max-statistic lower ≤ certified upper at the same target (``upper_by_eps``: target -> upper value)."""
+    for r in rows:
+        if r.get("method") in MAX_STATISTIC_METHODS and r.get("sampler", "balls_and_bins") == "balls_and_bins":
+            check_order(r["value"], upper_by_eps[r["_target"]], "max-statistic lower", "certified upper", where)
 
 
 def _row(res, **extra):
@@ -36,11 +78,8 @@ def _row(res, **extra):
 
 
 def _poisson(quantity, target, sigma, steps, epochs, bound, rel_tol):
-    from dpsampling import accountant
-
-    call = accountant.epsilon if quantity == "epsilon" else accountant.delta
-    return call(target, sigma=sigma, q=1.0 / steps, steps=steps * epochs, sampler="poisson",
-                direction="add_remove", method="pld", bound=bound, rel_tol=rel_tol)
+    return account("poisson", quantity, target, sigma=sigma, steps=steps, epochs=epochs, q=1.0 / steps, bound=bound,
+                   method="pld", direction="add_remove", rel_tol=rel_tol)
 
 
 def _one(p, quantity, target, pld_accuracy, rel_tol):
@@ -56,7 +95,11 @@ def _one(p, quantity, target, pld_accuracy, rel_tol):
         for bound in ("upper", "lower"):
             rows.append(_row(call(target, sigma=s, steps=T, epochs=E, bound=bound, accuracy=pld_accuracy)))
     for produce in LOWER_BOUND_ROWS:
-        rows += produce(p, quantity, target)
+        rows += [{**r, "_target": target} for r in produce(p, quantity, target)]
+    if p["sampler"] == "balls_and_bins":
+        _check_max_statistic(rows, {target: rows[0]["value"]}, f"{p}, {quantity} at {target}")
+    for r in rows:
+        r.pop("_target", None)
     for r in rows:
         r.update(quantity=quantity, epsilon=target if quantity == "delta" else r["value"],
                  delta=target if quantity == "epsilon" else r["value"])
@@ -83,8 +126,10 @@ def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0
     rows = []
     for b, curve in curves.items():
         rows += [_row(r, quantity="delta", epsilon=e, delta=r.value) for e, r in zip(eps, curve)]
-    for produce in LOWER_BOUND_ROWS:
-        rows += [r for e in eps for r in produce(p, "delta", e)]
+    ms_rows = [{**r, "_target": e} for e in eps for produce in LOWER_BOUND_ROWS for r in produce(p, "delta", e)]
+    _check_max_statistic(ms_rows, {e: r.value for e, r in zip(eps, curves["upper"])}, str(p))
+    rows += [{k: v for k, v in r.items() if k != "_target"} | {"quantity": "delta", "epsilon": r["_target"],
+                                                                 "delta": r["value"]} for r in ms_rows]
     for i, e in enumerate(eps_mc):
         lo, up = curves["lower"][len(eps) + i].value, curves["upper"][len(eps) + i].value
         mc = bnb.delta(e, method="montecarlo", n=mc_n, seed=p.get("seed", 0), beta=mc_beta, **kw)
@@ -98,7 +143,8 @@ def plot(df, outputs):
     views = [v for v in ("eps_vs_sigma", "delta_vs_eps") if v in set(df["view"])]
     epochs = sorted(df["epochs"].unique())
     fig, axes = _style.figure(ncols=len(epochs), nrows=len(views), figsize=(3.6 * len(epochs), 3.0 * len(views)))
-    colour = {"deterministic": _style.PALETTE[7], "poisson": _style.PALETTE[0], "balls_and_bins": _style.PALETTE[1]}
+    colour = {"deterministic": _style.PALETTE[7], "poisson": _style.PALETTE[0], "shuffle": _style.PALETTE[2],
+              "balls_and_bins": _style.PALETTE[1]}
     for i, view in enumerate(views):
         for j, E in enumerate(epochs):
             ax = axes[i, j]
@@ -107,10 +153,15 @@ def plot(df, outputs):
             for sampler, c in colour.items():
                 for kind in ("exact", "upper", "lower"):
                     cur = g[(g["sampler"] == sampler) & (g["kind"] == kind) & (g["method"] != "montecarlo")]
-                    if len(cur):
-                        cur = cur.sort_values(x)
-                        ax.plot(cur[x], cur[y], color=c, lw=0.9, label=_style.label(sampler, kind),
-                                **_style.KIND_STYLE[kind])
+                    is_ms = cur["method"].isin(MAX_STATISTIC_METHODS)
+                    for ms, part in ((False, cur[~is_ms]), (True, cur[is_ms])):
+                        if not len(part):
+                            continue
+                        part = part.sort_values(x)
+                        method = "max statistic" if ms and sampler == "balls_and_bins" else None
+                        style = dict(linestyle=(0, (1, 1.5))) if method else _style.KIND_STYLE[kind]
+                        ax.plot(part[x], part[y], color=c, lw=0.9, label=_style.label(sampler, kind, method),
+                                **style)
                 m = g[(g["sampler"] == sampler) & (g["method"] == "montecarlo")].sort_values(x)
                 if len(m):
                     ax.errorbar(m[x], m[y], yerr=[m[y] - m["lower"], m["upper"] - m[y]], fmt="o", ms=2.5,

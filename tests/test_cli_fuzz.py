@@ -17,17 +17,18 @@ import pytest
 from dpsampling import cli
 
 TIME_LIMIT = 60  # seconds per call; the feasibility check must answer long before
-SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
+SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
 COMMANDS = ("epsilon", "delta", "sigma")
 BAD = ("nan", "inf", "-inf", "0", "-1", "1e9", "1e300", "abc", "")
 VALID_RANGE = {"epsilon": lambda v: v >= 0, "delta": lambda v: 0 <= v <= 1, "sigma": lambda v: 0 < v < math.inf}
 
 
 def base_args(command, sampler):
-    """A valid, cheap call (shuffle/deterministic are one epoch: q = 1/steps)."""
-    steps = 100
-    q = "0.01"
-    args = {"--sampler": sampler, "--q": q, "--steps": str(steps), "--rel-tol": "0.01"}
+    """A valid, cheap call, two epochs (shuffle/deterministic/balls_and_bins have one batch per step: q = 1/steps;
+    balls_and_bins at 10 steps, as PLD_accounting takes seconds per call)."""
+    steps = 10 if sampler == "balls_and_bins" else 100
+    q = "0.1" if sampler == "balls_and_bins" else "0.01"
+    args = {"--sampler": sampler, "--q": q, "--steps": str(steps), "--epochs": "2", "--rel-tol": "0.01"}
     if command != "sigma":
         args["--sigma"] = "1.5"
     if command in ("epsilon", "sigma"):
@@ -52,9 +53,18 @@ def cases():
         for flag in base:
             if flag == "--sampler":
                 continue
-            for bad in RNG.sample(BAD, 5):  # a fixed (seeded) 5 of the 9 values per flag keeps the test cheap
+            # a fixed (seeded) 5 of the 9 values per flag keeps the test cheap (2 for balls_and_bins: seconds per call)
+            for bad in RNG.sample(BAD, 2 if sampler == "balls_and_bins" else 5):
                 out.append(argv(command, {**base, flag: bad}))
             out.append(argv(command, {**base, flag: None}))  # missing flag
+    # balls_and_bins Monte Carlo and max statistic, with bad MC settings
+    mc = {**base_args("delta", "balls_and_bins"), "--method": "montecarlo", "--mc-samples": "2000", "--mc-seed": "1",
+          "--failure-prob": "0.05"}
+    out.append(argv("delta", mc))
+    for flag in ("--mc-samples", "--mc-seed", "--failure-prob"):
+        for bad in RNG.sample(BAD, 3):
+            out.append(argv("delta", {**mc, flag: bad}))
+    out.append(argv("epsilon", {**base_args("epsilon", "balls_and_bins"), "--method": "max_statistic"}))
     # inputs that are valid but far too big for a laptop: the CLI must say so up front
     for command in COMMANDS:
         big = base_args(command, "poisson")

@@ -111,3 +111,120 @@ def test_console_module_shuffle():
                          check=True)
     d = strict_json(out.stdout)
     assert d["kind"] == "lower" and d["value"] == pytest.approx(4.38e-7, rel=1e-3)  # Chua App. A, Fig. 7
+
+
+# ----------------------------------------------------------------------------- several epochs, balls_and_bins (issues 10, 11)
+
+from dpsampling.samplers import _max_statistic as ms  # noqa: E402
+from dpsampling.samplers import balls_and_bins as bnb  # noqa: E402
+from dpsampling.samplers import shuffle  # noqa: E402
+
+
+def test_epochs_default_one_prints_what_it_printed(capsys):
+    """--epochs 1 is the default: same line with and without it, and --q optional for one-batch-per-step samplers."""
+    for sampler in ("shuffle", "deterministic"):
+        base = ["epsilon", "--sampler", sampler, "--sigma", "0.5", "--steps", "10000", "--delta", "1e-6"]
+        outs = []
+        for extra in ([], ["--epochs", "1"], ["--q", "1e-4"]):
+            code, out, _ = run(capsys, *base, *extra)
+            assert code == 0
+            outs.append(out)
+        assert outs[0] == outs[1] == outs[2]
+
+
+def test_deterministic_and_poisson_epochs(capsys):
+    code, out, _ = run(capsys, "delta", "--sampler", "deterministic", "--sigma", "1.1", "--steps", "235",
+                       "--epochs", "60", "--epsilon", "2")
+    d = strict_json(out)
+    assert code == 0 and d["kind"] == "exact"
+    assert d["value"] == deterministic.deterministic_delta(2.0, 1.1 / 60 ** 0.5)  # the Gaussian at σ/√E
+    code, a, _ = run(capsys, "epsilon", "--sigma", "1", "--q", "0.02", "--steps", "50", "--epochs", "4",
+                     "--delta", "1e-6", "--rel-tol", "0.01")
+    code2, b, _ = run(capsys, "epsilon", "--sigma", "1", "--q", "0.02", "--steps", "200", "--delta", "1e-6",
+                      "--rel-tol", "0.01")
+    assert code == code2 == 0 and a == b
+
+
+def test_shuffle_epochs_interval_and_persistent(capsys):
+    args = ["epsilon", "--sampler", "shuffle", "--sigma", "1.1", "--steps", "235", "--epochs", "4", "--delta", "1e-5"]
+    code, out, _ = run(capsys, *args)
+    dyn = strict_json(out)
+    code2, out, _ = run(capsys, *args, "--shuffle-mode", "persistent")
+    pers = strict_json(out)
+    det = deterministic.deterministic_epsilon(1e-5, 1.1 / 2.0)
+    assert code == code2 == 0 and dyn["kind"] == pers["kind"] == "lower"
+    assert dyn["upper"] == pers["upper"] == pytest.approx(det, rel=1e-12)
+    assert pers["value"] == shuffle.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
+    assert dyn["method"] == ms.PLD_METHOD and 0 < dyn["value"] < pers["value"] <= pers["upper"]
+    code, out, _ = run(capsys, "sigma", "--sampler", "shuffle", "--steps", "235", "--epochs", "2", "--epsilon", "2",
+                       "--delta", "1e-5", "--bound", "lower")
+    s = strict_json(out)
+    assert code == 0 and s["kind"] == "lower" and s["value"] < s["upper"]
+
+
+BNB = ["--sampler", "balls_and_bins", "--sigma", "1", "--steps", "10", "--epochs", "2"]
+
+
+def test_balls_and_bins_certified_mc_and_max_statistic(capsys):
+    code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6")
+    up = strict_json(out)
+    assert code == 0 and up["kind"] == "upper" and up["method"] == "pld_accounting"
+    assert up["value"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="upper").value
+    assert up["lower"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="lower").value < up["value"]
+    code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6", "--method", "max_statistic")
+    mx = strict_json(out)
+    assert code == 0 and mx["kind"] == "lower" and mx["value"] <= up["upper"]
+    assert mx["value"] == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 10, 2).value
+    code, out, _ = run(capsys, "delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--mc-samples", "20000",
+                       "--mc-seed", "4", "--failure-prob", "0.05")
+    mc = strict_json(out)
+    ref = bnb.delta(1.0, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4, beta=0.05)
+    assert code == 0 and mc["kind"] == "estimate" and (mc["value"], mc["lower"], mc["upper"]) == (
+        ref.value, ref.lower, ref.upper)
+    code, out, _ = run(capsys, "delta", *BNB, "--epsilon", "1")
+    cert = strict_json(out)
+    assert mc["lower"] <= cert["upper"] and cert["lower"] <= mc["upper"]
+
+
+def test_monte_carlo_that_cannot_reach_its_accuracy_exits_1(capsys):
+    code, out, err = run(capsys, "delta", *BNB, "--epsilon", "0.5", "--method", "montecarlo", "--mc-half-width",
+                         "1e-7", "--mc-samples", "1000")
+    assert code == 1 and not out and err.count("\n") == 1
+    assert "--mc-half-width" in err and "--mc-samples" in err
+
+
+@pytest.mark.parametrize("argv,flag", [
+    (["epsilon", *BNB[:-2], "--epochs", "0", "--delta", "1e-5"], "--epochs"),
+    (["epsilon", *BNB[:-2], "--epochs", "1.5", "--delta", "1e-5"], "--epochs"),
+    (["epsilon", "--sampler", "deterministic", "--sigma", "1", "--steps", "10", "--epochs", "-3", "--delta", "1e-5"],
+     "--epochs"),
+    (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--mc-samples", "0"], "--mc-samples"),
+    (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--failure-prob", "0"], "--failure-prob"),
+    (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--failure-prob", "1"], "--failure-prob"),
+    (["delta", *BNB, "--epsilon", "1", "--mc-samples", "100"], "--mc-samples"),
+    (["epsilon", *BNB, "--delta", "1e-5", "--method", "montecarlo"], "--method"),
+    (["sigma", "--sampler", "balls_and_bins", "--steps", "10", "--epsilon", "1", "--delta", "1e-5", "--method",
+      "max_statistic"], "--method"),
+    (["delta", "--sampler", "poisson", "--sigma", "1", "--q", "0.1", "--steps", "10", "--epsilon", "1", "--method",
+      "montecarlo"], "--method"),
+    (["epsilon", *BNB, "--delta", "1e-5", "--method", "rdp"], "--method"),
+    (["epsilon", "--sampler", "poisson", "--sigma", "1", "--steps", "10", "--delta", "1e-5"], "--q"),
+    (["epsilon", *BNB, "--q", "0.5", "--delta", "1e-5"], "--q"),
+    (["epsilon", *BNB, "--delta", "1e-5", "--method", "max_statistic", "--bound", "upper"], "--bound"),
+    (["epsilon", "--sampler", "poisson", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "1e-5",
+      "--accuracy", "fine"], "--accuracy"),
+    (["epsilon", "--sampler", "deterministic", "--sigma", "1", "--steps", "10", "--delta", "1e-5", "--shuffle-mode",
+      "persistent"], "--shuffle-mode"),
+    (["epsilon", "--sampler", "balls_and_bins", "--sigma", "1", "--steps", "5000", "--epochs", "3", "--delta", "1e-5"],
+     "--epochs"),
+    (["sigma", "--sampler", "balls_and_bins", "--steps", "10", "--epsilon", "1", "--delta", "1e-5", "--bound", "lower"],
+     "--bound"),
+])
+def test_new_flags_bad_input_exit_2_one_line(capsys, argv, flag):
+    try:
+        code = cli.main(argv)
+    except SystemExit as e:  # argparse: bad type (one line, exit 2)
+        code = e.code
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert flag in err and err.count("\n") == 1 and err.startswith("dpsampling: error: ")

@@ -3,11 +3,11 @@
 import pytest
 
 from dpsampling.engine import accountant
-from dpsampling.samplers import SAMPLERS, account, deterministic, poisson, shuffle, wor
+from dpsampling.samplers import SAMPLERS, account, balls_and_bins, deterministic, poisson, shuffle, wor
 
 
 def test_every_sampler_module_declares_name_and_bounds():
-    for mod in (poisson, wor, shuffle, deterministic):
+    for mod in (poisson, wor, shuffle, deterministic, balls_and_bins):
         assert mod.NAME in SAMPLERS and mod.BOUNDS
         assert callable(mod.delta) and callable(mod.epsilon) and callable(mod.sigma)
     assert shuffle.BOUNDS == ("lower",) and deterministic.BOUNDS == ("exact",)
@@ -32,10 +32,11 @@ def test_poisson_epochs_multiply_steps_and_wor_is_poisson_at_half_sigma():
 
 
 @pytest.mark.parametrize("args, kw, word", [
-    (("shuffle", "epsilon", 1e-6), dict(sigma=0.5, steps=100, epochs=2), "epochs"),
-    (("deterministic", "delta", 1.0), dict(sigma=0.5, steps=100, epochs=3), "epochs"),
+    (("shuffle", "epsilon", 1e-6), dict(sigma=0.5, steps=100, epochs=0), "epochs"),
+    (("deterministic", "delta", 1.0), dict(sigma=0.5, steps=100, epochs=2.5), "epochs"),
+    (("balls_and_bins", "delta", 1.0), dict(sigma=0.5, steps=100, epochs=0), "epochs"),
     (("poisson", "epsilon", 1e-6), dict(sigma=0.5, steps=100), "q"),
-    (("shuffle", "sigma", (1.0, 1e-6)), dict(steps=100), "cannot calibrate sigma"),
+    (("shuffle", "sigma", (1.0, 1e-6)), dict(steps=100), "bound must be 'lower'.*provably larger"),
     (("shuffle", "epsilon", 1e-6), dict(sigma=0.5, steps=100, bound="upper"), "bound"),
     (("shuffle", "epsilon", 1e-6), dict(sigma=0.5, steps=100, q=0.5), "1/steps"),
     (("balls", "epsilon", 1e-6), dict(sigma=0.5, steps=100), "sampler"),

@@ -26,7 +26,15 @@ Bounds and why each is one:
   Chernoff–KL confidence interval (``lower``/``upper`` of the result) that holds
   with probability ≥ 1 − ``beta`` for both directions together (β/4 per side
   and direction, union bound).  The Monte Carlo code lives in
-  :mod:`dpsampling.balls_and_bins_mc`.
+  :mod:`dpsampling.samplers.balls_and_bins_mc`.
+* ``method="max_statistic"`` (kind ``lower``): the Chua et al. (AISTATS 2025) lower bound.  The pair
+  above is the exact output law of one epoch on one adjacent pair, and reducing each epoch to its
+  max coordinate (threshold events for E = 1; sliced, losses rounded down and composed over the
+  independent epochs for E > 1) is post-processing, so its divergence is ≤ the true one
+  (:mod:`dpsampling.samplers._max_statistic`).
+
+Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the bracket
+filled (``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
 """
 
 from __future__ import annotations
@@ -150,7 +158,7 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
 
     method="pld": options ``accuracy`` ("default"/"fine"), ``loss_discretization``,
     ``tail_truncation``; kind = ``bound``.  method="montecarlo": options of
-    :func:`dpsampling.balls_and_bins_mc.mc_delta` (n, seed, beta, half_width, ...);
+    :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (n, seed, beta, half_width, ...);
     kind = ``estimate`` with its confidence interval in lower/upper.
     """
     q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
