@@ -58,20 +58,19 @@ def _composed(mechanism: str, scale: float, gamma: float, k: int, shift: float,
               pessimistic: bool, discretization: float):
     """k-fold composed dp_accounting PLD (cached; treat as immutable).
 
-    The pessimistic Gaussian PLD and every composition go through
-    :mod:`dpsampling.engine.pld`'s vectorised builder and composition, which equal
+    The Gaussian PLDs (pessimistic and optimistic) and every composition go through
+    :mod:`dpsampling.engine.pld`'s vectorised builders and composition, which equal
     dp_accounting's bit for bit (tests/test_pld.py) and are several times faster.
     """
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-    if mechanism == "gaussian" and pessimistic:
-        pld = pldmod.pessimistic_pld(scale, gamma, discretization, sensitivity=shift)
+    if mechanism == "gaussian":
+        build = pldmod.pessimistic_pld if pessimistic else pldmod.optimistic_pld
+        pld = build(scale, gamma, discretization, sensitivity=shift)
     else:
-        kw = {"sensitivity": shift, "pessimistic_estimate": pessimistic,
-              "value_discretization_interval": discretization, "sampling_prob": gamma,
-              "use_connect_dots": pessimistic}  # connect-the-dots is pessimistic-only
-        build = pldlib.from_gaussian_mechanism if mechanism == "gaussian" else pldlib.from_laplace_mechanism
-        pld = build(scale, **kw)
+        pld = pldlib.from_laplace_mechanism(scale, sensitivity=shift, pessimistic_estimate=pessimistic,
+                                            value_discretization_interval=discretization, sampling_prob=gamma,
+                                            use_connect_dots=pessimistic)  # connect-the-dots is pessimistic-only
     return pldmod.self_compose(pld, k)
 
 
