@@ -15,11 +15,19 @@ import json
 import logging
 import math
 import sys
+from typing import TYPE_CHECKING
 
-from .engine.accountant import DEFAULT_REL_TOL
-from .engine.result import AccountingResult
-from .engine.validation import DIRECTIONS, METHODS
-from .samplers import SAMPLERS, account
+if TYPE_CHECKING:
+    from .engine.result import AccountingResult
+
+# Start-up: the accountants import dp_accounting and through it scipy.stats (~1 s of CPU), so this module
+# imports them only in _run, when a question is asked; --help and argument errors stay fast. The parser's
+# choices and defaults are therefore literals here; tests/test_cli.py checks that they equal the library's
+# (dpsampling.samplers.SAMPLERS, engine.validation.DIRECTIONS / METHODS, engine.accountant.DEFAULT_REL_TOL).
+SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
+DIRECTIONS = ("add", "remove", "add_remove")
+METHODS = ("pld", "rdp", "analytic", "cf")
+DEFAULT_REL_TOL = 1e-3
 
 
 class _Parser(argparse.ArgumentParser):
@@ -151,6 +159,15 @@ def _check_cli_values(a) -> None:
     if a.command == "sigma" and not (0 <= a.epsilon <= MAX_SIGMA_EPSILON):
         raise ValueError(f"--epsilon must be in [0, {MAX_SIGMA_EPSILON:g}] for the sigma command (got {a.epsilon!r}): "
                          f"larger ε calls for σ → 0, which no PLD resolves")
+    if a.sampler in ("poisson", "wor"):  # the accountant's own first checks, run before it is imported (start-up)
+        from .engine import validation
+
+        if a.command in ("delta", "sigma"):
+            validation.check_epsilon(a.epsilon)
+        if a.command in ("epsilon", "sigma"):
+            validation.check_delta(a.delta)
+        validation.check_rate(a.q)
+        validation.check_steps(a.steps)
 
 
 MAX_SIGMA_EPSILON = 100.0
@@ -166,6 +183,8 @@ def _run(a) -> AccountingResult:
     _check_cli_values(a)
     one_epoch = a.sampler in ("shuffle", "deterministic")
     check_feasible(a)
+    from .samplers import account  # heavy (dp_accounting, scipy): only once a question is asked
+
     kw = dict(steps=a.steps, q=a.q, direction=a.direction)
     if not one_epoch:
         kw.update(method=a.method, rel_tol=a.rel_tol)
