@@ -16,11 +16,19 @@ import logging
 import math
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
-from .engine.accountant import DEFAULT_REL_TOL
-from .engine.result import AccountingResult
-from .engine.validation import DIRECTIONS, METHODS
-from .samplers import SAMPLERS, account
+if TYPE_CHECKING:
+    from .engine.result import AccountingResult
+
+# Start-up: the accountants import dp_accounting and through it scipy.stats (~1 s of CPU), so this module
+# imports them only in _run, when a question is asked; --help and argument errors stay fast. The parser's
+# choices and defaults are therefore literals here; tests/test_cli.py checks that they equal the library's
+# (dpsampling.samplers.SAMPLERS, engine.validation.DIRECTIONS / METHODS, engine.accountant.DEFAULT_REL_TOL).
+SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
+DIRECTIONS = ("add", "remove", "add_remove")
+METHODS = ("pld", "rdp", "analytic", "cf")
+DEFAULT_REL_TOL = 1e-3
 
 
 #: balls_and_bins methods besides pld (certified bounds)
@@ -335,6 +343,15 @@ def _check_cli_values(a) -> None:
         raise ValueError(f"--failure-prob must be in (0, 1) (got {a.failure_prob!r})")
     if a.mc_half_width is not None and not (0 < a.mc_half_width < math.inf):
         raise ValueError(f"--mc-half-width must be > 0 (got {a.mc_half_width!r})")
+    if a.sampler in ("poisson", "wor"):  # the accountant's own first checks, run before it is imported (start-up)
+        from .engine import validation
+
+        if a.command in ("delta", "sigma"):
+            validation.check_epsilon(a.epsilon)
+        if a.command in ("epsilon", "sigma"):
+            validation.check_delta(a.delta)
+        validation.check_rate(a.q)
+        validation.check_steps(a.steps)
 
 
 MAX_MC_SAMPLES = 10**9
@@ -352,6 +369,8 @@ def _run(a) -> AccountingResult:
     """
     _check_cli_values(a)
     check_feasible(a)
+    from .samplers import account  # heavy (dp_accounting, scipy): only once a question is asked
+
     kw = dict(steps=a.steps, epochs=a.epochs, q=a.q, direction=a.direction)
     if a.sampler in ("poisson", "wor"):
         kw.update(method=a.method, rel_tol=a.rel_tol)

@@ -53,3 +53,53 @@ def test_console_script_installed():
     out = subprocess.run([sys.executable, "-m", "dpsampling.cli", "sigma", "--epsilon", "1", "--delta", "1e-5",
                           "--q", "1", "--steps", "1"], capture_output=True, text=True, check=True)
     assert json.loads(out.stdout)["value"] == pytest.approx(3.7305, rel=1e-3)
+
+
+def test_parser_literals_are_the_librarys():
+    """cli.py keeps its choices/defaults as literals (so --help need not import the engine): they must be
+    the library's own."""
+    from dpsampling import samplers
+    from dpsampling.engine import accountant, validation
+
+    assert cli.SAMPLERS == samplers.SAMPLERS
+    assert (cli.DIRECTIONS, cli.METHODS) == (validation.DIRECTIONS, validation.METHODS)
+    assert cli.DEFAULT_REL_TOL == accountant.DEFAULT_REL_TOL
+
+
+LAZY_PROBE = """
+import sys
+from dpsampling import cli
+try:
+    code = cli.main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+heavy = sorted({m.split('.')[0] for m in sys.modules} & {'scipy', 'dp_accounting', 'pandas'})
+print(code, ' '.join(heavy) or '-')
+"""
+
+
+@pytest.mark.parametrize("argv,code", [
+    (["--help"], 0), (["epsilon", "--help"], 0), (["nonsense"], 2),
+    (["epsilon", "--sigma", "0.8", "--q", "1e-3", "--steps", "100"], 2),  # --delta missing
+    (["epsilon", "--sigma", "-1", "--q", "1e-3", "--steps", "100", "--delta", "1e-6"], 2),
+    (["epsilon", "--sigma", "0.8", "--q", "1e-3", "--steps", "100", "--delta", "1e-6", "--rel-tol", "0.5"], 2),
+    (["epsilon", "--sigma", "0.01", "--q", "0.5", "--steps", "1000", "--delta", "1e-6"], 2),  # infeasible PLD
+    (["epsilon", "--sigma", "0.8", "--q", "2", "--steps", "100", "--delta", "1e-6"], 2),
+    (["delta", "--sampler", "wor", "--sigma", "0.8", "--q", "0.1", "--steps", "0", "--epsilon", "1"], 2),
+    (["sigma", "--q", "0.1", "--steps", "10", "--epsilon", "1", "--delta", "1.5"], 2),
+])
+def test_help_and_bad_input_do_not_import_the_engine(repo_root, argv, code):
+    """Start-up: --help and bad input answer before scipy/dp_accounting are imported (~1 s of CPU; range checks
+    may import numpy, ~0.1 s)."""
+    out = subprocess.run([sys.executable, "-c", LAZY_PROBE, *argv], cwd=repo_root, capture_output=True, text=True,
+                         check=True)
+    got_code, heavy = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert (int(got_code), heavy) == (code, "-")
+
+
+def test_a_question_imports_the_engine(repo_root):
+    """The probe above can fail: a real question does import the engine."""
+    out = subprocess.run([sys.executable, "-c", LAZY_PROBE, "epsilon", "--sigma", "1", "--q", "1", "--steps", "1",
+                          "--delta", "1e-5"], cwd=repo_root, capture_output=True, text=True, check=True)
+    got_code, heavy = out.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert got_code == "0" and {"dp_accounting", "scipy"} <= set(heavy.split())

@@ -69,6 +69,35 @@ def test_composition_is_dp_accountings_self_compose_bit_for_bit(sigma, q, d, ste
         assert np.array_equal(p_o, p_r)
 
 
+@pytest.mark.parametrize("sigma,q,d,sens", [(*c, 1.0) for c in CASES] + [(0.6, 0.4, 1e-3, 2.0), (1.0, 1.0, 1e-3, 1.0),
+                                            (50.0, 1e-4, 1e-2, 1.0)])
+def test_vectorised_privacy_buckets_are_dp_accountings_optimistic_pld_bit_for_bit(sigma, q, d, sens):
+    """The optimistic builder (privacy buckets, bucket loop vectorised) = dp_accounting's: pmf type, offset,
+    infinity mass, every probability, and for sparse pmfs the dict order (sparse composition sums in it)."""
+    ref = pldlib.from_gaussian_mechanism(sigma, sensitivity=sens, pessimistic_estimate=False,
+                                         value_discretization_interval=d, sampling_prob=q, use_connect_dots=False)
+    ours = pld.optimistic_pld(sigma, q, d, sensitivity=sens)
+    assert ours._symmetric == ref._symmetric
+    for attr in ("_pmf_remove", "_pmf_add"):
+        t_r, lo_r, p_r, inf_r = _entries(getattr(ref, attr))
+        t_o, lo_o, p_o, inf_o = _entries(getattr(ours, attr))
+        assert (t_o, lo_o, inf_o) == (t_r, lo_r, inf_r)
+        assert np.array_equal(p_o, p_r)
+        if hasattr(getattr(ref, attr), "_loss_probs"):
+            assert list(getattr(ours, attr)._loss_probs) == list(getattr(ref, attr)._loss_probs)
+
+
+def test_vectorised_inverse_privacy_loss_equals_dp_accountings_scalar_calls():
+    """Including ε = 0 (dp_accounting's b = 0 branch) and the ∓log(1-q) edges (its isclose branch)."""
+    q = 0.03
+    for adjacency in (plm.AdjacencyType.ADD, plm.AdjacencyType.REMOVE):
+        loss = plm.GaussianPrivacyLoss(0.8, sampling_prob=q, adjacency_type=adjacency)
+        edge = -np.log1p(-q) if adjacency == plm.AdjacencyType.ADD else np.log1p(-q)
+        lo, hi = (-3.0, edge) if adjacency == plm.AdjacencyType.ADD else (edge, 3.0)
+        pl = np.concatenate([np.linspace(lo, hi, 501)[1:-1], [0.0, edge, edge * (1 + 1e-12)]])
+        assert np.array_equal(pld._inverse_privacy_loss(loss, pl), [loss.inverse_privacy_loss(v) for v in pl])
+
+
 def test_optimistic_pld_is_dp_accountings_privacy_buckets():
     ref = pldlib.from_gaussian_mechanism(0.9, sensitivity=1.0, pessimistic_estimate=False,
                                          value_discretization_interval=1e-3, sampling_prob=0.02,
