@@ -12,9 +12,16 @@ from dataclasses import asdict, dataclass, field
 #: ``estimate``: neither (reported with its error).
 KINDS = ("upper", "lower", "exact", "estimate")
 
-#: PLD δ below this is dominated by dp_accounting's truncated tail mass and rounding, so it is not a
-#: reliable bound: results below it are flagged (``delta_below_<floor>``), never reported as bounds.
-RELIABLE_DELTA_FLOOR = 1e-12
+#: PLD δ below this is not a reliable upper bound: results below it are flagged
+#: (``delta_below_<floor>``) and never reported as PLD bounds (the accountant replaces them by the φ
+#: accountant's certified end where it can, see ``engine.accountant._below_floor``).
+#: Evidence (bench/study_pld_floor.py, dp_accounting 0.6.0, φ accountant certified interval and
+#: prv_accountant as references): the pessimistic PLD falls *below* the certified lower end of the
+#: truth by an absolute amount of about 1-2e-14 at d = 1e-5 (FFT round-off of the composition),
+#: whatever δ is; e.g. σ=0.8, q=1e-3, T=1e3, ε=2: truth 1.4790e-11, pessimistic PLD 1.4774e-11.
+#: Relative to δ that shortfall is 1e-3 at δ ≈ 1.5e-11 and ≤ 2e-4 at δ ≥ 1e-10, i.e. below the
+#: accountant's default accuracy target (1e-3) only from 1e-10 on: hence 1e-10.
+RELIABLE_DELTA_FLOOR = 1e-10
 #: The flag set on a PLD δ below :data:`RELIABLE_DELTA_FLOOR`.
 BELOW_FLOOR_FLAG = f"delta_below_{RELIABLE_DELTA_FLOOR:g}"
 
@@ -26,7 +33,7 @@ class AccountingResult:
     ``kind`` is ``upper`` (a valid upper bound), ``lower`` (a valid lower
     bound), ``exact`` (closed form) or ``estimate``.  ``lower``/``upper``
     bracket the true value when the method provides both.  ``flags`` lists
-    caveats, e.g. ``not_converged`` or ``delta_below_1e-12``.
+    caveats, e.g. ``not_converged`` or ``delta_below_1e-10``.
     """
 
     value: float
