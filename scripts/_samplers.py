@@ -61,7 +61,8 @@ def _sampler_curve(g, x, sampler, method=None, column="value"):
 
 
 def _reliable_upper(g, x):
-    """Valid upper bounds on the Poisson curve: PLD (unless flagged below 1e-12) and RDP; the best of both."""
+    """Valid upper bounds on the Poisson curve: PLD only above RELIABLE_DELTA_FLOOR (rows flagged below it,
+    incl. φ-certified replacements, are dropped) and RDP; the best of both."""
     pld = g[(g["sampler"] == "poisson") & (g["method"] == "pld")].set_index(x)
     flags = pld["flags"].fillna("").astype(str)
     pld_up = pld["value"].where(~flags.str.contains(BELOW_FLOOR_FLAG))

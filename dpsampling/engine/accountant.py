@@ -176,8 +176,33 @@ def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove"
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, RELIABLE_DELTA_FLOOR,
                                            finest_discretization)
     if up < RELIABLE_DELTA_FLOOR:
-        flags += (BELOW_FLOOR_FLAG,)
+        return _below_floor("delta", eps, s, q, steps, direction, bound, rel_tol, value, lo, up, acc, flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
+
+
+#: Method label of a value that replaces a PLD value below the reliability floor.
+CF_CERTIFIED_METHOD = "cf_certified (pld below floor)"
+
+
+def _below_floor(quantity, target, s, q, steps, direction, bound, rel_tol, value, lo, up, acc, flags):
+    """A PLD result whose δ is below :data:`RELIABLE_DELTA_FLOOR`: flagged, never a PLD bound.
+
+    Where the φ accountant (:mod:`.cf`) certifies the value, its certified end on the requested
+    side replaces the PLD value (a bound because the φ inversion's error is certified: value ± err
+    contains the truth; method :data:`CF_CERTIFIED_METHOD`); otherwise the PLD value is kept as an
+    ``estimate`` with flag ``cf_unavailable``.  The PLD pair is kept in ``accuracy``.
+    """
+    flags = tuple(flags) + (BELOW_FLOOR_FLAG,)
+    acc = dict(acc, pld_lower=float(lo), pld_upper=float(up))
+    fn = cf.accounting_delta if quantity == "delta" else cf.accounting_epsilon
+    try:
+        r = fn(float(target), s, q, steps, direction, rel_tol)
+    except (cf.CFAccuracyError, ValueError, OverflowError, FloatingPointError):
+        return AccountingResult(value, "estimate", "pld", acc, lo, up, flags + ("cf_unavailable",))
+    acc["cf_err"] = r["accuracy"]["err"]
+    v = r["upper"] if bound == "upper" else r["lower"]
+    return AccountingResult(float(v), bound, CF_CERTIFIED_METHOD, acc, r["lower"], r["upper"],
+                            flags + tuple(r["flags"]))
 
 
 def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_remove", method="pld",
@@ -200,6 +225,9 @@ def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_
         return pld.epsilon(delta_target, s, q, steps, direction, pessimistic, d)
 
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, 0.0, finest_discretization)
+    if float(delta_target) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
+        return _below_floor("epsilon", delta_target, s, q, steps, direction, bound, rel_tol, value, lo, up, acc,
+                            flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
 
@@ -242,7 +270,10 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     ``value`` is a σ that is *sufficient* by the pessimistic (upper-bound)
     accountant at the final discretisation; ``accuracy["est_rel_error"]`` is
     its estimated relative distance to the converged σ (see :func:`_converge`).
-    ``value`` is an upper bound on the smallest σ; no lower bound is certified.
+    ``value`` is an upper bound on the smallest σ; no lower bound is certified.  It is returned
+    only after a final evaluation of the pessimistic PLD at the reported discretisation shows
+    δ(ε; σ) ≤ δ, i.e. ε(σ) ≤ ε (σ is stepped up until it does, :func:`_sufficient`); the RDP
+    path returns the safe end of its root bracket, checked the same way.
 
     Method (pld): solve log δ_pess(ε; e^x) = log δ on x = log σ with secant
     steps, first on the coarsest PLD discretisation (cheap; a Gaussian-DP
@@ -265,10 +296,22 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     s, err, d, ok, n_evals, _ = _calibrate_pld(eps, dlt, q, steps, direction, rel_tol)
     acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, "pld_evaluations": n_evals}
     # no certified lower bound on the smallest σ (optimistic PLDs are too loose): lower stays None
-    return AccountingResult(s * scale, "upper", "pld", acc, None, s * scale, () if ok else ("not_converged",))
+    kind, how, flags = _sigma_kind_flags(dlt, ok)
+    return AccountingResult(s * scale, kind, how, acc, None, s * scale, flags)
+
+
+def _sigma_kind_flags(dlt, ok):
+    """(kind, method, flags) of a PLD-calibrated σ: sufficient (``upper`` on the smallest σ) by the
+    final pessimistic-PLD check (:func:`_sufficient`), unless δ is below the PLD reliability floor,
+    where that check proves nothing (``estimate``, flagged)."""
+    flags = () if ok else ("not_converged",)
+    if dlt < RELIABLE_DELTA_FLOOR:
+        return "estimate", "pld", flags + (BELOW_FLOOR_FLAG,)
+    return "upper", "pld", flags
 
 
 def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
+    """σ with RDP ε(σ) ≤ eps: the safe (upper) end of the root bracket, checked by evaluation."""
     g = lambda x: _rdp_accountant(math.exp(x), q, steps).get_epsilon(dlt) - eps
     x0 = math.log(_gdp_sigma_guess(eps, dlt, q, steps))
     lo, hi = x0 - 0.5, x0 + 0.5
@@ -276,7 +319,13 @@ def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
         lo -= 1.0
     while g(hi) > 0:
         hi += 1.0
-    return math.exp(find_root(g, lo, hi, xtol=rel_tol))
+    x = find_root(g, lo, hi, xtol=rel_tol)
+    # brentq's root is within xtol of the crossing on either side; step to the safe side and check
+    step = rel_tol
+    while g(x) > 0:
+        x = min(x + step, hi)
+        step *= 2
+    return math.exp(x)
 
 
 def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
@@ -319,10 +368,30 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
         if np.isfinite(g100) and g100 != g10:
             r = min(0.1, max(0.01, abs(g10 - gx) / abs(g100 - g10)))
         err = shift * r / (1 - r)
-        x += max(0.0, gx) / abs(slope)
         if err <= rel_tol or d <= FINEST_DISCRETIZATION * (1 + 1e-9):
+            x = _sufficient(g, x, slope)
             return math.exp(x), err, d, err <= rel_tol, n_evals[0], (x, slope)
+        x += max(0.0, gx) / abs(slope)
         d = _finer(d)
+
+
+def _sufficient(g, x, slope, max_steps=60):
+    """Smallest log σ ≥ x found by stepping up at which the final check g(x) ≤ 0 holds.
+
+    ``g`` is log δ_pess(ε; e^x) − log δ_target at the discretisation that is reported, so g ≤ 0
+    means the pessimistic PLD shows (ε, δ_target)-DP at σ = e^x, i.e. ε(σ) ≤ target (δ(ε) is
+    non-increasing in ε).  It is evaluated here, whatever the root finder claimed (the composed
+    PLD is cached, so this is free when x is the finder's last point); while it fails, x steps up
+    by the secant correction, at least 1e-6 (doubling).
+    """
+    step = 1e-6
+    for _ in range(max_steps):
+        gx = g(x)
+        if gx <= 0:
+            return x
+        x += max(gx / abs(slope) if np.isfinite(gx) else 0.5, step)
+        step *= 2
+    raise RuntimeError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
 
 
 def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direction="add_remove",
@@ -359,7 +428,8 @@ def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
         s, err, d, ok, n, (x, slope) = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
         done.append((math.log(qv), math.log(s), slope, d))
         acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, "pld_evaluations": n}
-        out[qv] = AccountingResult(s, "upper", "pld", acc, None, s, () if ok else ("not_converged",))
+        kind, method, flags = _sigma_kind_flags(dlt, ok)
+        out[qv] = AccountingResult(s, kind, method, acc, None, s, flags)
     return out
 
 

@@ -104,7 +104,7 @@ def conjecture_4_3_single_crossing(sigma=0.3, steps=10, eps_max=20.0, n_eps=201,
 
     δ_P is bracketed by the optimistic (lower) and pessimistic (upper)
     dp_accounting PLD of one epoch (q = 1/T); grid points where the upper PLD
-    bound is below 1e-12 (unreliable) are dropped.
+    bound is below RELIABLE_DELTA_FLOOR (1e-10, unreliable) are dropped.
     """
     _, steps = check_sigma_steps(sigma, steps)
     eps = np.linspace(0.0, float(eps_max), int(n_eps))

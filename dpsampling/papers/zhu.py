@@ -290,7 +290,10 @@ def _f_alpha(x, alpha, eps_alpha, iters=50):
     Both post-processing constraints (h(o) under (P,Q) and (Q,P)) are imposed; for α > 1 the
     constraint is LHS ≤ e^{(α-1)ε}, for α < 1 it is LHS ≥ e^{(α-1)ε}.  The LHS is monotone in
     y on [0, 1-x] so the feasible set is an interval [y*, 1-x]; y* is found by bisection
-    (50 halvings: |error| ≤ 2^-50).  Vectorised over x.
+    (50 halvings: |error| ≤ 2^-50).  Vectorised over x.  The infeasible end of the final
+    bracket is returned, so the result is ≤ y* (a valid lower trade-off, i.e. a privacy guarantee);
+    log terms are finite for y strictly inside (0, 1-x), so NaN/inf cannot mark a feasible y
+    infeasible there (y = 0 is tested separately).
     """
     x = np.asarray(x, dtype=float)
     bound = (alpha - 1.0) * eps_alpha
@@ -309,12 +312,17 @@ def _f_alpha(x, alpha, eps_alpha, iters=50):
     hi = 1.0 - x
     feasible_at_zero = ~infeasible(np.zeros_like(x))
     lo, hi = bisect(infeasible, lo, hi, iters)
-    return np.where(feasible_at_zero, 0.0, hi)
+    # the infeasible end: f_α(x) ≥ lo, so the returned trade-off value never exceeds the true one
+    return np.where(feasible_at_zero, 0.0, lo)
 
 
 def tradeoff_from_rdp(x, rdp_fn, alphas=None):
     """f-DP implied by an RDP curve (Zhu App. F.1, extension of Balle et al. 2020):
-    pointwise maximum over orders α ∈ [0.5, ∞) of the per-order trade-off bounds."""
+    pointwise maximum over orders α ∈ [0.5, ∞) of the per-order trade-off bounds.
+
+    A valid lower trade-off (privacy guarantee): each per-order bound is one (the mechanism is
+    (α, ε(α))-RDP for every α, and :func:`_f_alpha` returns y ≤ y*), and the maximum of valid
+    lower trade-offs over a finite set of orders is valid; fewer orders only loosen it."""
     if alphas is None:
         alphas = np.concatenate([np.linspace(0.5, 0.99, 15), np.linspace(1.01, 5, 60),
                                  np.geomspace(5, 200, 45)])
@@ -330,6 +338,8 @@ def tradeoff_from_rdp_via_dp(x, rdp_fn, deltas=None, orders=None):
 
     ε(δ) from dp_accounting's RDP→DP conversion (Canonne-Kamath-Steinke Prop. 12 /
     Asoodeh et al.), then f(x) = sup_δ max(0, 1-δ-e^ε x, e^{-ε}(1-δ-x)) (Lemma 5(2) / Lemma 21).
+    A valid lower trade-off: each (ε(δ), δ) is a valid DP guarantee, hence each term is, and the
+    maximum over the finite δ grid of valid lower trade-offs is valid (a coarser grid is looser).
     """
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
@@ -346,13 +356,27 @@ def tradeoff_from_rdp_via_dp(x, rdp_fn, deltas=None, orders=None):
     return np.clip(f, 0.0, 1.0)
 
 
+def _sup_upper(x, fx, eps):
+    """An upper bound on sup_{x∈[0,1]} [1 - f(x) - e^ε x] from f on an increasing grid x (x[-1] = 1).
+
+    A grid maximum alone can miss the supremum (it is a lower bound on it).  Bound: on each cell
+    [x_i, x_{i+1}] (with x_{-1} = 0), f non-increasing (every trade-off function is) gives
+    1 - f(x) - e^ε x ≤ 1 - f(x_{i+1}) - e^ε x_i, so the maximum of those over cells bounds the sup.
+    """
+    left = np.concatenate([[0.0], x[:-1]])
+    return np.array([max(float(np.max(1 - fx - math.exp(e) * left)), 0.0) for e in np.atleast_1d(eps)])
+
+
+def _profile_grid(n):
+    return np.concatenate([np.geomspace(1e-12, 1e-3, n // 4, endpoint=False), np.linspace(1e-3, 1, n)])
+
+
 def profile_from_tradeoff(epsilon, f, n=200001):
-    """δ(ε) = sup_x [1 - f(x) - e^ε x]  (Lemma 20 / 21; f symmetric), on a fine x grid."""
-    x = np.concatenate([np.geomspace(1e-12, 1e-3, n // 4), np.linspace(1e-3, 1, n)])
-    fx = f(x)
-    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    out = np.array([np.max(1 - fx - math.exp(e) * x) for e in eps])
-    return np.maximum(out, 0.0)
+    """δ(ε) = sup_x [1 - f(x) - e^ε x]  (Lemma 20 / 21; f symmetric), bounded from above on an x grid
+    (:func:`_sup_upper`): an upper bound on the profile of f whenever f is a non-increasing trade-off
+    function, hence an upper bound on the mechanism's profile when f is a valid lower trade-off."""
+    x = _profile_grid(n)
+    return _sup_upper(x, f(x), np.asarray(epsilon, dtype=float))
 
 
 def gaussian_delta(epsilon, sigma=1.0):
@@ -384,9 +408,9 @@ def zhu_fig1_rr_epsilon(delta=0.3, p=_P_FIG1):
 def zhu_fig1_rdp_converted_epsilon(delta=0.3, sigma=1.0):
     """ε at δ from the RDP curve α/(2σ²) converted to f-DP (App. F) and then to (ε, δ)."""
     f = lambda x: tradeoff_from_rdp(x, lambda a: float(rdp_gaussian(a, sigma)))  # noqa: E731
-    x = np.concatenate([np.geomspace(1e-9, 1e-3, 150), np.linspace(1e-3, 0.999, 1500)])
+    x = np.concatenate([np.geomspace(1e-9, 1e-3, 150, endpoint=False), np.linspace(1e-3, 1.0, 6000)])
     fx = f(x)
-    g = lambda e: float(np.max(1 - fx - math.exp(e) * x)) - delta  # noqa: E731
+    g = lambda e: float(_sup_upper(x, fx, e)[0]) - delta  # noqa: E731  (δ bounded above: root on the safe side)
     return find_root(g, 0.0, 5.0, xtol=1e-6)
 
 

@@ -37,8 +37,8 @@ def poisson_epoch_epsilon(delta, sigma, steps, method="pld", bound="upper", disc
 def poisson_epoch_delta(epsilon, sigma, steps, method="pld", bound="upper", discretization=1e-4):
     """δ_P(ε) for one epoch of Poisson batching (q = 1/T); see :func:`poisson_epoch_epsilon`.
 
-    PLD values below 1e-12 are dominated by truncated tail mass and are not
-    reliable bounds (the accountant flags them ``delta_below_1e-12``).
+    PLD values below RELIABLE_DELTA_FLOOR (1e-10) are not reliable upper
+    bounds (the accountant flags them ``delta_below_1e-10`` and reports the φ accountant's certified value).
     """
     r = poisson_epoch_result("delta", epsilon, sigma, steps, method=method, bound=bound, discretization=discretization)
     return float(r.value)
