@@ -19,7 +19,7 @@ N, B, E, SIGMA, DELTA = 60000, 256, 60, 1.1, 1e-5
 
 def main():
     t = time.perf_counter()
-    df = dpsampling.audit(N, B, epochs=E, sigma=SIGMA, delta=DELTA)
+    dpsampling.audit(N, B, epochs=E, sigma=SIGMA, delta=DELTA)
     t_all = time.perf_counter() - t
     print(f"(i) audit {N}/{B}, {E} epochs ({math.ceil(N / B) * E} steps): {t_all:.2f} s")
     steps, q = math.ceil(N / B), B / N

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
-from dpsampling.engine.validation import check_delta, check_int, check_positive
+from dpsampling.engine.validation import check_delta, check_int
 
 #: every sampler audit knows, in table order
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
@@ -52,7 +52,10 @@ MAX_TOTAL_STEPS = 10**6
 KIND = {"poisson": "upper", "wor": "upper", "shuffle": "interval", "deterministic": "exact",
         "balls_and_bins": "upper"}
 COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "dataset_size", "batch_size",
-           "steps_per_epoch", "q", "epochs", "sigma", "delta", "target_epsilon", "flags")
+           "steps_per_epoch", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization", "rel_tol",
+           "est_rel_error", "flags")
+#: accuracy settings of a result reported as their own columns (NaN where the method has none)
+ACCURACY_COLUMNS = ("discretization", "rel_tol", "est_rel_error")
 
 _NAN = float("nan")
 
@@ -156,19 +159,22 @@ class _Run:
         return lo, ()
 
 
-def _row(sampler, question, value, kind, method, lower, upper, flags=()):
+def _row(sampler, question, value, kind, method, lower, upper, flags=(), accuracy=None):
+    acc = accuracy or {}
     return {"sampler": sampler, "question": question, "value": value, "kind": kind, "method": method,
             "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
+            **{k: _NAN if acc.get(k) is None else acc[k] for k in ACCURACY_COLUMNS},
             "flags": ";".join(flags) if not isinstance(flags, str) else flags}
 
 
 def _forward(run, sampler, sigma, epochs):
     r = run.epsilon(sampler, sigma, epochs)
     if sampler == "shuffle":
-        return _row(sampler, "epsilon", r.value, "interval", f"{r.method} / deterministic", r.value, r.upper, r.flags)
+        return _row(sampler, "epsilon", r.value, "interval", f"{r.method} / deterministic", r.value, r.upper, r.flags,
+                    r.accuracy)
     lo = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
     up = r.upper if r.upper is not None else (r.value if r.kind in ("upper", "exact") else None)
-    return _row(sampler, "epsilon", r.value, r.kind, r.method, lo, up, r.flags)
+    return _row(sampler, "epsilon", r.value, r.kind, r.method, lo, up, r.flags, r.accuracy)
 
 
 def _inverse_sigma(run, sampler, target, epochs):
@@ -189,7 +195,7 @@ def _inverse_sigma(run, sampler, target, epochs):
     else:
         raise ArithmeticError(f"could not verify a σ for sampler {sampler!r} with ε ≤ {target!r}")
     lo = r.lower if r.lower is not None else None
-    return _row(sampler, "sigma", s, r.kind, r.method, lo, s, flags)
+    return _row(sampler, "sigma", s, r.kind, r.method, lo, s, flags, r.accuracy)
 
 
 def _inverse_epochs(run, sampler, sigma, target):

@@ -19,7 +19,8 @@ from dpsampling import audit as _audit
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
           "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
-KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps_per_epoch", "q", "flags")
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps_per_epoch", "q", "discretization", "rel_tol",
+        "est_rel_error", "flags")
 
 
 def check_rows(rows, where):

@@ -2,7 +2,6 @@
 
 import math
 
-import pytest
 
 from dpsampling.engine import accountant as A
 from dpsampling.engine import pld
