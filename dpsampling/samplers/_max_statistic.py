@@ -48,6 +48,7 @@ from scipy.special import log_ndtr, ndtr, ndtri
 from dpsampling.engine import pld as _pld
 from dpsampling.engine.numerics import log1mexp, logsubexp
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
+from dpsampling.samplers._checks import check_sigma_steps
 
 DIRECTIONS = ("add", "remove", "add_remove")
 #: Default PLD value discretisation Δ (the peer's default too).  The per-epoch loss is rounded
@@ -129,13 +130,8 @@ def _check_pair(mean_p, mean_q, sigma, steps):
             raise ValueError(f"{name} must be a single finite number >= 0 (got {m!r})")
     if float(mean_p) == float(mean_q):
         raise ValueError(f"mean_p and mean_q must differ (got {mean_p!r} for both)")
-    check_positive("sigma", sigma)
-    if np.ndim(sigma) != 0:
-        raise ValueError(f"sigma must be a single number > 0 (got {sigma!r})")
-    if isinstance(steps, bool) or np.ndim(steps) != 0:
-        raise ValueError(f"steps must be an integer >= 1 (got {steps!r})")
-    check_steps(steps)
-    return float(mean_p), float(mean_q), float(sigma), int(steps)
+    sigma, steps = check_sigma_steps(sigma, steps)
+    return float(mean_p), float(mean_q), sigma, steps
 
 
 def _check_epochs(epochs):
