@@ -43,7 +43,8 @@ def test_every_computation_has_grid_csv_and_figure(smoke):
         assert RESULT_COLUMNS <= set(df.columns)
         assert df["kind"].isin(["upper", "lower", "estimate", "exact", "interval"]).all()
         interval = df[df["kind"] == "interval"]  # the true value lies in [lower, upper], both finite
-        assert (interval["lower"] <= interval["upper"]).all()
+        if len(interval):
+            assert (interval["lower"] <= interval["upper"]).all()
         assert df["value"].notna().all()
         figs = list((smoke / "figures").glob(f"{comp}.*"))
         assert figs, f"no figure for {comp}"
