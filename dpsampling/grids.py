@@ -20,6 +20,25 @@ import json
 import numpy as np
 
 
+#: config keys renamed to the one word per concept (issue 13): old name -> new name
+RENAMED_KEYS = {"gamma": "q", "k": "steps"}
+
+
+def check_renamed_keys(config: dict) -> None:
+    """Raise ValueError naming the first parameter that still uses an old name (``RENAMED_KEYS``),
+    its place in the config and its new name; the schema alone would only say 'unexpected'."""
+    for name, block in config.items():
+        if not isinstance(block, dict):
+            continue
+        places = [("fixed", block.get("fixed"))]
+        places += [(f"grid[{i}]", sub) for i, sub in enumerate(block.get("grid") or [])]
+        for where, params in places:
+            for key in params if isinstance(params, dict) else ():
+                if key in RENAMED_KEYS:
+                    raise ValueError(f"config key {name}.{where}.{key} was renamed: use "
+                                     f"'{RENAMED_KEYS[key]}' instead of '{key}'")
+
+
 def expand_axis(name, spec):
     """Values of one axis; raises ValueError naming the key on a bad spec."""
     if isinstance(spec, dict):

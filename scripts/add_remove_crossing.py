@@ -36,7 +36,7 @@ from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_tol=None):
     """One grid point (rel_tol: the schema default, not used by Monte Carlo or fixed-grid PLD)."""
     c = directions.add_remove_comparison(
-        p["mechanism"], p["scale"], p["gamma"], p["k"], sampler=p["sampler"], alpha=mc_alpha, beta=mc_beta,
+        p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"], alpha=mc_alpha, beta=mc_beta,
         n_eps=n_eps, n_eps_pld=n_eps_pld, seed=p["seed"], discretization=discretization)
     rows = []
     for d in ONE_WAY_DIRECTIONS:
@@ -94,14 +94,14 @@ def _fmt(iv):
 
 
 def plot(df, outputs):
-    settings = df[["sampler", "scale", "gamma"]].drop_duplicates().sort_values(["sampler", "scale", "gamma"])
-    ks = sorted(df["k"].unique())
-    fig, axes = _style.figure(ncols=len(ks), nrows=len(settings), figsize=(3.3 * len(ks), 2.9 * len(settings)))
+    settings = df[["sampler", "scale", "q"]].drop_duplicates().sort_values(["sampler", "scale", "q"])
+    steps_values = sorted(df["steps"].unique())
+    fig, axes = _style.figure(ncols=len(steps_values), nrows=len(settings), figsize=(3.3 * len(steps_values), 2.9 * len(settings)))
     colour = {"add": _style.PALETTE[0], "remove": _style.PALETTE[1]}
     for row, (_, st) in enumerate(settings.iterrows()):
-        for col, k in enumerate(ks):
+        for col, k in enumerate(steps_values):
             ax = axes[row, col]
-            g = df[(df.sampler == st.sampler) & (df.scale == st.scale) & (df.gamma == st.gamma) & (df.k == k)]
+            g = df[(df.sampler == st.sampler) & (df.scale == st.scale) & (df.q == st.q) & (df.steps == k)]
             if g.empty:  # (setting, k) not on the grid
                 ax.set_axis_off()
                 continue
@@ -131,7 +131,7 @@ def plot(df, outputs):
                                                     + f"\n(confidence ≥ {conf:.0%})" if len(mc) else "not resolved")
                 ax.text(0.97, 0.97, text, transform=ax.transAxes, ha="right", va="top", fontsize=6.5,
                         bbox={"facecolor": "white", "alpha": 0.85, "lw": 0})
-            ax.set_title(f"{st.sampler.upper()} Laplace, scale {st.scale:g}, γ={st.gamma:g}, k={k}", fontsize=8)
+            ax.set_title(f"{st.sampler.upper()} Laplace, scale {st.scale:g}, γ={st.q:g}, k={k}", fontsize=8)
             ax.set_xlabel("ε")
             if col == 0:
                 ax.set_ylabel("δ(ε)")

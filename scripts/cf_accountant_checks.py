@@ -22,7 +22,7 @@ def _row(res, curve, value=None, kind=None):
 
 
 def compute_point(p, rel_tol, discretization):
-    k = int(p["k"])
+    k = int(p["steps"])
     if p["panel"] == "a":  # T Gaussians = one Gaussian with σ/√T; q = 1
         kw = dict(sigma=p["sigma"], q=1.0, steps=k)
         curve = f"σ={p['sigma']:g}"
@@ -33,7 +33,7 @@ def compute_point(p, rel_tol, discretization):
         rows += [_row(dp.heterogeneous_delta(p["epsilon"], method="pld", bound=b, **kw), "GM/RR")
                  for b in ("upper", "lower")]
         return rows + [_row(dp.heterogeneous_delta(p["epsilon"], method="rdp", **kw), "GM/RR")]
-    kw = dict(sigma=p["sigma"], q=p["gamma"], steps=k, direction=p["direction"])
+    kw = dict(sigma=p["sigma"], q=p["q"], steps=k, direction=p["direction"])
     pld = accountant.epsilon(p["delta"], rel_tol=rel_tol, **kw)
     return [_row(accountant.epsilon(p["delta"], method="cf", rel_tol=rel_tol, **kw), "subsampled GM"),
             _row(pld, "subsampled GM"),
@@ -44,7 +44,7 @@ def compute_point(p, rel_tol, discretization):
 def plot(df, outputs):
     fig, axes = _style.figure(ncols=3)
     titles = {"a": "(a) Gaussian, δ = {delta:g}", "b": "(b) GM σ={sigma:g} / RR p={p:g}, ε = {epsilon:g}",
-              "c": "(c) Poisson-subsampled GM, σ={sigma:g}, γ={gamma:g}, δ = {delta:g}"}
+              "c": "(c) Poisson-subsampled GM, σ={sigma:g}, γ={q:g}, δ = {delta:g}"}
     ylabels = {"a": "ε", "b": "δ(ε)", "c": "ε"}
     colors = {"cf": 0, "analytic": 1, "pld": 2, "rdp": 3}
     for ax, panel in zip(axes[0], ("a", "b", "c")):
@@ -54,14 +54,14 @@ def plot(df, outputs):
             continue
         curve_color = {cv: _style.PALETTE[i] for i, cv in enumerate(g["curve"].unique())}
         for (curve, method, kind), c in g.groupby(["curve", "method", "kind"], sort=False):
-            c = c.sort_values("k")
+            c = c.sort_values("steps")
             if panel == "b" and method == "pld":  # PLD δ below 1e-12 is not reliable: not drawn
                 c = c[c["value"] >= 1e-12]
             style = dict(_style.KIND_STYLE[kind])
             if method == "cf":
                 style = dict(linestyle="none", marker="o", ms=4, mfc="none")
             color = curve_color[curve] if panel == "a" else _style.PALETTE[colors[method]]
-            ax.plot(c["k"], c["value"], color=color, label=_style.label(
+            ax.plot(c["steps"], c["value"], color=color, label=_style.label(
                 f"{curve}" if panel == "a" else METHOD_NAME[method], kind,
                 METHOD_NAME[method] if panel == "a" else None), **style)
         ax.set_xscale("log")
@@ -69,7 +69,7 @@ def plot(df, outputs):
             ax.set_yscale("log")
             ax.set_ylabel("δ(ε)  (PLD drawn where ≥ 1e-12)")
         first = g.iloc[0]
-        ax.set_title(titles[panel].format(**{k: first[k] for k in ("delta", "sigma", "p", "epsilon", "gamma")
+        ax.set_title(titles[panel].format(**{k: first[k] for k in ("delta", "sigma", "p", "epsilon", "q")
                                              if k in first}), fontsize=8)
         ax.set_xlabel("compositions k")
         if panel != "b":

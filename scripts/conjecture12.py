@@ -26,7 +26,7 @@ SUMMARY = ("discretization", "eps_max", "eps_capped", "n_eps", "n_unreliable", "
 
 def compute_point(p, n_eps, n_bins, rel_tol=None):
     """One grid point (rel_tol: the schema default, unused: accuracy is set by n_bins)."""
-    r = directions.conjecture12_point(p["sigma"], p["gamma"], p["k"], n_eps=n_eps, n_bins=n_bins)
+    r = directions.conjecture12_point(p["sigma"], p["q"], p["steps"], n_eps=n_eps, n_bins=n_bins)
     common = {key: r[key] for key in SUMMARY}
     common.update(rel_tol=None, est_rel_error=None, flags="eps_capped_at_700" if r["eps_capped"] else "")
     return [
@@ -43,22 +43,22 @@ def verdict(df):
     cert = est.loc[est.max_margin_certain.idxmax()]
     row = {key: val for key, val in v.items() if key != "argmax"}
     row.update({f"argmax_{key}": val for key, val in v["argmax"].items()})
-    row.update(sigma_range=f"{est.sigma.min():g}-{est.sigma.max():g}", gamma_range=f"{est.gamma.min():g}-{est.gamma.max():g}",
-               k_values=" ".join(str(int(x)) for x in sorted(est.k.unique())),
+    row.update(sigma_range=f"{est.sigma.min():g}-{est.sigma.max():g}", q_range=f"{est.q.min():g}-{est.q.max():g}",
+               steps_values=" ".join(str(int(x)) for x in sorted(est.steps.unique())),
                max_margin_possible=float(est.max_margin_possible.max()))
     md = (f"# Conjecture 12 (Lebeda et al. 2024, §5): {v['verdict']}\n\n"
           f"Poisson-subsampled Gaussian, δ_add(ε) − δ_remove(ε) over ε ≥ 0 (up to ε(δ=1e-12), at most 700) on "
-          f"{v['n_points']} grid points: σ ∈ [{row['sigma_range']}], γ ∈ [{row['gamma_range']}], "
-          f"k ∈ {{{row['k_values'].replace(' ', ', ')}}}.\n\n"
+          f"{v['n_points']} grid points: σ ∈ [{row['sigma_range']}], γ ∈ [{row['q_range']}], "
+          f"k ∈ {{{row['steps_values'].replace(' ', ', ')}}}.\n\n"
           "| classification | points |\n|---|---|\n"
           f"| counterexample (add lower bound > remove upper bound) | {v['n_counterexample']} |\n"
           f"| within numerical error (positive estimate, below the PLD bracket) | {v['n_within_numerical_error']} |\n"
           f"| remove dominates (estimate ≤ 0 at every ε) | {v['n_remove_dominates']} |\n\n"
           f"Largest margin estimate: {v['max_margin_estimate']:.3g} at σ={v['argmax']['sigma']:g}, "
-          f"γ={v['argmax']['gamma']:g}, k={int(v['argmax']['k'])}, ε={v['argmax']['eps_at_max']:.3g} "
+          f"γ={v['argmax']['q']:g}, k={int(v['argmax']['steps'])}, ε={v['argmax']['eps_at_max']:.3g} "
           "(at ε = 0 the two directions are equal exactly, so positive values there are discretisation error). "
           f"Largest certified margin (add lower − remove upper): {v['max_margin_certain']:.3g} at ε = "
-          f"{cert.eps_at_max_certain:.3g} (σ={cert.sigma:g}, γ={cert.gamma:g}, k={int(cert.k)}); a counterexample "
+          f"{cert.eps_at_max_certain:.3g} (σ={cert.sigma:g}, γ={cert.q:g}, k={int(cert.steps)}); a counterexample "
           "needs more than 1e-12 + 1e-9·δ_remove (floating-point rounding of dp_accounting's sums; at ε = 0 the "
           "margin is exactly 0). Largest margin the PLD brackets cannot "
           f"exclude: {row['max_margin_possible']:.3g} (the resolution of this search). "
@@ -72,7 +72,7 @@ def verdict(df):
           "for large k and small γ, so a small positive margin could hide there):\n\n"
           "| k | points | within numerical error | counterexamples | max estimate | max certified | "
           "resolution (median / max) |\n|---|---|---|---|---|---|---|\n")
-    for k, g in est.groupby("k", sort=True):
+    for k, g in est.groupby("steps", sort=True):
         md += (f"| {int(k):,} | {len(g)} | {(g.classification == 'within numerical error').sum()} | "
                f"{(g.classification == 'counterexample').sum()} | {g.max_margin_estimate.max():.2g} | "
                f"{g.max_margin_certain.max():.2g} | {g.max_margin_possible.median():.2g} / "
@@ -85,9 +85,9 @@ def plot(df, outputs, verdict_csv, verdict_md):
     _pipeline.write_csv(vdf, verdict_csv)
     _pipeline.write_text(md, verdict_md)
     est = df[df.kind == "estimate"]
-    ks = sorted(est.k.unique())
-    sig, gam = sorted(est.sigma.unique()), sorted(est.gamma.unique())
-    fig, axes = _style.figure(ncols=len(ks), nrows=2, figsize=(2.9 * len(ks) + 1.2, 5.6))
+    steps_values = sorted(est.steps.unique())
+    sig, gam = sorted(est.sigma.unique()), sorted(est.q.unique())
+    fig, axes = _style.figure(ncols=len(steps_values), nrows=2, figsize=(2.9 * len(steps_values) + 1.2, 5.6))
     rows = [("max_margin_estimate", "max over ε of δ_add − δ_remove\n(estimate, pessimistic PLDs)"),
             ("max_margin_possible", "largest margin not excluded\n(add upper − remove lower)")]
     vmax = 10.0 ** np.ceil(np.log10(max(float(np.nanmax(np.abs(est.max_margin_estimate))), 1e-12)))
@@ -96,16 +96,16 @@ def plot(df, outputs, verdict_csv, verdict_md):
                             vmax=max(float(est.max_margin_possible.max()), 1e-15))]
     cmaps = ["RdBu_r", "viridis"]
     for r, (col, title) in enumerate(rows):
-        for c, k in enumerate(ks):
+        for c, k in enumerate(steps_values):
             ax = axes[r, c]
-            g = est[est.k == k]
+            g = est[est.steps == k]
             z = np.full((len(sig), len(gam)), np.nan)
             for _, row in g.iterrows():
-                z[sig.index(row.sigma), gam.index(row.gamma)] = row[col] if col != "max_margin_possible" else max(row[col], 1e-16)
+                z[sig.index(row.sigma), gam.index(row.q)] = row[col] if col != "max_margin_possible" else max(row[col], 1e-16)
             mesh = ax.pcolormesh(np.arange(len(gam) + 1), np.arange(len(sig) + 1), z, norm=norms[r], cmap=cmaps[r])
             if r == 0:
                 for _, row in g.iterrows():
-                    x, y = gam.index(row.gamma) + 0.5, sig.index(row.sigma) + 0.5
+                    x, y = gam.index(row.q) + 0.5, sig.index(row.sigma) + 0.5
                     if row.classification == "counterexample":
                         ax.plot(x, y, "kx", ms=7, mew=1.5)
                     elif row.classification == "within numerical error":

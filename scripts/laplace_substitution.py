@@ -26,18 +26,18 @@ NAME = {"PP||QQ": "H(P×P‖Q×Q)", "QQ||PP": "H(Q×Q‖P×P)", "PQ||QP": "H(P×
 
 def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_exact, discretization, rel_tol=None):
     """One grid point (rel_tol: the schema default, unused)."""
-    pair, b, g = p["pair"], p["scale"], p["gamma"]
+    pair, b, g = p["pair"], p["scale"], p["q"]
     e_max = substitution.max_loss(b, g)
     e_mc = np.linspace(0.0, e_max, n_eps)
     e_ex = np.unique(np.concatenate([np.linspace(0.0, e_max, n_eps_exact), e_mc]))
     common = {"discretization": None, "rel_tol": None, "est_rel_error": None, "flags": ""}
     rows = []
-    exact, err = substitution.exact_curve(e_ex, pair, with_error=True, scale=b, gamma=g)
+    exact, err = substitution.exact_curve(e_ex, pair, with_error=True, scale=b, q=g)
     rows += [{**common, "quantity": "hockey_stick", "epsilon": e, "value": v, "kind": "exact", "method": "quad",
               "quad_error": q} for e, v, q in zip(e_ex, exact, err)]
     n = montecarlo.hoeffding_n(mc_alpha, mc_beta, n_eps)
-    mc = substitution.mc_curve(e_mc, pair, n, p["seed"], beta=mc_beta, scale=b, gamma=g)
-    ref = substitution.exact_curve(e_mc, pair, scale=b, gamma=g)
+    mc = substitution.mc_curve(e_mc, pair, n, p["seed"], beta=mc_beta, scale=b, q=g)
+    ref = substitution.exact_curve(e_mc, pair, scale=b, q=g)
     excess = np.abs(mc.estimate - ref) / mc.alpha
     if np.any(excess > 2.0):
         raise RuntimeError(f"Monte Carlo {pair} more than 2α from the exact curve at ε={e_mc[excess > 2].tolist()} "
@@ -49,11 +49,11 @@ def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_exact, discretization, rel_
                      "mc_n": mc.n, "mc_alpha": mc.alpha, "mc_beta": mc.beta, "mc_seed": mc.seed,
                      "exact_value": ref[i], "mc_excess": excess[i], "mc_check": "ok" if ok else "outside_band",
                      "flags": "" if ok else "mc_outside_band"})
-    up, lo = substitution.pld_bounds(e_mc, pair, discretization, scale=b, gamma=g)
+    up, lo = substitution.pld_bounds(e_mc, pair, discretization, scale=b, q=g)
     for kind, vals in (("upper", up), ("lower", lo)):
         rows += [{**common, "quantity": "hockey_stick", "epsilon": e, "value": v, "kind": kind, "method": "pld",
                   "discretization": discretization} for e, v in zip(e_mc, vals)]
-    for a, z, who, lead in substitution.max_pair_leads(0.0, None, scale=b, gamma=g):
+    for a, z, who, lead in substitution.max_pair_leads(0.0, None, scale=b, q=g):
         if who == pair:
             rows.append({**common, "quantity": "max_interval", "eps_start": a, "eps_end": z, "value": lead,
                          "kind": "exact", "method": "quad"})
@@ -95,7 +95,7 @@ def plot(df, outputs):
         bottom.axhline(0, color="black", lw=0.6)
         lim = max(iv.value.max() * 1.3, 1e-3)
         bottom.set_ylim(-lim, lim)
-    b, g = df.scale.iloc[0], df.gamma.iloc[0]
+    b, g = df.scale.iloc[0], df.q.iloc[0]
     top.set_ylabel("H_{e^ε}")
     top.set_ylim(bottom=0)
     top.legend(fontsize=6.5, loc="upper right")

@@ -16,9 +16,9 @@ NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (remove)", "add": "H_α(P ‖ (1-γ
 def compute_point(p, eps_min, eps_max, n_eps, **_defaults):  # rel_tol: schema default, unused
     eps = np.linspace(eps_min, eps_max, n_eps)
     if p["direction"] == "add_remove":
-        h = dp.wor_substitution_profile(eps, p["sigma"], p["gamma"], sensitivity=1.0)
+        h = dp.wor_substitution_profile(eps, p["sigma"], p["q"], sensitivity=1.0)
     else:
-        h = dp.hs_subsampled_gaussian(eps, p["sigma"], p["gamma"], p["direction"])
+        h = dp.hs_subsampled_gaussian(eps, p["sigma"], p["q"], p["direction"])
     return [{**BASE, "x": float(e), "alpha": float(np.exp(e)), "value": float(v), "kind": "exact",
              "method": "closed_form"} for e, v in zip(eps, h)]
 
@@ -36,7 +36,7 @@ def plot(df, outputs):
     ax.set_xlabel("α = e^ε")
     ax.set_ylabel("H_α  (one step)")
     ax.set_xlim(0, min(df["alpha"].max(), 4.0))
-    ax.set_title(f"Poisson-subsampled Gaussian, σ={p['sigma']:g}, γ={p['gamma']:g}")
+    ax.set_title(f"Poisson-subsampled Gaussian, σ={p['sigma']:g}, γ={p['q']:g}")
     ax.legend()
     _pipeline.save_figure(fig, outputs)
 

@@ -27,19 +27,19 @@ ALPHAS = (Fraction(4, 3), Fraction(2))
 
 def compute_point(p, n_eps, eps_max, rel_tol=None):
     """One grid point (rel_tol: the schema default, unused: everything is exact)."""
-    gamma = rr._frac("gamma", p["gamma"])
-    k = p["k"]
+    q = rr._frac("q", p["q"])
+    k = p["steps"]
     eps = np.linspace(0.0, eps_max, n_eps)
-    add, rem = rr.add_remove_curves(eps, k, gamma)
+    add, rem = rr.add_remove_curves(eps, k, q)
     common = {"method": "exact", "kind": "exact", "discretization": None, "rel_tol": None, "est_rel_error": None,
               "flags": ""}
     rows = []
     for d, cur in (("add", add), ("remove", rem)):
         rows += [{**common, "quantity": "delta", "direction": d, "epsilon": e, "value": v} for e, v in zip(eps, cur)]
-    for (d, a), v in rr.exact_values(k, gamma, alphas=ALPHAS).items():
+    for (d, a), v in rr.exact_values(k, q, alphas=ALPHAS).items():
         rows.append({**common, "quantity": "hockey_stick", "direction": d, "alpha": str(a), "epsilon": math.log(a),
                      "value": float(v), "fraction": str(v)})
-    ivs = rr.add_above_remove_alpha_intervals(k, gamma)
+    ivs = rr.add_above_remove_alpha_intervals(k, q)
     for a, b in ivs:
         lo, hi = math.log(a), (math.inf if b is None else math.log(b))
         inside = (eps > lo) & (eps < hi)
@@ -61,13 +61,13 @@ def _q(x):
 
 
 def plot(df, outputs):
-    ks = sorted(df["k"].unique())
-    fig, axes = _style.figure(ncols=len(ks), nrows=1, figsize=(3.4 * len(ks), 2.8))
+    steps_values = sorted(df["steps"].unique())
+    fig, axes = _style.figure(ncols=len(steps_values), nrows=1, figsize=(3.4 * len(steps_values), 2.8))
     fig.subplots_adjust(bottom=0.2)
     colour = {"add": _style.PALETTE[0], "remove": _style.PALETTE[1]}
     name = {"add": "δ_add = H(P‖Q)", "remove": "δ_remove = H(Q‖P)"}
-    for ax, k in zip(axes[0], ks):
-        g = df[df.k == k]
+    for ax, k in zip(axes[0], steps_values):
+        g = df[df.steps == k]
         for d in ("add", "remove"):
             c = g[(g.quantity == "delta") & (g.direction == d)]
             ax.plot(c.epsilon, c.value, color=colour[d], label=_style.label(name[d], "exact"), **_style.KIND_STYLE["exact"])
@@ -85,8 +85,8 @@ def plot(df, outputs):
         if iv.empty:
             ax.text(0.97, 0.95, "δ_remove ≥ δ_add for all ε ≥ 0", transform=ax.transAxes, ha="right", va="top",
                     fontsize=7)
-        gm = g.gamma.iloc[0]
-        ax.set_title(f"randomized response (3/4), γ={rr._frac('gamma', gm)}, k={k}", fontsize=8)
+        gm = g.q.iloc[0]
+        ax.set_title(f"randomized response (3/4), γ={rr._frac('q', gm)}, k={k}", fontsize=8)
         ax.set_xlabel("ε")
         ax.set_ylim(bottom=0)
     axes[0, 0].set_ylabel("δ(ε)")

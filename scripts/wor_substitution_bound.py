@@ -23,7 +23,7 @@ NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (α ≥ 1 branch)", "add": "H_α(Q 
 
 
 def compute_point(p, eps_min, eps_max, n_eps, n_eps_exact, discretization, **_defaults):  # rel_tol unused
-    s, g, sens = p["sigma"], p["gamma"], p["sensitivity"]
+    s, g, sens = p["sigma"], p["q"], p["sensitivity"]
     if p["panel"] == "one_step":
         eps = np.linspace(eps_min, eps_max, n_eps_exact)
         if p["direction"] == "add_remove":
@@ -33,7 +33,7 @@ def compute_point(p, eps_min, eps_max, n_eps, n_eps_exact, discretization, **_de
         return [{**BASE, "curve": NAMES[p["direction"]], "x": float(e), "value": float(v), "kind": "exact",
                  "method": "closed_form"} for e, v in zip(eps, h)]
     eps = np.linspace(max(eps_min, 0.0), eps_max, n_eps)
-    c = dp.wor_substitution_curves(eps, s, g, int(p["k"]), sens, discretization=discretization,
+    c = dp.wor_substitution_curves(eps, s, g, int(p["steps"]), sens, discretization=discretization,
                                    dataset_size=int(p["dataset_size"]))
     rows = []
     for i, e in enumerate(eps):
@@ -71,7 +71,7 @@ def plot(df, outputs):
     p = df.iloc[0]
     ax.set_xlabel("ε")
     ax.set_ylabel("hockey-stick divergence (one step)")
-    ax.set_title(f"one iteration: σ={p['sigma']:g}, γ={p['gamma']:g}, Δ={p['sensitivity']:g}", fontsize=9)
+    ax.set_title(f"one iteration: σ={p['sigma']:g}, γ={p['q']:g}, Δ={p['sensitivity']:g}", fontsize=9)
     ax.legend(fontsize=7)
     ax = axes[0, 1]
     comp = df[df["panel"] == "composed"]
@@ -84,7 +84,7 @@ def plot(df, outputs):
             style["linestyle"] = ":"
         ax.semilogy(g["x"], g["value"], label=_style.label(curve, "reference" if method == "rdp_reference" else kind,
                                                            names[method]), **style)
-    k = comp["k"].dropna().iloc[0] if len(comp) else float("nan")
+    k = comp["steps"].dropna().iloc[0] if len(comp) else float("nan")
     ax.set_xlabel("ε")
     ax.set_ylabel("δ(ε)")
     ax.set_title(f"{int(k)} iterations (substitution, WOR)", fontsize=9)

@@ -256,7 +256,7 @@ def test_error_budget_failure_raises():
     (lambda: Gaussian(-1.0), "sigma"),
     (lambda: Laplace(0.0), "b"),
     (lambda: RandomizedResponse(1.0), "p"),
-    (lambda: PoissonSubsampled(Gaussian(1.0), 0.0), "gamma"),
+    (lambda: PoissonSubsampled(Gaussian(1.0), 0.0), "q must be"),
     (lambda: cf_delta(1.0, Gaussian(1.0), direction="both"), "direction"),
     (lambda: cf_delta(1.0, Gaussian(1.0), err=-1), "err"),
     (lambda: cf_delta(float("nan"), Gaussian(1.0)), "epsilon"),

@@ -75,7 +75,7 @@ def test_fig1_crossing_k2_present_k1_absent():
     # without composition the remove curve dominates (Prop. 30 of [ZDW22], §5)
     assert D.remove_dominates_uncomposed()
     s = D.FIG1_SETTINGS
-    k1 = D.direction_curves("laplace", s["scale"], s["gamma"], 1, EPS, sampler="wor")
+    k1 = D.direction_curves("laplace", s["scale"], s["q"], 1, EPS, sampler="wor")
     assert D.crossing_intervals_with_confidence(EPS, k1.add_lower, k1.add_upper, k1.remove_lower,
                                                 k1.remove_upper)["certain"] == []
 
@@ -83,9 +83,9 @@ def test_fig1_crossing_k2_present_k1_absent():
 def test_fig1_crossing_seen_by_monte_carlo_at_paper_n():
     s = D.FIG1_SETTINGS
     eps = np.linspace(0.0, 3.0, 40)
-    add = mc_privacy_curve("laplace", s["scale"], s["gamma"], 2, eps, 3_342_306, seed=1, sampler="wor",
+    add = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=1, sampler="wor",
                            direction="add")
-    rem = mc_privacy_curve("laplace", s["scale"], s["gamma"], 2, eps, 3_342_306, seed=2, sampler="wor",
+    rem = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=2, sampler="wor",
                            direction="remove")
     out = D.mc_crossing_intervals(add, rem, eps_min=0.0)
     assert len(out["certain"]) == 1
@@ -95,10 +95,10 @@ def test_fig1_crossing_seen_by_monte_carlo_at_paper_n():
     assert rem.estimate[i] > add.estimate[i] + add.alpha + rem.alpha
 
 
-@pytest.mark.parametrize("sigma,gamma,k", [(0.5, 0.1, 2), (1.0, 0.5, 10), (2.0, 0.01, 3), (0.3, 1.0, 3)])
-def test_conjecture12_points(sigma, gamma, k):
+@pytest.mark.parametrize("sigma,q,steps", [(0.5, 0.1, 2), (1.0, 0.5, 10), (2.0, 0.01, 3), (0.3, 1.0, 3)])
+def test_conjecture12_points(sigma, q, steps):
     t0 = time.process_time()
-    r = D.conjecture12_margin(sigma, gamma, k, np.linspace(0.0, 4.0, 41))
+    r = D.conjecture12_margin(sigma, q, steps, np.linspace(0.0, 4.0, 41))
     assert time.process_time() - t0 < 3.0  # typically 0.1-0.4 s CPU
     assert not r.counterexample
     assert set(r.classification) <= {"within numerical error", "unreliable"}
@@ -131,14 +131,14 @@ def test_choose_discretization():
 
 
 @pytest.mark.parametrize("call,name", [
-    (lambda: D.direction_curves("laplace", 1.0, 0.0, 2, [0.0]), "gamma"),
+    (lambda: D.direction_curves("laplace", 1.0, 0.0, 2, [0.0]), "q must be"),
     (lambda: D.direction_curves("laplace", 0.0, 0.5, 2, [0.0]), "scale"),
-    (lambda: D.direction_curves("laplace", 1.0, 0.5, 0, [0.0]), "k"),
+    (lambda: D.direction_curves("laplace", 1.0, 0.5, 0, [0.0]), "steps"),
     (lambda: D.direction_curves("laplace", 1.0, 0.5, 2, [0.0], sampler="shuffle"), "sampler"),
     (lambda: D.direction_curves("gauss", 1.0, 0.5, 2, [0.0]), "mechanism"),
     (lambda: D.direction_curves("laplace", 1.0, 0.5, 2, []), "eps"),
     (lambda: D.conjecture12_margin(-1.0, 0.5, 2, [0.0]), "sigma"),
-    (lambda: D.conjecture12_margin(1.0, 1.5, 2, [0.0]), "gamma"),
+    (lambda: D.conjecture12_margin(1.0, 1.5, 2, [0.0]), "q must be"),
 ])
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
@@ -176,9 +176,9 @@ def test_conjecture12_point_and_verdict():
     _, capped = D.conjecture12_eps_grid(0.3, 1.0, 10000, n_eps=10)  # δ ≈ 1 far beyond ε = 700
     assert capped
     v = D.conjecture12_verdict([r, {**r, "classification": "counterexample", "max_margin_estimate": 1.0}])
-    assert v["verdict"] == "counterexample" and v["n_counterexample"] == 1 and v["argmax"]["k"] == 10
+    assert v["verdict"] == "counterexample" and v["n_counterexample"] == 1 and v["argmax"]["steps"] == 10
 
 
 def test_fig1_crossing_vanishes_for_large_k_only():
-    assert D.fig1_crossing_vanishes(ks=(4, 16))
-    assert not D.fig1_crossing_vanishes(ks=(2,))
+    assert D.fig1_crossing_vanishes(steps_values=(4, 16))
+    assert not D.fig1_crossing_vanishes(steps_values=(2,))

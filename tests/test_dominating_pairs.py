@@ -38,19 +38,19 @@ def _hs_mpmath(eps, s, g, direction):
     return float(mpmath.quad(lambda o: max(d(o), 0), sorted(pts)))
 
 
-@pytest.mark.parametrize("sigma,gamma", [(1.0, 0.5), (2.0, 0.05)])
+@pytest.mark.parametrize("sigma,q", [(1.0, 0.5), (2.0, 0.05)])
 @pytest.mark.parametrize("direction", ["remove", "add"])
-def test_hs_closed_form(sigma, gamma, direction):
+def test_hs_closed_form(sigma, q, direction):
     for eps in (-1.0, -0.02, 0.0, 0.3, 1.0):
-        v = float(dp.hs_subsampled_gaussian(eps, sigma, gamma, direction))
-        assert v == pytest.approx(_hs_mpmath(eps, sigma, gamma, direction), abs=1e-10, rel=1e-8)
+        v = float(dp.hs_subsampled_gaussian(eps, sigma, q, direction))
+        assert v == pytest.approx(_hs_mpmath(eps, sigma, q, direction), abs=1e-10, rel=1e-8)
     # against dp_accounting's pessimistic/optimistic one-step PLDs
-    hi = pld.from_gaussian_mechanism(sigma, sampling_prob=gamma, value_discretization_interval=1e-4)
-    lo = pld.from_gaussian_mechanism(sigma, sampling_prob=gamma, value_discretization_interval=1e-4,
+    hi = pld.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=1e-4)
+    lo = pld.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=1e-4,
                                      pessimistic_estimate=False, use_connect_dots=False)
     attr = "_pmf_remove" if direction == "remove" else "_pmf_add"
     for eps in (0.0, 0.2, 0.7):
-        v = float(dp.hs_subsampled_gaussian(eps, sigma, gamma, direction))
+        v = float(dp.hs_subsampled_gaussian(eps, sigma, q, direction))
         assert getattr(lo, attr).get_delta_for_epsilon(eps) - 1e-12 <= v
         assert v <= getattr(hi, attr).get_delta_for_epsilon(eps) + 1e-12
 
@@ -110,7 +110,7 @@ def test_connect_dots_pair_dominates_profile():
 
 def test_lebeda_fig4_composed_curves():
     eps = np.array([0.0, 0.5, 1.0, 2.0, 4.0])
-    c = dp.wor_substitution_curves(eps, sigma=4.0, gamma=0.05, steps=1000)
+    c = dp.wor_substitution_curves(eps, sigma=4.0, q=0.05, steps=1000)
     assert np.all(c["lower_err"] <= 1e-10)
     # upper (dominating pair) ≥ lower (remove direction) with a visible gap, RDP above both
     assert np.all(c["upper"] >= c["lower"] + c["lower_err"])
@@ -174,7 +174,7 @@ def test_zhu_fig1_rdp_and_tradeoff_curves():
 def test_bad_input():
     with pytest.raises(ValueError, match="sigma"):
         dp.hs_subsampled_gaussian(0.0, -1.0, 0.1, "add")
-    with pytest.raises(ValueError, match="gamma"):
+    with pytest.raises(ValueError, match="q must be"):
         dp.hs_subsampled_gaussian(0.0, 1.0, 1.5, "add")
     with pytest.raises(ValueError, match="direction"):
         dp.hs_subsampled_gaussian(0.0, 1.0, 0.1, "both")

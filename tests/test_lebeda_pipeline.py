@@ -59,25 +59,25 @@ def test_crossing_mc_within_its_band_of_the_pld_bounds_on_the_smoke_grid(crossin
     assert len(mc) > 0 and (mc.mc_check == "ok").all()
     assert ((mc.value >= mc.pld_lower - mc.mc_alpha) & (mc.value <= mc.pld_upper + mc.mc_alpha)).all()
     pld = crossing[crossing.method == "pld"]
-    for _, g in pld[pld.quantity == "delta"].groupby(["scale", "k", "direction", "epsilon"]):
+    for _, g in pld[pld.quantity == "delta"].groupby(["scale", "steps", "direction", "epsilon"]):
         assert g[g.kind == "lower"].value.iloc[0] <= g[g.kind == "upper"].value.iloc[0] + 1e-15
 
 
 def test_crossing_interval_k2_and_none_for_k1(crossing):
     iv = crossing[(crossing.quantity == "add_above_remove") & (crossing.scale == 1.5)]
-    k2 = iv[(iv.k == 2) & (iv.method == "pld") & (iv.kind == "lower")]
+    k2 = iv[(iv.steps == 2) & (iv.method == "pld") & (iv.kind == "lower")]
     assert len(k2) == 1 and k2.eps_start.iloc[0] < 0.01 and 0.6 < k2.eps_end.iloc[0] < 0.7  # (0, 0.647)
     assert k2.value.iloc[0] > 0.025 and k2.confidence.iloc[0] == 1.0
-    mc2 = iv[(iv.k == 2) & (iv.method == "montecarlo") & (iv.kind == "lower")]
+    mc2 = iv[(iv.steps == 2) & (iv.method == "montecarlo") & (iv.kind == "lower")]
     assert len(mc2) == 1 and mc2.eps_end.iloc[0] > 0.4 and mc2.confidence.iloc[0] == pytest.approx(0.98)
-    k1 = iv[(iv.k == 1) & (iv.method == "pld") & (iv.kind == "lower")]
+    k1 = iv[(iv.steps == 1) & (iv.method == "pld") & (iv.kind == "lower")]
     assert len(k1) == 1 and math.isnan(k1.eps_start.iloc[0]) and k1.value.iloc[0] <= 1e-12  # remove dominates
 
 
 def test_crossing_reproducible_byte_for_byte(scripts, smoke_cfg, crossing):
-    p = [q for q in grids.build(smoke_cfg["add_remove_crossing"]) if q["k"] == 2]
+    p = [q for q in grids.build(smoke_cfg["add_remove_crossing"]) if q["steps"] == 2]
     again = run(scripts, smoke_cfg, "add_remove_crossing", p)
-    assert csv_bytes(again) == csv_bytes(crossing[crossing.k == 2].reset_index(drop=True))
+    assert csv_bytes(again) == csv_bytes(crossing[crossing.steps == 2].reset_index(drop=True))
     s = smoke_cfg["add_remove_crossing"]["settings"]
     a = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_alpha"], n_eps=20, seed=3)
     b = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_alpha"], n_eps=20, seed=3, chunk_size=1000)
@@ -86,7 +86,7 @@ def test_crossing_reproducible_byte_for_byte(scripts, smoke_cfg, crossing):
 
 def test_crossing_check_flags_outside_band_and_raises_far_outside(scripts, smoke_cfg, monkeypatch):
     real = D.add_remove_comparison
-    p = [q for q in grids.build(smoke_cfg["add_remove_crossing"]) if q["k"] == 1]
+    p = [q for q in grids.build(smoke_cfg["add_remove_crossing"]) if q["steps"] == 1]
 
     def planted(shift):
         def f(*a, **kw):
@@ -106,15 +106,15 @@ def test_crossing_check_flags_outside_band_and_raises_far_outside(scripts, smoke
 # --------------------------------------------------------------------------- rr_counterexample
 def test_rr_exact_values_and_interval(scripts, smoke_cfg):
     df = run(scripts, smoke_cfg, "rr_counterexample")
-    hs = df[(df.quantity == "hockey_stick") & (df.k == 2)].set_index(["direction", "alpha"])["fraction"]
+    hs = df[(df.quantity == "hockey_stick") & (df.steps == 2)].set_index(["direction", "alpha"])["fraction"]
     assert hs.to_dict() == {("add", "4/3"): "11/48", ("remove", "4/3"): "1/6", ("add", "2"): "1/16",
                             ("remove", "2"): "1/8"}
-    iv = df[(df.quantity == "add_above_remove") & (df.k == 2)]
+    iv = df[(df.quantity == "add_above_remove") & (df.steps == 2)]
     assert len(iv) == 1 and iv.alpha_start.iloc[0] == "1" and iv.alpha_end.iloc[0] == "5/3"
     assert iv.eps_end.iloc[0] == pytest.approx(math.log(5 / 3), abs=1e-15) and iv.value.iloc[0] > 0
-    k1 = df[(df.quantity == "add_above_remove") & (df.k == 1)]
+    k1 = df[(df.quantity == "add_above_remove") & (df.steps == 1)]
     assert len(k1) == 1 and k1["flags"].iloc[0] == "no_interval" and k1.value.iloc[0] <= 0
-    cur = df[(df.quantity == "delta") & (df.k == 2)]
+    cur = df[(df.quantity == "delta") & (df.steps == 2)]
     add = cur[cur.direction == "add"].value.to_numpy()
     rem = cur[cur.direction == "remove"].value.to_numpy()
     assert add[0] == rem[0] == pytest.approx(5 / 16)  # ε = 0: TV is symmetric
@@ -123,7 +123,7 @@ def test_rr_exact_values_and_interval(scripts, smoke_cfg):
 # --------------------------------------------------------------------------- conjecture12
 def test_conjecture12_smoke_rows_and_verdict(scripts, smoke_cfg):
     df = run(scripts, smoke_cfg, "conjecture12")
-    for _, g in df.groupby(["sigma", "gamma", "k"]):
+    for _, g in df.groupby(["sigma", "q", "steps"]):
         v = g.set_index("kind")["value"]
         assert set(v.index) == {"estimate", "lower", "upper"}
         assert v["lower"] <= v["estimate"] + 1e-12 and v["estimate"] <= v["upper"] + 1e-12
@@ -143,9 +143,9 @@ def test_conjecture12_planted_counterexample_is_found(scripts, monkeypatch):
                                  discretization=c.discretization, params=c.params)
 
     monkeypatch.setattr(D, "direction_curves", swapped)
-    rows = scripts["conjecture12"].compute_point({"sigma": 0.5, "gamma": 0.5, "k": 2}, n_eps=40, n_bins=2000)
+    rows = scripts["conjecture12"].compute_point({"sigma": 0.5, "q": 0.5, "steps": 2}, n_eps=40, n_bins=2000)
     assert {r["classification"] for r in rows} == {"counterexample"}
-    assert D.conjecture12_verdict([{"sigma": 0.5, "gamma": 0.5, "k": 2, **rows[0]}])["verdict"] == "counterexample"
+    assert D.conjecture12_verdict([{"sigma": 0.5, "q": 0.5, "steps": 2, **rows[0]}])["verdict"] == "counterexample"
 
 
 # --------------------------------------------------------------------------- laplace_substitution
@@ -167,9 +167,9 @@ def test_laplace_substitution_intervals_and_mc(scripts, smoke_cfg):
     (("add_remove_crossing", "fixed", "seed"), -1, "seed"),
     (("add_remove_crossing", "fixed", "mechanism"), "gauss", "mechanism"),
     (("add_remove_crossing", "grid", 0, "scale"), 0, "scale"),
-    (("add_remove_crossing", "grid", 0, "gamma"), 1.5, "gamma"),
-    (("add_remove_crossing", "grid", 0, "k"), 0, "k"),
-    (("conjecture12", "grid", 0, "k"), [1, 2.5], "k"),
+    (("add_remove_crossing", "grid", 0, "q"), 1.5, "q"),
+    (("add_remove_crossing", "grid", 0, "steps"), 0, "steps"),
+    (("conjecture12", "grid", 0, "steps"), [1, 2.5], "steps"),
     (("add_remove_crossing", "settings", "mc_alpha"), 1.0, "mc_alpha"),
     (("add_remove_crossing", "settings", "mc_beta"), 0, "mc_beta"),
     (("laplace_substitution", "grid", 0, "pair"), "PQ||PQ", "pair"),
@@ -213,7 +213,7 @@ def test_add_remove_comparison_bad_input(kwargs, needle):
 def test_conjecture12_point_bad_input():
     with pytest.raises(ValueError, match="n_bins"):
         D.conjecture12_point(1.0, 0.1, 2, n_bins=1)
-    with pytest.raises(ValueError, match="k"):
+    with pytest.raises(ValueError, match="steps"):
         D.conjecture12_point(1.0, 0.1, 0)
-    with pytest.raises(ValueError, match="gamma"):
+    with pytest.raises(ValueError, match="q must be"):
         D.conjecture12_point(1.0, 0.0, 2)

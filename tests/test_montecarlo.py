@@ -23,9 +23,9 @@ EPS = np.array([0.0, 0.1, 0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 3.0])
 N = 200_000
 
 
-def _pld(mechanism, scale, gamma, k, sampler, direction):
+def _pld(mechanism, scale, q, k, sampler, direction):
     # d = 1e-3 keeps the Gaussian PLD fast; its bracket (≤ 1e-3 wide) is part of the check
-    c = direction_curves(mechanism, scale, gamma, k, EPS, sampler=sampler, discretization=1e-3)
+    c = direction_curves(mechanism, scale, q, k, EPS, sampler=sampler, discretization=1e-3)
     return getattr(c, f"{direction}_lower"), getattr(c, f"{direction}_upper")
 
 
@@ -92,9 +92,9 @@ def test_k1_and_gamma1_edge_cases():
 
 
 # ---------------------------------------------------------------- the check can fail
-def _biased_log_mix(ell, gamma, out, ell_max=None):
+def _biased_log_mix(ell, q, out, ell_max=None):
     # a plausible bug: mixture weight off by 10% in the density of Q
-    return np.log((1 - 0.9 * gamma) + 0.9 * gamma * np.exp(np.minimum(ell, 700)), out=out)
+    return np.log((1 - 0.9 * q) + 0.9 * q * np.exp(np.minimum(ell, 700)), out=out)
 
 
 @pytest.mark.parametrize("mechanism,sampler,direction", [
@@ -163,14 +163,14 @@ def test_paper_n_runs_in_five_seconds_cpu():
 
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize("kw,name", [
-    ({"gamma": 0.0}, "gamma"), ({"gamma": 1.2}, "gamma"), ({"scale": 0.0}, "scale"),
-    ({"scale": -1.0}, "scale"), ({"n": 0}, "n"), ({"k": 0}, "k"), ({"sampler": "shuffle"}, "sampler"),
+    ({"q": 0.0}, "q must be"), ({"q": 1.2}, "q must be"), ({"scale": 0.0}, "scale"),
+    ({"scale": -1.0}, "scale"), ({"n": 0}, "n"), ({"steps": 0}, "steps"), ({"sampler": "shuffle"}, "sampler"),
     ({"direction": "add_remove"}, "direction"), ({"mechanism": "cauchy"}, "mechanism"),
     ({"beta": 1.0}, "beta"), ({"chunk_size": 0}, "chunk_size"), ({"eps_grid": []}, "eps_grid"),
     ({"eps_grid": [0.0, np.nan]}, "eps_grid"), ({"seed": -1}, "seed"),
 ])
 def test_bad_input(kw, name):
-    args = {"mechanism": "laplace", "scale": 1.0, "gamma": 0.5, "k": 2, "eps_grid": [0.0, 1.0], "n": 100, "seed": 0}
+    args = {"mechanism": "laplace", "scale": 1.0, "q": 0.5, "steps": 2, "eps_grid": [0.0, 1.0], "n": 100, "seed": 0}
     args.update(kw)
     with pytest.raises(ValueError, match=name):
         mc_privacy_curve(**args)

@@ -60,9 +60,9 @@ def test_curve_limits():
 
 
 @pytest.mark.parametrize("call,name", [
-    (lambda: rr.subsampled(True, gamma=0), "gamma"), (lambda: rr.subsampled(True, gamma=F(3, 2)), "gamma"),
+    (lambda: rr.subsampled(True, q=0), "q must be"), (lambda: rr.subsampled(True, q=F(3, 2)), "q must be"),
     (lambda: rr.mechanism(2), "b"), (lambda: rr.mechanism(0, p_keep=0), "p_keep"),
-    (lambda: rr.power({0: F(1), 1: F(0)}, 0), "k"), (lambda: rr.hockey_stick({}, {}, -1), "alpha"),
+    (lambda: rr.power({0: F(1), 1: F(0)}, 0), "steps"), (lambda: rr.hockey_stick({}, {}, -1), "alpha"),
     (lambda: rr.paper_value("H_3"), "name"),
 ])
 def test_bad_input(call, name):
@@ -71,7 +71,7 @@ def test_bad_input(call, name):
 
 
 def test_pipeline_helpers():
-    assert rr._frac("gamma", 0.1) == F(1, 10) and rr._frac("gamma", np.float64(0.5)) == F(1, 2)
+    assert rr._frac("q", 0.1) == F(1, 10) and rr._frac("q", np.float64(0.5)) == F(1, 2)
     v = rr.exact_values(2, 0.5)
     assert v[("add", F(4, 3))] == F(11, 48) and v[("remove", F(2))] == F(1, 8)
     assert rr.crossing_ks(8) == [2, 3, 5, 6, 7, 8]  # k = 4: remove dominates for all α ≥ 1

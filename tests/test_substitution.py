@@ -89,7 +89,7 @@ def test_laplace_two_fold_equals_wor_fig1_direction_curves():
 @pytest.mark.parametrize("call,name", [
     (lambda: sub.exact_curve([0.1], "PQ||PQ"), "pair"),
     (lambda: sub.laplace_two_fold([0.1], -1.0, 0.5, 2.0, ("add", "add")), "scale"),
-    (lambda: sub.laplace_two_fold([0.1], 1.0, 0.0, 2.0, ("add", "add")), "gamma"),
+    (lambda: sub.laplace_two_fold([0.1], 1.0, 0.0, 2.0, ("add", "add")), "q must be"),
     (lambda: sub.laplace_two_fold([0.1], 1.0, 0.5, 2.0, ("add",)), "directions"),
     (lambda: sub.laplace_two_fold([np.inf], 1.0, 0.5, 2.0, ("add", "add")), "eps"),
     (lambda: sub.mc_curve([0.1], "PP||QQ", n=0, seed=1), "n"),
@@ -106,9 +106,9 @@ def test_pipeline_helpers():
     assert sub.max_loss() == pytest.approx(2 * math.log(0.5 + 0.5 * math.e), rel=1e-15)
     assert sub.distinct_combinations(2) == 3  # k + 1
     assert not sub.printed_pair_is_max_somewhere()
-    with pytest.raises(ValueError, match="k must be 2"):
+    with pytest.raises(ValueError, match="steps must be 2"):
         sub.distinct_combinations(3)
     # explicit §7 parameters give the defaults; other parameters move the interval ends
-    assert np.array_equal(sub.exact_curve(EPS, "PQ||QP", scale=2.0, gamma=0.5), sub.exact_curve(EPS, "PQ||QP"))
-    other = sub.max_pair_intervals(scale=1.5, gamma=0.5)
+    assert np.array_equal(sub.exact_curve(EPS, "PQ||QP", scale=2.0, q=0.5), sub.exact_curve(EPS, "PQ||QP"))
+    other = sub.max_pair_intervals(scale=1.5, q=0.5)
     assert [p for (_, _, p) in other] == ["QQ||PP", "PQ||QP", "PP||QQ"] and other[0][1] > 0.33

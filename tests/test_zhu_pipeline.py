@@ -60,16 +60,16 @@ def test_rdp_vs_profile_fig1(scripts, smoke):
 
 def test_cf_accountant_checks_fig3(scripts, smoke):
     mod, st = scripts["cf_accountant_checks"], smoke["cf_accountant_checks"]["settings"]
-    rows = pd.DataFrame(mod.compute_point(dict(panel="a", sigma=50.0, delta=1e-4, k=100), **st)).set_index("method")
+    rows = pd.DataFrame(mod.compute_point(dict(panel="a", sigma=50.0, delta=1e-4, steps=100), **st)).set_index("method")
     err = json_err(rows.loc["cf"])
     assert abs(rows.loc["cf", "value"] - rows.loc["analytic", "value"]) <= err + 1e-12  # Exp. 1: exact match
     assert rows.loc["rdp", "value"] > rows.loc["cf", "value"]
-    b = pd.DataFrame(mod.compute_point(dict(panel="b", sigma=5.0, p=0.52, epsilon=2.0, k=20), **st))
+    b = pd.DataFrame(mod.compute_point(dict(panel="b", sigma=5.0, p=0.52, epsilon=2.0, steps=20), **st))
     cf = b[b.method == "cf"].iloc[0]
     lo = b[(b.method == "pld") & (b.kind == "lower")]["value"].iloc[0]
     up = b[(b.method == "pld") & (b.kind == "upper")]["value"].iloc[0]
     assert lo - 1e-12 <= cf["value"] <= up + 1e-12 and b[b.method == "rdp"]["value"].iloc[0] > cf["value"]
-    c = pd.DataFrame(mod.compute_point(dict(panel="c", sigma=2.0, gamma=0.01, delta=1e-5, k=300,
+    c = pd.DataFrame(mod.compute_point(dict(panel="c", sigma=2.0, q=0.01, delta=1e-5, steps=300,
                                             direction="add_remove"), **st))
     v = c[c.method == "cf"]["value"].iloc[0]
     lo = c[(c.method == "pld") & (c.kind == "lower")]["value"].iloc[0]
@@ -85,7 +85,7 @@ def json_err(row):
 
 def test_one_step_profiles_fig4(scripts, smoke):
     mod, st = scripts["one_step_profiles"], smoke["one_step_profiles"]["settings"]
-    cur = {d: pd.DataFrame(mod.compute_point(dict(sigma=1.0, gamma=0.5, direction=d), **st)).set_index("x")["value"]
+    cur = {d: pd.DataFrame(mod.compute_point(dict(sigma=1.0, q=0.5, direction=d), **st)).set_index("x")["value"]
            for d in ("remove", "add", "add_remove")}
     e = cur["remove"].index.values
     assert (cur["remove"][e >= 0] >= cur["add"][e >= 0] - 1e-14).all()  # α ≥ 1: remove dominates
@@ -97,8 +97,8 @@ def test_one_step_profiles_fig4(scripts, smoke):
 
 def test_wor_substitution_bound_lebeda_fig4(scripts, smoke):
     mod, st = scripts["wor_substitution_bound"], smoke["wor_substitution_bound"]["settings"]
-    base = dict(sigma=4.0, gamma=0.05, sensitivity=2.0)
-    df = pd.DataFrame(mod.compute_point(dict(base, panel="composed", k=100, dataset_size=20000), **st))
+    base = dict(sigma=4.0, q=0.05, sensitivity=2.0)
+    df = pd.DataFrame(mod.compute_point(dict(base, panel="composed", steps=100, dataset_size=20000), **st))
     v = {m: g.set_index("x")["value"] for m, g in df.groupby("method")}
     lo = df[df.method == "cf"].set_index("x")
     assert (v["pld_connect_dots"] >= lo["upper"]).all() and (v["pld_connect_dots"] > 1.2 * v["cf"]).all()

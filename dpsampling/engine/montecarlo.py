@@ -114,32 +114,32 @@ def hoeffding_confidence(n, alpha, n_eps):
 class Step:
     """One composition step: the pair (P, Q) of Prop. 9 for one query.
 
-    ``direction="add"``: P = B(0), Q = (1-γ)B(0) + γB(shift);
+    ``q`` is the sampling rate (γ in Lebeda et al.).  ``direction="add"``: P = B(0), Q = (1-γ)B(0) + γB(shift);
     ``direction="remove"``: P and Q swapped.  ``scale`` is σ (Gaussian) or the
     Laplace scale s.  The sampled loss is log p(Y)/q(Y), Y ~ P.
     """
 
     mechanism: str
     scale: float
-    gamma: float
+    q: float
     shift: float
     direction: str
 
     def __post_init__(self):
         check_choice("mechanism", self.mechanism, MECHANISMS)
         check_positive("scale", self.scale)
-        check_rate(self.gamma, name="gamma")
+        check_rate(self.q, name="q")
         check_positive("shift", self.shift)
         check_choice("direction", self.direction, ONE_WAY_DIRECTIONS)
 
 
-def make_step(mechanism, scale, gamma, sampler="poisson", direction="add"):
+def make_step(mechanism, scale, q, sampler="poisson", direction="add"):
     """The Prop. 9 step for ``sampler`` ("poisson": shift 1, "wor": shift 2)."""
     check_choice("sampler", sampler, SUBSAMPLERS)
-    return Step(mechanism, float(scale), float(gamma), SHIFT[sampler], direction)
+    return Step(mechanism, float(scale), float(q), SHIFT[sampler], direction)
 
 
-def _log_mix(ell, gamma, out, ell_max=None):
+def _log_mix(ell, q, out, ell_max=None):
     """log((1-γ) + γ e^ℓ) into ``out`` (≠ ``ell``); γ scalar or per-column array.
 
     Fast path log((1-γ) + γ·e^min(ℓ, 700)) (two SIMD calls, ~10× cheaper
@@ -148,7 +148,7 @@ def _log_mix(ell, gamma, out, ell_max=None):
     < 1e-6, only possible for γ > 1 - 1e-6) are recomputed with np.logaddexp.
     ``ell_max`` is a known upper bound on ℓ (skips the overflow scan).
     """
-    g = np.asarray(gamma, dtype=float)
+    g = np.asarray(q, dtype=float)
     if ell_max is None:
         ell_max = ell.max() if ell.size else 0.0
     if ell_max > _ELL_MAX:
@@ -182,12 +182,12 @@ class _StepColumns:
         self.homogeneous = len(set(steps)) == 1
         remove = np.array([s.direction == "remove" for s in steps])
         c = np.array([s.shift / s.scale for s in steps])  # Δ/σ or Δ/s
-        gamma = np.array([s.gamma for s in steps])
+        q = np.array([s.q for s in steps])
         sign = np.where(remove, 1.0, -1.0)
-        gamma_sel = np.where(remove, gamma, 0.0)  # P = B(0) for add steps
+        q_sel = np.where(remove, q, 0.0)  # P = B(0) for add steps
         if self.homogeneous:  # scalars broadcast faster than (k,) rows
-            c, gamma, sign, gamma_sel = c[0], gamma[0], sign[0], gamma_sel[0]
-        self.c, self.gamma, self.sign, self.gamma_sel = c, gamma, sign, gamma_sel
+            c, q, sign, q_sel = c[0], q[0], sign[0], q_sel[0]
+        self.c, self.q, self.sign, self.q_sel = c, q, sign, q_sel
         self.any_remove = bool(remove.any())
 
 
@@ -225,7 +225,7 @@ def _draw_losses(cols: _StepColumns, m, noise_rng, sel_rng, ws: _Workspace):
         # component at Δ chosen w.p. γ (P(u < γ) = γ up to 2^-53)
         u = ws.t[:m]
         sel_rng.random(out=u)
-        sel = np.less(u, cols.gamma_sel, out=ws.sel[:m])
+        sel = np.less(u, cols.q_sel, out=ws.sel[:m])
         np.multiply(sel, c, out=u)
         x += u  # y/scale under the mixture (1-γ)B(0) + γB(Δ)
     if cols.mechanism == "gaussian":
@@ -238,7 +238,7 @@ def _draw_losses(cols: _StepColumns, m, noise_rng, sel_rng, ws: _Workspace):
         np.maximum(x, -c, out=x)
         np.minimum(x, c, out=x)  # ℓ = (|y| - |y-Δ|)/s ∈ [-c, c]
         ell_max = float(np.max(c))
-    loss = _log_mix(x, cols.gamma, ws.loss[:m], ell_max)
+    loss = _log_mix(x, cols.q, ws.loss[:m], ell_max)
     if not cols.homogeneous:
         loss *= cols.sign
     return loss
@@ -393,9 +393,9 @@ def mc_hockey_stick(steps, eps_grid, n, seed, *, beta=0.01, chunk_size=2**15):
                    n=n, beta=beta, seed=seed, params={"steps": tuple(steps)})
 
 
-def mc_privacy_curve(mechanism, scale, gamma, k, eps_grid, n, seed, sampler="poisson",
+def mc_privacy_curve(mechanism, scale, q, steps, eps_grid, n, seed, sampler="poisson",
                      direction="add", *, beta=0.01, chunk_size=2**15):
-    """Monte Carlo δ(ε) of the k-fold subsampled Laplace/Gaussian mechanism (App. B.2).
+    """Monte Carlo δ(ε) of the ``steps``-fold (the paper's k) subsampled Laplace/Gaussian mechanism (App. B.2).
 
     Per-direction curve of Prop. 9's dominating pair: ``direction="add"``
     estimates H_{e^ε}(M(D)^k ‖ M(D')^k) with D' = D + one record, "remove"
@@ -403,10 +403,10 @@ def mc_privacy_curve(mechanism, scale, gamma, k, eps_grid, n, seed, sampler="poi
     ``MCCurve`` (estimate, α, lower/upper = estimate ∓ α clipped to [0, 1]);
     the band holds simultaneously over ``eps_grid`` with probability 1 - β.
     """
-    k = check_int("k", k, 1)
-    step = make_step(mechanism, scale, gamma, sampler, direction)
-    res = mc_hockey_stick([step] * k, eps_grid, n, seed, beta=beta, chunk_size=chunk_size)
-    params = {"mechanism": mechanism, "scale": float(scale), "gamma": float(gamma), "k": k,
+    steps = check_int("steps", steps, 1)
+    step = make_step(mechanism, scale, q, sampler, direction)
+    res = mc_hockey_stick([step] * steps, eps_grid, n, seed, beta=beta, chunk_size=chunk_size)
+    params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "steps": steps,
               "sampler": sampler, "direction": direction}
     return MCCurve(eps=res.eps, estimate=res.estimate, alpha=res.alpha, n=res.n, beta=res.beta,
                    seed=res.seed, params=params)

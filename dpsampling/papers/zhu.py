@@ -18,8 +18,8 @@
     the RDP → f-DP conversion of App. F), privacy profiles, and the printed
     statements "GM is (0.277, 0.3)-DP" and "RR is not (ε, 0.3)-DP for ε < 0.471".
 
-Conventions: base Gaussian pair P = N(Δ, σ²), Q = N(0, σ²) (Δ = sensitivity);
-all profiles are functions of ε with α = e^ε.
+Conventions: base Gaussian pair P = N(Δ, σ²), Q = N(0, σ²) (Δ = sensitivity); the sampling rate
+is ``q`` (the papers' γ) and the number of compositions ``steps`` (the papers' k); all profiles are functions of ε with α = e^ε.
 
 Size (~630 lines, just over the project's ~600): one paper's three figure families (a)-(c) plus its
 Experiments 1-3 predicates; the one-step hockey stick itself is the engine kernel
@@ -37,6 +37,7 @@ from dpsampling.engine import accountant, gaussian, subsampled_gaussian
 from dpsampling.engine.numerics import bisect, find_root
 from dpsampling.engine.cf import Gaussian, PoissonSubsampled, RandomizedResponse, cf_delta, cf_epsilon
 from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.validation import check_positive, check_rate
 
 __all__ = [
     "hs_subsampled_gaussian",
@@ -75,20 +76,10 @@ __all__ = [
 ]
 
 
-def _check_pos(name, v):
-    if not (np.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0 (got {v!r})")
-
-
-def _check_gamma(gamma):
-    if not (0.0 < gamma <= 1.0):
-        raise ValueError(f"gamma must be in (0, 1] (got {gamma!r})")
-
-
 # --------------------------------------------------------------------------
 # (a) one-step hockey-stick curves of the Poisson-subsampled Gaussian
 # --------------------------------------------------------------------------
-def hs_subsampled_gaussian(epsilon, sigma, gamma, direction, sensitivity=1.0):
+def hs_subsampled_gaussian(epsilon, sigma, q, direction, sensitivity=1.0):
     """One-step H_{e^ε} of the Poisson-subsampled Gaussian in closed form (Theorem 11 pairs).
 
     direction="remove": H_α((1-γ)Q + γP ‖ Q)
@@ -100,27 +91,27 @@ def hs_subsampled_gaussian(epsilon, sigma, gamma, direction, sensitivity=1.0):
     evaluated by the engine kernel dpsampling.engine.subsampled_gaussian (log space).  Vectorised over
     epsilon (any real ε; α = e^ε).
     """
-    _check_pos("sigma", sigma)
-    _check_pos("sensitivity", sensitivity)
-    _check_gamma(gamma)
+    check_positive("sigma", sigma)
+    check_positive("sensitivity", sensitivity)
+    check_rate(q)
     if direction not in ("add", "remove"):
         raise ValueError(f"direction must be 'add' or 'remove' (got {direction!r})")
     eps = np.asarray(epsilon, dtype=float)
     # the engine's one-step kernel (Räisä Eq. (45) form, log space, Mills-ratio tail; ε < 0 by the
     # identity H_α(P‖Q) = 1 - α + α H_{1/α}(Q‖P)) at the noise multiplier σ/Δ
-    out = subsampled_gaussian.hockey_stick_one_step(float(gamma), sigma / sensitivity, eps.ravel(), direction)
+    out = subsampled_gaussian.hockey_stick_one_step(float(q), sigma / sensitivity, eps.ravel(), direction)
     out = out.reshape(eps.shape)
     return out[()] if out.ndim == 0 else out
 
 
-def split_dominates(sigma, gamma, sensitivity=1.0, eps_grid=None):
+def split_dominates(sigma, q, sensitivity=1.0, eps_grid=None):
     """Zhu Prop. 30 / Fig. 4 and Lebeda Thm 14: True iff the remove curve ≥ the add curve for
     ε ≥ 0 (α ≥ 1) and the add curve ≥ the remove curve for ε < 0 (α < 1), on a grid."""
     if eps_grid is None:
         eps_grid = np.linspace(-6.0, 6.0, 2401)
     eps_grid = np.asarray(eps_grid, dtype=float)
-    r = hs_subsampled_gaussian(eps_grid, sigma, gamma, "remove", sensitivity)
-    a = hs_subsampled_gaussian(eps_grid, sigma, gamma, "add", sensitivity)
+    r = hs_subsampled_gaussian(eps_grid, sigma, q, "remove", sensitivity)
+    a = hs_subsampled_gaussian(eps_grid, sigma, q, "add", sensitivity)
     tol = 1e-14
     pos = eps_grid >= 0
     return bool(np.all(r[pos] >= a[pos] - tol) and np.all(a[~pos] >= r[~pos] - tol))
@@ -129,7 +120,7 @@ def split_dominates(sigma, gamma, sensitivity=1.0, eps_grid=None):
 # --------------------------------------------------------------------------
 # (b) Lebeda §8: WOR + substitution, dominating pair from the max profile
 # --------------------------------------------------------------------------
-def wor_substitution_profile(epsilon, sigma=4.0, gamma=0.05, sensitivity=2.0):
+def wor_substitution_profile(epsilon, sigma=4.0, q=0.05, sensitivity=2.0):
     """One-step profile of the WOR-subsampled Gaussian under substitution (Lebeda Thm 14).
 
     max{H_α((1-γ)Q+γP ‖ Q), H_α(Q ‖ (1-γ)Q+γP)} with P = N(Δ,σ²), Q = N(0,σ²); Δ = 2 for
@@ -138,8 +129,8 @@ def wor_substitution_profile(epsilon, sigma=4.0, gamma=0.05, sensitivity=2.0):
     being a maximum of two hockey-stick curves, is convex, decreasing, = 1 at α = 0
     and ≥ (1-α)_+, i.e. a valid hockey-stick curve (Zhu Lemma 9).
     """
-    r = hs_subsampled_gaussian(epsilon, sigma, gamma, "remove", sensitivity)
-    a = hs_subsampled_gaussian(epsilon, sigma, gamma, "add", sensitivity)
+    r = hs_subsampled_gaussian(epsilon, sigma, q, "remove", sensitivity)
+    a = hs_subsampled_gaussian(epsilon, sigma, q, "add", sensitivity)
     return np.maximum(r, a)
 
 
@@ -153,7 +144,7 @@ def connect_dots_pmf(profile, eps_lo, eps_hi, discretization=1e-4):
     """
     from dp_accounting.pld import pld_pmf
 
-    _check_pos("discretization", discretization)
+    check_positive("discretization", discretization)
     if not eps_hi > eps_lo:
         raise ValueError(f"eps_hi must be > eps_lo (got {eps_lo}, {eps_hi})")
     lo = math.floor(eps_lo / discretization)
@@ -173,9 +164,9 @@ def pmf_hockey_stick(pmf, epsilons):
     return out
 
 
-def _wor_eps_range(sigma, gamma, sensitivity, tail=1e-16):
+def _wor_eps_range(sigma, q, sensitivity, tail=1e-16):
     """[ε_lo, ε_hi] with profile(ε_hi) ≤ tail and profile(ε_lo) ≥ 1 - e^{ε_lo}(1 - tail)."""
-    prof = lambda e: float(wor_substitution_profile(e, sigma, gamma, sensitivity))  # noqa: E731
+    prof = lambda e: float(wor_substitution_profile(e, sigma, q, sensitivity))  # noqa: E731
     hi = 0.1
     while prof(hi) > tail:
         hi *= 1.5
@@ -185,7 +176,7 @@ def _wor_eps_range(sigma, gamma, sensitivity, tail=1e-16):
     return lo, hi
 
 
-def wor_substitution_curves(epsilons, sigma=4.0, gamma=0.05, steps=1000, sensitivity=2.0,
+def wor_substitution_curves(epsilons, sigma=4.0, q=0.05, steps=1000, sensitivity=2.0,
                             discretization=1e-4, dataset_size=20000, err=1e-10):
     """Lebeda Fig. 4 (right): composed privacy curves δ(ε) for WOR + substitution.
 
@@ -210,20 +201,20 @@ def wor_substitution_curves(epsilons, sigma=4.0, gamma=0.05, steps=1000, sensiti
     from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
     eps = np.atleast_1d(np.asarray(epsilons, dtype=float))
-    lo, hi = _wor_eps_range(sigma, gamma, sensitivity)
-    pmf = connect_dots_pmf(lambda e: wor_substitution_profile(e, sigma, gamma, sensitivity),
+    lo, hi = _wor_eps_range(sigma, q, sensitivity)
+    pmf = connect_dots_pmf(lambda e: wor_substitution_profile(e, sigma, q, sensitivity),
                            lo, hi, discretization)
     up = pld.PrivacyLossDistribution(pmf).self_compose(steps)
-    mech = [(PoissonSubsampled(Gaussian(sigma / sensitivity), gamma), steps)]
+    mech = [(PoissonSubsampled(Gaussian(sigma / sensitivity), q), steps)]
     low = [cf_delta(float(e), mech, "remove", err) for e in eps]
     acc = rdp.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
-    m = int(round(gamma * dataset_size))
+    m = int(round(q * dataset_size))
     acc.compose(dp_event.SelfComposedDpEvent(
         dp_event.SampledWithoutReplacementDpEvent(
             dataset_size, m, dp_event.GaussianDpEvent(sigma / sensitivity)), steps))
     acc_p = rdp.RdpAccountant()
     acc_p.compose(dp_event.SelfComposedDpEvent(
-        dp_event.PoissonSampledDpEvent(gamma, dp_event.GaussianDpEvent(sigma / sensitivity)), steps))
+        dp_event.PoissonSampledDpEvent(q, dp_event.GaussianDpEvent(sigma / sensitivity)), steps))
     return {
         "epsilon": eps,
         "rdp_poisson": np.array([acc_p.get_delta(float(e)) if e >= 0 else np.nan for e in eps]),
@@ -234,12 +225,12 @@ def wor_substitution_curves(epsilons, sigma=4.0, gamma=0.05, steps=1000, sensiti
     }
 
 
-def lebeda_fig4_upper_exceeds_rdp(sigma=4.0, gamma=0.05, steps=1000, sensitivity=2.0, eps_max=4.0, n=41):
+def lebeda_fig4_upper_exceeds_rdp(sigma=4.0, q=0.05, steps=1000, sensitivity=2.0, eps_max=4.0, n=41):
     """Lebeda §1/§8: the dominating-pair accountant 'does not generally outperform the RDP accountant':
     smallest ε on [0, eps_max] (grid of n) where the composed upper bound exceeds the RDP reference curve
     of Fig. 4 (Poisson-subsampled, add/remove, σ/Δ); nan if it never does."""
     eps = np.linspace(0.0, eps_max, n)
-    c = wor_substitution_curves(eps, sigma, gamma, steps, sensitivity)
+    c = wor_substitution_curves(eps, sigma, q, steps, sensitivity)
     above = eps[c["upper"] > c["rdp_poisson"]]
     return float(above[0]) if above.size else math.nan
 
@@ -249,7 +240,7 @@ def lebeda_fig4_upper_exceeds_rdp(sigma=4.0, gamma=0.05, steps=1000, sensitivity
 # --------------------------------------------------------------------------
 def rdp_gaussian(alpha, sigma=1.0):
     """Rényi divergence of N(1,σ²) from N(0,σ²): α/(2σ²), all α > 0."""
-    _check_pos("sigma", sigma)
+    check_positive("sigma", sigma)
     return np.asarray(alpha, dtype=float) / (2 * sigma**2)
 
 
@@ -271,7 +262,7 @@ def rdp_randomized_response(alpha, p):
 
 def tradeoff_gaussian(x, sigma=1.0):
     """Exact trade-off function of the Gaussian mechanism: Φ(Φ^{-1}(1-x) - 1/σ)."""
-    _check_pos("sigma", sigma)
+    check_positive("sigma", sigma)
     return ndtr(ndtri(1 - np.asarray(x, dtype=float)) - 1.0 / sigma)
 
 
@@ -381,7 +372,7 @@ def profile_from_tradeoff(epsilon, f, n=200001):
 
 def gaussian_delta(epsilon, sigma=1.0):
     """Exact profile of the Gaussian mechanism (Balle & Wang 2018), log-space."""
-    _check_pos("sigma", sigma)
+    check_positive("sigma", sigma)
     return np.exp(gaussian.log_delta(epsilon, sigma))
 
 
@@ -421,40 +412,40 @@ def zhu_fig1_rr_rdp_below_gaussian(p=_P_FIG1, sigma=1.0):
     return bool(np.all(rdp_randomized_response(a, p) <= rdp_gaussian(a, sigma) + 1e-12))
 
 
-def zhu_fig4_split_holds(sigma=1.0, gamma=0.5):
+def zhu_fig4_split_holds(sigma=1.0, q=0.5):
     """Zhu App. C.4 / Fig. 4: remove curve dominates for α ≥ 1, add curve for α < 1."""
-    return split_dominates(sigma, gamma)
+    return split_dominates(sigma, q)
 
 
-def lebeda_fig4_split_holds(sigma=4.0, gamma=0.05, sensitivity=2.0):
+def lebeda_fig4_split_holds(sigma=4.0, q=0.05, sensitivity=2.0):
     """Lebeda §8 / Thm 14 / Fig. 4 (left): the split at ε = 0 is the pointwise maximum."""
-    return split_dominates(sigma, gamma, sensitivity)
+    return split_dominates(sigma, q, sensitivity)
 
 
-def lebeda_fig4_gap(epsilon=1.0, sigma=4.0, gamma=0.05, steps=1000, sensitivity=2.0):
+def lebeda_fig4_gap(epsilon=1.0, sigma=4.0, q=0.05, steps=1000, sensitivity=2.0):
     """Upper (dominating pair) minus lower (remove direction) composed δ at ε (Fig. 4 right)."""
-    c = wor_substitution_curves([epsilon], sigma, gamma, steps, sensitivity)
+    c = wor_substitution_curves([epsilon], sigma, q, steps, sensitivity)
     return float(c["upper"][0] - c["lower"][0] - c["lower_err"][0])
 
 
 # --------------------------------------------------------------------------
 # Zhu §5 experiments, as checks returning numbers / booleans (for claims)
 # --------------------------------------------------------------------------
-def zhu_exp1_max_gap(sigmas=(50.0, 100.0), delta=1e-4, ks=(1, 10, 100, 1000, 10000)):
+def zhu_exp1_max_gap(sigmas=(50.0, 100.0), delta=1e-4, steps_values=(1, 10, 100, 1000, 10000)):
     """Exp. 1 / Fig. 3(a): max |ε_φ - ε_analytic| over σ ∈ {50,100} and compositions k,
     ε_analytic from the Balle-Wang analytic Gaussian with σ/√k."""
     gap = 0.0
     for s in sigmas:
-        for k in ks:
-            e_cf = cf_epsilon(delta, [(Gaussian(s), k)], "remove")[0]
-            s_eff = s / math.sqrt(k)
+        for steps in steps_values:
+            e_cf = cf_epsilon(delta, [(Gaussian(s), steps)], "remove")[0]
+            s_eff = s / math.sqrt(steps)
             e_an = find_root(lambda e: float(gaussian_delta(e, s_eff)) - delta, 0.0, 100.0,
                                    xtol=1e-13)
             gap = max(gap, abs(e_cf - e_an))
     return float(gap)
 
 
-def zhu_exp2_within_pld(sigma=5.0, p=0.52, epsilon=2.0, ks=(20, 100, 400), disc=1e-4):
+def zhu_exp2_within_pld(sigma=5.0, p=0.52, epsilon=2.0, steps_values=(20, 100, 400), disc=1e-4):
     """Exp. 2 / Fig. 3(b): δ(ε=2) of alternating Gaussian(σ=5) / RR(p=0.52) compositions from
     the φ accountant lies within dp_accounting's optimistic/pessimistic PLD bounds."""
     import logging
@@ -463,8 +454,8 @@ def zhu_exp2_within_pld(sigma=5.0, p=0.52, epsilon=2.0, ks=(20, 100, 400), disc=
     ok = True
     logging.disable(logging.WARNING)
     try:
-        for k in ks:
-            v, er = cf_delta(epsilon, [(Gaussian(sigma), k // 2), (RandomizedResponse(p), k // 2)],
+        for steps in steps_values:
+            v, er = cf_delta(epsilon, [(Gaussian(sigma), steps // 2), (RandomizedResponse(p), steps // 2)],
                              "remove")
             bounds = []
             for pess in (False, True):
@@ -473,7 +464,7 @@ def zhu_exp2_within_pld(sigma=5.0, p=0.52, epsilon=2.0, ks=(20, 100, 400), disc=
                 r = pld.from_two_probability_mass_functions(
                     {0: l1p, 1: lp}, {0: lp, 1: l1p}, pessimistic_estimate=pess,
                     value_discretization_interval=disc)
-                bounds.append(g.self_compose(k // 2).compose(r.self_compose(k // 2))
+                bounds.append(g.self_compose(steps // 2).compose(r.self_compose(steps // 2))
                               .get_delta_for_epsilon(epsilon))
             ok &= bounds[0] - er <= v <= bounds[1] + er
     finally:
@@ -481,19 +472,19 @@ def zhu_exp2_within_pld(sigma=5.0, p=0.52, epsilon=2.0, ks=(20, 100, 400), disc=
     return bool(ok)
 
 
-def zhu_exp3_within_pld(sigma=2.0, gamma=0.01, delta=1e-5, steps=1500, disc=1e-4):
+def zhu_exp3_within_pld(sigma=2.0, q=0.01, delta=1e-5, steps=1500, disc=1e-4):
     """Exp. 3 / Fig. 3(c): ε(δ=1e-5) of the Poisson-subsampled Gaussian (σ=2, γ=0.01, remove
     direction as in Zhu) after 1500 steps lies between dp_accounting's optimistic and
     pessimistic PLD ε."""
     import logging
     from dp_accounting.pld import privacy_loss_distribution as pld
-    e, er = cf_epsilon(delta, [(PoissonSubsampled(Gaussian(sigma), gamma), steps)], "remove")
+    e, er = cf_epsilon(delta, [(PoissonSubsampled(Gaussian(sigma), q), steps)], "remove")
     logging.disable(logging.WARNING)
     try:
-        lo = pld.from_gaussian_mechanism(sigma, sampling_prob=gamma, pessimistic_estimate=False,
+        lo = pld.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=False,
                                          use_connect_dots=False,
                                          value_discretization_interval=disc)
-        hi = pld.from_gaussian_mechanism(sigma, sampling_prob=gamma,
+        hi = pld.from_gaussian_mechanism(sigma, sampling_prob=q,
                                          value_discretization_interval=disc)
         e_lo = lo._pmf_remove.self_compose(steps).get_epsilon_for_delta(delta)
         e_hi = hi._pmf_remove.self_compose(steps).get_epsilon_for_delta(delta)
@@ -502,12 +493,12 @@ def zhu_exp3_within_pld(sigma=2.0, gamma=0.01, delta=1e-5, steps=1500, disc=1e-4
     return bool(e_lo - er <= e <= e_hi + er)
 
 
-def zhu_exp3_query_cpu_seconds(sigma=2.0, gamma=0.01, steps=1500, epsilon=1.0):
+def zhu_exp3_query_cpu_seconds(sigma=2.0, q=0.01, steps=1500, epsilon=1.0):
     """CPU seconds of one δ(ε) query of the φ accountant in the Exp. 3 setting (Zhu App. E.2
     reports about 0.2 s per query for their double quadrature)."""
     import time
 
-    m = [(PoissonSubsampled(Gaussian(sigma), gamma), steps)]
+    m = [(PoissonSubsampled(Gaussian(sigma), q), steps)]
     cf_delta(epsilon, m, "remove")  # warm-up
     t = time.process_time()
     cf_delta(epsilon, m, "remove")
@@ -625,31 +616,31 @@ def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", boun
                             v if not pess else None, v if pess else None)
 
 
-def zhu_exp3_error_bound(epsilon=1.0, sigma=2.0, gamma=0.01, steps=1500, err=1e-14):
+def zhu_exp3_error_bound(epsilon=1.0, sigma=2.0, q=0.01, steps=1500, err=1e-14):
     """Certified error bound of the φ accountant's δ(ε) in the Exp. 3 setting at budget `err`
     (Zhu §5: 'the numerical issues induced by Gaussian quadrature are at most O(1e-14)')."""
-    return float(cf_delta(epsilon, [(PoissonSubsampled(Gaussian(sigma), gamma), steps)], "remove",
+    return float(cf_delta(epsilon, [(PoissonSubsampled(Gaussian(sigma), q), steps)], "remove",
                           err=err)[1])
 
 
-def lebeda_s8_not_better_than_rdp(sigma=4.0, gamma=0.05, steps=1000, sensitivity=2.0):
+def lebeda_s8_not_better_than_rdp(sigma=4.0, q=0.05, steps=1000, sensitivity=2.0):
     """Lebeda §1/§8: 'this accountant does not generally outperform the RDP accountant' — True iff the
     composed dominating-pair upper bound exceeds the Fig. 4 RDP reference somewhere on ε ∈ [0, 4]."""
-    return not math.isnan(lebeda_fig4_upper_exceeds_rdp(sigma, gamma, steps, sensitivity))
+    return not math.isnan(lebeda_fig4_upper_exceeds_rdp(sigma, q, steps, sensitivity))
 
 
-def zhu_exp1_beats_rdp(sigmas=(50.0, 100.0), delta=1e-4, ks=(1, 10, 100, 1000, 10000)):
+def zhu_exp1_beats_rdp(sigmas=(50.0, 100.0), delta=1e-4, steps_values=(1, 10, 100, 1000, 10000)):
     """Zhu Exp. 1 / Fig. 3(a): the φ accountant 'strictly outperforms the RDP accountant': True iff
     ε_φ < ε_RDP (dp_accounting, default orders) at every σ and k."""
-    return all(accountant.epsilon(delta, sigma=s, q=1.0, steps=k, method="cf").upper
-               < accountant.epsilon(delta, sigma=s, q=1.0, steps=k, method="rdp").value for s in sigmas for k in ks)
+    return all(accountant.epsilon(delta, sigma=s, q=1.0, steps=steps, method="cf").upper
+               < accountant.epsilon(delta, sigma=s, q=1.0, steps=steps, method="rdp").value for s in sigmas for steps in steps_values)
 
 
-def zhu_exp3_beats_rdp(sigma=2.0, gamma=0.01, delta=1e-5, ks=(100, 500, 1000, 1500)):
+def zhu_exp3_beats_rdp(sigma=2.0, q=0.01, delta=1e-5, steps_values=(100, 500, 1000, 1500)):
     """Zhu Exp. 3 / Fig. 3(c): 'all Fourier accountant-based approaches improve over the RDP-based
     accountant': True iff ε_φ < ε_RDP at every k (Poisson-subsampled Gaussian, add/remove)."""
-    kw = dict(sigma=sigma, q=gamma)
-    return all(accountant.epsilon(delta, steps=k, method="cf", **kw).upper < accountant.epsilon(delta, steps=k, method="rdp", **kw).value
-               for k in ks)
+    kw = dict(sigma=sigma, q=q)
+    return all(accountant.epsilon(delta, steps=steps, method="cf", **kw).upper < accountant.epsilon(delta, steps=steps, method="rdp", **kw).value
+               for steps in steps_values)
 
 

@@ -10,6 +10,7 @@ min_version("9.0")
 
 from dpsampling import grids
 
+grids.check_renamed_keys(config)  # an old key (gamma, k) fails naming its new name (q, steps)
 validate(config, "../schemas/config.schema.yaml")
 
 # `shell:` rules (none yet) would run the `python` on PATH; put ours first.

@@ -54,18 +54,18 @@ class RandomizedResponse:
 
 @dataclass(frozen=True)
 class PoissonSubsampled:
-    """Poisson subsampling with sampling rate q (field ``gamma``, Zhu's γ) of a base mechanism (Theorem 11).
+    """Poisson subsampling with sampling rate ``q`` (Zhu's γ) of a base mechanism (Theorem 11).
 
     Supported bases: Gaussian (φ by output-space quadrature) and
     RandomizedResponse (exact, finite support).
     """
 
     base: object
-    gamma: float
+    q: float
 
     def __post_init__(self):
         if not isinstance(self.base, (Gaussian, RandomizedResponse)):
             raise ValueError("base must be Gaussian or RandomizedResponse "
                              f"(got {type(self.base).__name__}; Laplace is not supported)")
-        if not (isinstance(self.gamma, (int, float, np.floating)) and 0.0 < self.gamma <= 1.0):
-            raise ValueError(f"gamma must be in (0, 1] (got {self.gamma!r})")
+        if not (isinstance(self.q, (int, float, np.floating)) and 0.0 < self.q <= 1.0):
+            raise ValueError(f"q must be in (0, 1] (got {self.q!r})")

@@ -273,7 +273,7 @@ def _make_pair(mech, direction):
         p = mech.p
         return _DiscretePair([p, 1 - p], [1 - p, p])
     if isinstance(mech, PoissonSubsampled):
-        g = mech.gamma
+        g = mech.q
         if g == 1.0:
             return _make_pair(mech.base, direction)
         if isinstance(mech.base, Gaussian):

@@ -49,19 +49,19 @@ from .substitution import laplace_two_fold
 # App. B.1 suggests checking) δ_R ≈ 0.104 > δ_A = 0.  Within the brief's
 # suggested range (scale 1-2, γ ≤ 0.5) scale 2, γ = 0.5 also crosses
 # (ε ∈ (0, ≈0.37), gap ≈ 0.020) but both curves vanish before ε = 1.5.
-FIG1_SETTINGS = {"mechanism": "laplace", "sampler": "wor", "scale": 1.5, "gamma": 0.7, "k": 2}
+FIG1_SETTINGS = {"mechanism": "laplace", "sampler": "wor", "scale": 1.5, "q": 0.7, "steps": 2}
 
 
-def composed_pld(mechanism, scale, gamma, k, *, sampler="poisson", pessimistic=True,
+def composed_pld(mechanism, scale, q, steps, *, sampler="poisson", pessimistic=True,
                  discretization=1e-4):
     """The dp_accounting ``PrivacyLossDistribution`` of the k-fold mechanism (Prop. 9 pair)."""
     check_choice("mechanism", mechanism, MECHANISMS)
     check_positive("scale", scale)
-    check_rate(gamma, name="gamma")
+    check_rate(q, name="q")
     check_choice("sampler", sampler, SUBSAMPLERS)
     check_positive("discretization", discretization)
     # the package's one composed-PLD cache (engine.pld.composed; bit-identical to dp_accounting)
-    return pldmod.composed(float(scale), float(gamma), check_int("k", k), bool(pessimistic), float(discretization),
+    return pldmod.composed(float(scale), float(q), check_int("steps", steps), bool(pessimistic), float(discretization),
                            mechanism, SHIFT[sampler])
 
 
@@ -112,7 +112,7 @@ def pmf_delta(pmf, eps):
     return upper[above] - np.exp(e) * lower[above]
 
 
-def direction_curves(mechanism, scale, gamma, k, eps, *, sampler="poisson", discretization=1e-4,
+def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", discretization=1e-4,
                      fast=False):
     """Exact (to PLD discretisation) add and remove curves of the k-fold mechanism.
 
@@ -123,20 +123,20 @@ def direction_curves(mechanism, scale, gamma, k, eps, *, sampler="poisson", disc
     e = check_finite_list("eps", eps)
     out = {}
     for pess, tag in ((True, "upper"), (False, "lower")):
-        pld = composed_pld(mechanism, scale, gamma, k, sampler=sampler, pessimistic=pess,
+        pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=pess,
                            discretization=discretization)
         for d, pmf in (("add", pld._pmf_add), ("remove", pld._pmf_remove)):
             val = pmf_delta(pmf, e) if fast else pmf.get_delta_for_epsilon(e)
             out[f"{d}_{tag}"] = np.asarray(val, dtype=float)
-    params = {"mechanism": mechanism, "scale": float(scale), "gamma": float(gamma), "k": int(k),
+    params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "steps": int(steps),
               "sampler": sampler}
     return DirectionCurves(eps=e, discretization=float(discretization), params=params, **out)
 
 
-def public_delta(mechanism, scale, gamma, k, eps, *, sampler="poisson", pessimistic=True,
+def public_delta(mechanism, scale, q, steps, eps, *, sampler="poisson", pessimistic=True,
                  discretization=1e-4):
     """dp_accounting's public ``get_delta_for_epsilon`` (= max over directions)."""
-    pld = composed_pld(mechanism, scale, gamma, k, sampler=sampler, pessimistic=pessimistic,
+    pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=pessimistic,
                        discretization=discretization)
     return np.asarray(pld.get_delta_for_epsilon(check_finite_list("eps", eps)), dtype=float)
 
@@ -220,7 +220,7 @@ def fig1_crossing(eps=None, discretization=1e-4):
     """Crossing intervals (ε ≥ 0) of the k = 2 Fig. 1 curves at ``FIG1_SETTINGS`` (PLD bounds)."""
     s = FIG1_SETTINGS
     e = np.linspace(0.0, 3.0, 601) if eps is None else check_finite_list("eps", eps)
-    c = direction_curves(s["mechanism"], s["scale"], s["gamma"], s["k"], e, sampler=s["sampler"],
+    c = direction_curves(s["mechanism"], s["scale"], s["q"], s["steps"], e, sampler=s["sampler"],
                          discretization=discretization)
     out = crossing_intervals_with_confidence(e, c.add_lower, c.add_upper, c.remove_lower,
                                              c.remove_upper, eps_min=0.0)
@@ -250,31 +250,31 @@ def fig1_mc_matches_exact(n=3_342_306, seed=1, eps=(0.25, 1.5)):
     s = FIG1_SETTINGS
     ok = True
     for i, d in enumerate(("add", "remove")):
-        exact = laplace_two_fold(eps, s["scale"], s["gamma"], SHIFT[s["sampler"]], (d, d))
-        res = mc_privacy_curve(s["mechanism"], s["scale"], s["gamma"], s["k"], eps, n, seed + i,
+        exact = laplace_two_fold(eps, s["scale"], s["q"], SHIFT[s["sampler"]], (d, d))
+        res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], eps, n, seed + i,
                                sampler=s["sampler"], direction=d)
         ok &= bool(np.all(np.abs(res.estimate - exact) <= res.alpha))
     return ok
 
 
-def fig1_crossing_vanishes(ks=(4, 16), discretization=1e-4):
+def fig1_crossing_vanishes(steps_values=(4, 16), discretization=1e-4):
     """§5: "this break vanishes as the number of compositions increases" — at FIG1_SETTINGS no
     certain crossing (add_lower > remove_upper + 1e-12) at ε ≥ 0 for any k in ``ks``."""
     s = FIG1_SETTINGS
     e = np.linspace(0.0, 6.0, 601)
-    for k in ks:
-        c = direction_curves(s["mechanism"], s["scale"], s["gamma"], k, e, sampler=s["sampler"],
+    for steps in steps_values:
+        c = direction_curves(s["mechanism"], s["scale"], s["q"], steps, e, sampler=s["sampler"],
                              discretization=discretization, fast=True)
         if np.any(c.add_lower - c.remove_upper > RELIABLE_DELTA_FLOOR):
             return False
     return True
 
 
-def remove_dominates_uncomposed(mechanism="laplace", scale=1.5, gamma=0.7, sampler="wor",
+def remove_dominates_uncomposed(mechanism="laplace", scale=1.5, q=0.7, sampler="wor",
                                 discretization=1e-4, eps=None):
     """§5 / Prop. 30 [ZDW22]: for k = 1, δ_R(ε) ≥ δ_A(ε) for all ε ≥ 0 (up to PLD error)."""
     e = np.linspace(0.0, 5.0, 501) if eps is None else check_finite_list("eps", eps)
-    c = direction_curves(mechanism, scale, gamma, 1, e, sampler=sampler, discretization=discretization)
+    c = direction_curves(mechanism, scale, q, 1, e, sampler=sampler, discretization=discretization)
     return bool(np.all(c.add_lower <= c.remove_upper + 1e-12))
 
 
@@ -293,7 +293,7 @@ def _intervals_with_margin(eps, diff):
     return [(lo, hi, float(np.max(diff[i:j + 1]))) for (lo, hi), (i, j) in zip(ends, runs)]
 
 
-def curve_eps_max(mechanism, scale, gamma, k, delta, *, sampler="poisson", discretization=1e-4,
+def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discretization=1e-4,
                   step=0.25, cap=50.0):
     """Right end of a plotting ε range: the smallest multiple of ``step`` at which both
     pessimistic per-direction curves are ≤ ``delta`` (at least ``step``, at most ``cap``)."""
@@ -302,7 +302,7 @@ def curve_eps_max(mechanism, scale, gamma, k, delta, *, sampler="poisson", discr
         raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
     check_positive("step", step)
     check_positive("cap", cap)
-    pld = composed_pld(mechanism, scale, gamma, k, sampler=sampler, pessimistic=True,
+    pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=True,
                        discretization=discretization)
     e = max(pld._pmf_add.get_epsilon_for_delta(d), pld._pmf_remove.get_epsilon_for_delta(d))
     if not math.isfinite(e):
@@ -342,7 +342,7 @@ class AddRemoveComparison:
         return np.where(x <= 1.0, "ok", np.where(x <= 2.0, "outside_band", "far_outside"))
 
 
-def add_remove_comparison(mechanism, scale, gamma, k, *, sampler="wor", n=None, alpha=None, beta=0.01,
+def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", n=None, alpha=None, beta=0.01,
                           n_eps=40, n_eps_pld=401, eps_max=None, seed=0, discretization=1e-4,
                           chunk_size=2**15):
     """Fig. 1 (§5, App. B.2) at one setting: MC and exact PLD curves per direction.
@@ -356,7 +356,7 @@ def add_remove_comparison(mechanism, scale, gamma, k, *, sampler="wor", n=None, 
     ``curve_eps_max`` at δ = the MC half-width (beyond it both curves are
     within MC resolution of 0).
     """
-    k = check_int("k", k)
+    steps = check_int("steps", steps)
     if (n is None) == (alpha is None):
         raise ValueError(f"give exactly one of n (samples) and alpha (target half-width) (got n={n!r}, alpha={alpha!r})")
     n_eps = int(check_int("n_eps", n_eps, 2))
@@ -365,18 +365,18 @@ def add_remove_comparison(mechanism, scale, gamma, k, *, sampler="wor", n=None, 
     n = hoeffding_n(alpha, beta, n_eps) if n is None else int(check_int("n", n, 1))
     half = hoeffding_alpha(n, beta, n_eps)  # also validates β
     if eps_max is None:
-        eps_max = curve_eps_max(mechanism, scale, gamma, k, min(half, 0.5), sampler=sampler,
+        eps_max = curve_eps_max(mechanism, scale, q, steps, min(half, 0.5), sampler=sampler,
                                 discretization=discretization)
     check_positive("eps_max", eps_max)
     e_mc = np.linspace(0.0, float(eps_max), n_eps)
     e_pld = np.linspace(0.0, float(eps_max), n_eps_pld)
-    pld = direction_curves(mechanism, scale, gamma, k, e_pld, sampler=sampler, discretization=discretization,
+    pld = direction_curves(mechanism, scale, q, steps, e_pld, sampler=sampler, discretization=discretization,
                            fast=True)
-    at = direction_curves(mechanism, scale, gamma, k, e_mc, sampler=sampler, discretization=discretization,
+    at = direction_curves(mechanism, scale, q, steps, e_mc, sampler=sampler, discretization=discretization,
                           fast=True)
     mc, excess = {}, {}
     for i, d in enumerate(ONE_WAY_DIRECTIONS):
-        mc[d] = mc_privacy_curve(mechanism, scale, gamma, k, e_mc, n, 2 * seed + i, sampler=sampler,
+        mc[d] = mc_privacy_curve(mechanism, scale, q, steps, e_mc, n, 2 * seed + i, sampler=sampler,
                                  direction=d, beta=beta, chunk_size=chunk_size)
         lo, hi = getattr(at, f"{d}_lower"), getattr(at, f"{d}_upper")
         excess[d] = np.maximum(np.maximum(lo - mc[d].estimate, mc[d].estimate - hi), 0.0) / mc[d].alpha
@@ -404,7 +404,7 @@ def max_margin(eps, diff):
 # --------------------------------------------------------------------------
 # Conjecture 12
 # --------------------------------------------------------------------------
-def choose_discretization(sigma, gamma, n_bins=5_000, d_min=1e-5, d_max=0.05):
+def choose_discretization(sigma, q, n_bins=5_000, d_min=1e-5, d_max=0.05):
     """PLD discretisation for one Gaussian (σ, γ) point: ~``n_bins`` bins per step.
 
     The single-step loss is log((1-γ) + γe^ℓ) with |ℓ| ≲ L = 10/σ + 1/σ²
@@ -414,11 +414,11 @@ def choose_discretization(sigma, gamma, n_bins=5_000, d_min=1e-5, d_max=0.05):
     idle core (both estimates, both directions).
     """
     check_positive("sigma", sigma)
-    check_rate(gamma, name="gamma")
+    check_rate(q, name="q")
     big = 10.0 / sigma + 1.0 / sigma**2
-    log_rest = math.log1p(-gamma) if gamma < 1.0 else -math.inf
-    hi = float(np.logaddexp(log_rest, math.log(gamma) + big))
-    lo = float(np.logaddexp(log_rest, math.log(gamma) - big))
+    log_rest = math.log1p(-q) if q < 1.0 else -math.inf
+    hi = float(np.logaddexp(log_rest, math.log(q) + big))
+    lo = float(np.logaddexp(log_rest, math.log(q) - big))
     width = max(hi - lo, 1e-6)
     return float(min(d_max, max(d_min, width / n_bins)))
 
@@ -454,7 +454,7 @@ class Conjecture12Margin:
         return "counterexample" in self.classification
 
 
-def conjecture12_margin(sigma, gamma, k, eps_grid, discretization=None):
+def conjecture12_margin(sigma, q, steps, eps_grid, discretization=None):
     """Conjecture 12 check at one (σ, γ, k): δ_A - δ_R on ``eps_grid`` (Gaussian, Poisson).
 
     Counterexample at ε iff add_lower > remove_upper + tol with
@@ -462,11 +462,11 @@ def conjecture12_margin(sigma, gamma, k, eps_grid, discretization=None):
     sums; at ε = 0 the two directions are equal in exact arithmetic).
     ``discretization=None`` picks ``choose_discretization(σ, γ)``.
     """
-    k = check_int("k", k)
+    steps = check_int("steps", steps)
     e = check_finite_list("eps_grid", eps_grid)
-    d = choose_discretization(sigma, gamma) if discretization is None else float(discretization)
+    d = choose_discretization(sigma, q) if discretization is None else float(discretization)
     fast = bool(e[0] >= 0 and np.all(np.diff(e) >= 0))
-    c = direction_curves("gaussian", sigma, gamma, k, e, sampler="poisson", discretization=d, fast=fast)
+    c = direction_curves("gaussian", sigma, q, steps, e, sampler="poisson", discretization=d, fast=fast)
     certain = c.add_lower - c.remove_upper
     possible = c.add_upper - c.remove_lower
     tol = RELIABLE_DELTA_FLOOR + 1e-9 * c.remove_upper
@@ -476,14 +476,14 @@ def conjecture12_margin(sigma, gamma, k, eps_grid, discretization=None):
                               remove_upper=c.remove_upper, remove_lower=c.remove_lower,
                               margin_certain=certain, margin_possible=possible,
                               classification=tuple(str(x) for x in cls), discretization=d,
-                              params={"sigma": float(sigma), "gamma": float(gamma), "k": k})
+                              params={"sigma": float(sigma), "q": float(q), "steps": steps})
 
 
 # e^ε overflows beyond ~709 inside dp_accounting's δ(ε); ε above this is not searched (flagged).
 CONJ12_EPS_CAP = 700.0
 
 
-def conjecture12_eps_grid(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=CONJ12_EPS_CAP):
+def conjecture12_eps_grid(sigma, q, steps, n_eps=200, discretization=None, eps_cap=CONJ12_EPS_CAP):
     """The ε grid searched at one (σ, γ, k): [0, ε_max] with ε_max the larger pessimistic
     ε(δ = 1e-12) of the two directions (beyond it PLD δ is unreliable), capped at ``eps_cap``.
 
@@ -493,8 +493,8 @@ def conjecture12_eps_grid(sigma, gamma, k, n_eps=200, discretization=None, eps_c
     """
     n_eps = check_int("n_eps", n_eps, 2)
     check_positive("eps_cap", eps_cap)
-    d = choose_discretization(sigma, gamma) if discretization is None else float(discretization)
-    pld = composed_pld("gaussian", sigma, gamma, check_int("k", k), sampler="poisson", pessimistic=True,
+    d = choose_discretization(sigma, q) if discretization is None else float(discretization)
+    pld = composed_pld("gaussian", sigma, q, check_int("steps", steps), sampler="poisson", pessimistic=True,
                        discretization=d)
     emax = max(pld._pmf_add.get_epsilon_for_delta(RELIABLE_DELTA_FLOOR),
                pld._pmf_remove.get_epsilon_for_delta(RELIABLE_DELTA_FLOOR))
@@ -509,7 +509,7 @@ def conjecture12_eps_grid(sigma, gamma, k, n_eps=200, discretization=None, eps_c
 CONJ12_CLASSES = ("remove dominates", "within numerical error", "counterexample")
 
 
-def conjecture12_point(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=CONJ12_EPS_CAP, n_bins=5_000):
+def conjecture12_point(sigma, q, steps, n_eps=200, discretization=None, eps_cap=CONJ12_EPS_CAP, n_bins=5_000):
     """Conjecture 12 at one (σ, γ, k), summarised over ε ≥ 0 (one dict).
 
     margin estimate = δ_A - δ_R from the two pessimistic (connect-the-dots) PLDs at the same
@@ -521,12 +521,12 @@ def conjecture12_point(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=
     positive somewhere (it is then below the width of the add bracket there); otherwise
     "remove dominates".  ``discretization=None`` picks ``choose_discretization(σ, γ, n_bins)``.
     """
-    k = check_int("k", k)
+    steps = check_int("steps", steps)
     n_bins = check_int("n_bins", n_bins, 10)
-    d = choose_discretization(sigma, gamma, n_bins=n_bins) if discretization is None else float(discretization)
+    d = choose_discretization(sigma, q, n_bins=n_bins) if discretization is None else float(discretization)
     check_positive("discretization", d)
-    e, capped = conjecture12_eps_grid(sigma, gamma, k, n_eps, d, eps_cap)
-    r = conjecture12_margin(sigma, gamma, k, e, discretization=d)
+    e, capped = conjecture12_eps_grid(sigma, q, steps, n_eps, d, eps_cap)
+    r = conjecture12_margin(sigma, q, steps, e, discretization=d)
     est = r.add_upper - r.remove_upper
     ok = np.maximum(r.add_upper, r.remove_upper) >= RELIABLE_DELTA_FLOOR
     if not ok.any():
@@ -537,7 +537,7 @@ def conjecture12_point(sigma, gamma, k, n_eps=200, discretization=None, eps_cap=
            else "within numerical error" if est[i] > 0 else "remove dominates")
     j = int(np.argmax(np.where(ok, r.margin_certain, -np.inf)))
     return {
-        "sigma": float(sigma), "gamma": float(gamma), "k": k, "discretization": d,
+        "sigma": float(sigma), "q": float(q), "steps": steps, "discretization": d,
         "eps_max": float(e[-1]), "eps_capped": bool(capped), "n_eps": int(e.size),
         "n_unreliable": int((~ok).sum()),
         "max_margin_estimate": float(est[i]), "eps_at_max": float(e[i]),
@@ -565,7 +565,7 @@ def conjecture12_verdict(points):
         "n_within_numerical_error": cls.count("within numerical error"),
         "n_remove_dominates": cls.count("remove dominates"),
         "max_margin_estimate": float(worst["max_margin_estimate"]),
-        "argmax": {key: worst[key] for key in ("sigma", "gamma", "k", "eps_at_max")},
+        "argmax": {key: worst[key] for key in ("sigma", "q", "steps", "eps_at_max")},
         "max_margin_certain": float(max(p["max_margin_certain"] for p in pts)),
         "n_eps_capped": int(sum(bool(p["eps_capped"]) for p in pts)),
     }
@@ -573,19 +573,19 @@ def conjecture12_verdict(points):
 
 # Reduced but wide grid for the claims table (48 points, ~4-5 s CPU): σ 0.3-10, γ 1e-4-1, k 1-100.
 # The full grid is the pipeline's `conjecture12` computation (results/conjecture12/verdict.csv).
-CONJ12_GRID = {"sigma": (0.3, 1.0, 3.0, 10.0), "gamma": (1e-4, 1e-2, 0.3, 1.0), "k": (1, 10, 100)}
+CONJ12_GRID = {"sigma": (0.3, 1.0, 3.0, 10.0), "q": (1e-4, 1e-2, 0.3, 1.0), "steps": (1, 10, 100)}
 
 
-def conjecture12_search(sigmas=CONJ12_GRID["sigma"], gammas=CONJ12_GRID["gamma"],
-                        ks=CONJ12_GRID["k"], n_eps=100):
+def conjecture12_search(sigmas=CONJ12_GRID["sigma"], qs=CONJ12_GRID["q"],
+                        steps_values=CONJ12_GRID["steps"], n_eps=100):
     """``conjecture12_point`` over a grid (list of summaries)."""
-    return [conjecture12_point(s, g, k, n_eps=n_eps) for s in sigmas for g in gammas for k in ks]
+    return [conjecture12_point(s, g, steps, n_eps=n_eps) for s in sigmas for g in qs for steps in steps_values]
 
 
-def conjecture12_no_counterexample(sigmas=CONJ12_GRID["sigma"], gammas=CONJ12_GRID["gamma"],
-                                   ks=CONJ12_GRID["k"], n_eps=100):
+def conjecture12_no_counterexample(sigmas=CONJ12_GRID["sigma"], qs=CONJ12_GRID["q"],
+                                   steps_values=CONJ12_GRID["steps"], n_eps=100):
     """True iff the grid (default: the reduced ``CONJ12_GRID``) has no certified counterexample (claim)."""
-    return conjecture12_verdict(conjecture12_search(sigmas, gammas, ks, n_eps))["verdict"] == "no counterexample"
+    return conjecture12_verdict(conjecture12_search(sigmas, qs, steps_values, n_eps))["verdict"] == "no counterexample"
 
 
 __all__ = [

@@ -28,7 +28,7 @@ import numpy as np
 from dpsampling.engine.validation import check_int
 
 P_KEEP = Fraction(3, 4)  # probability of outputting b
-GAMMA = Fraction(1, 2)  # App. B.1 sampling probability
+RATE_Q = Fraction(1, 2)  # App. B.1 sampling rate q (the paper's γ)
 
 
 def _frac(name, value):
@@ -60,9 +60,9 @@ def mechanism(b, p_keep=P_KEEP):
     return {b: p, 1 - b: 1 - p}
 
 
-def subsampled(contains_one, gamma=GAMMA, p_keep=P_KEEP):
+def subsampled(contains_one, q=RATE_Q, p_keep=P_KEEP):
     """One output of the γ-subsampled mechanism on D (``False``) or D' = D + (1) (``True``)."""
-    g = _check_prob("gamma", gamma)
+    g = _check_prob("q", q)
     m0 = mechanism(0, p_keep)
     if not contains_one:
         return m0
@@ -70,11 +70,11 @@ def subsampled(contains_one, gamma=GAMMA, p_keep=P_KEEP):
     return {o: (1 - g) * m0[o] + g * m1[o] for o in (0, 1)}
 
 
-def power(dist, k):
+def power(dist, steps):
     """k-fold product distribution over tuples of bits."""
-    k = check_int("k", k)
+    steps = check_int("steps", steps)
     out = {}
-    for outcome in _iproduct((0, 1), repeat=k):
+    for outcome in _iproduct((0, 1), repeat=steps):
         pr = Fraction(1)
         for o in outcome:
             pr *= dist[o]
@@ -82,9 +82,9 @@ def power(dist, k):
     return out
 
 
-def paper_pair(k=2, gamma=GAMMA, p_keep=P_KEEP):
+def paper_pair(steps=2, q=RATE_Q, p_keep=P_KEEP):
     """(P, Q) = (M(D)^k, M(D')^k) of App. B.1 (k = 2, γ = 1/2 in the paper)."""
-    return power(subsampled(False, gamma, p_keep), k), power(subsampled(True, gamma, p_keep), k)
+    return power(subsampled(False, q, p_keep), steps), power(subsampled(True, q, p_keep), steps)
 
 
 def hockey_stick(P, Q, alpha):
@@ -136,9 +136,9 @@ def curve(eps, P, Q):
     return np.maximum(out, 0.0)
 
 
-def add_remove_curves(eps, k=2, gamma=GAMMA, p_keep=P_KEEP):
+def add_remove_curves(eps, steps=2, q=RATE_Q, p_keep=P_KEEP):
     """Both full curves for a small figure: (δ_add, δ_remove) = (H(P‖Q), H(Q‖P)) on ``eps``."""
-    P, Q = paper_pair(k, gamma, p_keep)
+    P, Q = paper_pair(steps, q, p_keep)
     return curve(eps, P, Q), curve(eps, Q, P)
 
 
@@ -151,13 +151,13 @@ def _linear_on(pieces, lo, hi):
     raise AssertionError("no piece")  # pragma: no cover
 
 
-def add_above_remove_alpha_intervals(k=2, gamma=GAMMA, p_keep=P_KEEP, alpha_min=1):
+def add_above_remove_alpha_intervals(steps=2, q=RATE_Q, p_keep=P_KEEP, alpha_min=1):
     """Exact α intervals (Fractions; None = ∞) with α ≥ ``alpha_min`` where H(P‖Q) > H(Q‖P).
 
     Both curves are piecewise linear in α; on each common piece the
     difference is linear, so its sign changes at one rational root at most.
     """
-    P, Q = paper_pair(k, gamma, p_keep)
+    P, Q = paper_pair(steps, q, p_keep)
     pa, pr = curve_pieces(P, Q), curve_pieces(Q, P)
     a0 = Fraction(alpha_min)
     cuts = sorted({a0} | {x for pc in (pa, pr) for (lo, hi, _, _) in pc for x in (lo, hi)
@@ -189,10 +189,10 @@ def add_above_remove_alpha_intervals(k=2, gamma=GAMMA, p_keep=P_KEEP, alpha_min=
     return merged
 
 
-def add_above_remove_eps_intervals(k=2, gamma=GAMMA, p_keep=P_KEEP):
+def add_above_remove_eps_intervals(steps=2, q=RATE_Q, p_keep=P_KEEP):
     """The same intervals in ε = ln α (floats), restricted to ε ≥ 0."""
     return [(math.log(a), math.inf if b is None else math.log(b))
-            for a, b in add_above_remove_alpha_intervals(k, gamma, p_keep, alpha_min=1)]
+            for a, b in add_above_remove_alpha_intervals(steps, q, p_keep, alpha_min=1)]
 
 
 def paper_values():
@@ -216,9 +216,9 @@ def paper_value(name):
     return float(vals[name])
 
 
-def k1_remove_dominates(gamma=GAMMA, p_keep=P_KEEP):
+def k1_remove_dominates(q=RATE_Q, p_keep=P_KEEP):
     """Prop. 11 premise: for k = 1, H_α(Q‖P) ≥ H_α(P‖Q) for every α ≥ 1 (exact)."""
-    return add_above_remove_alpha_intervals(1, gamma, p_keep) == []
+    return add_above_remove_alpha_intervals(1, q, p_keep) == []
 
 
 def k2_crossing_both_ways():
@@ -227,10 +227,10 @@ def k2_crossing_both_ways():
     return v["H_4/3(P||Q)"] > v["H_4/3(Q||P)"] and v["H_2(P||Q)"] < v["H_2(Q||P)"]
 
 
-def exact_values(k=2, gamma=GAMMA, p_keep=P_KEEP, alphas=(Fraction(4, 3), Fraction(2))):
+def exact_values(steps=2, q=RATE_Q, p_keep=P_KEEP, alphas=(Fraction(4, 3), Fraction(2))):
     """H_α(P‖Q) (add) and H_α(Q‖P) (remove) as Fractions for each α in ``alphas`` (App. B.1),
     keyed ("add", α) / ("remove", α)."""
-    P, Q = paper_pair(k, gamma, p_keep)
+    P, Q = paper_pair(steps, q, p_keep)
     out = {}
     for a in alphas:
         a = _frac("alpha", a)
@@ -239,26 +239,26 @@ def exact_values(k=2, gamma=GAMMA, p_keep=P_KEEP, alphas=(Fraction(4, 3), Fracti
     return out
 
 
-def crossing_ks(k_max=8, gamma=GAMMA, p_keep=P_KEEP):
-    """The k in 1..k_max for which H_α(P‖Q) > H_α(Q‖P) at some α ≥ 1 (add above remove somewhere), exact.
+def crossing_ks(steps_max=8, q=RATE_Q, p_keep=P_KEEP):
+    """The k (= steps) in 1..steps_max for which H_α(P‖Q) > H_α(Q‖P) at some α ≥ 1 (add above remove somewhere), exact.
 
     For these k neither ordered pair realizes the ε ≥ 0 privacy curve of M^k (the remove pair
     always wins at large α: its likelihood ratio has the larger range).  App. B.1 settings give
     k = 2, 3, 5, 6, 7, 8 but not 4 (remove dominates for all α ≥ 1 at k = 4).
     """
-    k_max = check_int("k_max", k_max)
-    return [k for k in range(1, k_max + 1) if add_above_remove_alpha_intervals(k, gamma, p_keep)]
+    steps_max = check_int("steps_max", steps_max)
+    return [steps for steps in range(1, steps_max + 1) if add_above_remove_alpha_intervals(steps, q, p_keep)]
 
 
-def no_pair_realizes_each_k(k_min=2, k_max=8):
-    """Prop. 11, strong reading, for the App. B.1 mechanism: for *every* k in [k_min, k_max]
+def no_pair_realizes_each_k(steps_min=2, steps_max=8):
+    """Prop. 11, strong reading, for the App. B.1 mechanism: for *every* k (= steps) in [steps_min, steps_max]
     no ordered pair realizes the curve of M^k (add above remove somewhere).  Exact."""
-    ks = set(crossing_ks(k_max))
-    return all(k in ks for k in range(check_int("k_min", k_min), check_int("k_max", k_max) + 1))
+    steps_values = set(crossing_ks(steps_max))
+    return all(steps in steps_values for steps in range(check_int("steps_min", steps_min), check_int("steps_max", steps_max) + 1))
 
 
 __all__ = [
-    "GAMMA",
+    "RATE_Q",
     "P_KEEP",
     "add_above_remove_alpha_intervals",
     "add_above_remove_eps_intervals",

@@ -43,7 +43,7 @@ from scipy import integrate
 from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
 from dpsampling.engine.numerics import find_root
 
-SECTION7 = {"scale": 2.0, "gamma": 0.5, "shift": 2.0, "k": 2}
+SECTION7 = {"scale": 2.0, "q": 0.5, "shift": 2.0, "steps": 2}
 PAIRS = ("PP||QQ", "QQ||PP", "PQ||QP")
 PAIR_DIRECTIONS = {"PP||QQ": ("remove", "remove"), "QQ||PP": ("add", "add"),
                    "PQ||QP": ("remove", "add")}
@@ -66,7 +66,7 @@ class LaplaceStep:
         if not (self.scale > 0 and math.isfinite(self.scale)):
             raise ValueError(f"scale must be > 0 and finite (got {self.scale!r})")
         if not (0 < self.weight <= 1):
-            raise ValueError(f"gamma must be in (0, 1] (got {self.weight!r})")
+            raise ValueError(f"q must be in (0, 1] (got {self.weight!r})")
         if not (self.shift > 0 and math.isfinite(self.shift)):
             raise ValueError(f"shift must be > 0 and finite (got {self.shift!r})")
         if self.direction not in ("add", "remove"):
@@ -165,7 +165,7 @@ def _two_fold(eps, s1: LaplaceStep, s2: LaplaceStep):
     return val + mid, err
 
 
-def laplace_two_fold(eps, scale, gamma, shift, directions, with_error=False):
+def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
     """Exact 2-fold hockey-stick curve of a subsampled Laplace pair per factor direction.
 
     ``directions`` = (dir_1, dir_2) with "add" = (B ‖ M), "remove" = (M ‖ B),
@@ -174,7 +174,7 @@ def laplace_two_fold(eps, scale, gamma, shift, directions, with_error=False):
     """
     if len(directions) != 2:
         raise ValueError(f"directions must have length 2 (got {directions!r})")
-    s1, s2 = (LaplaceStep(float(scale), float(gamma), float(shift), dr) for dr in directions)
+    s1, s2 = (LaplaceStep(float(scale), float(q), float(shift), dr) for dr in directions)
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     if not np.all(np.isfinite(e)):
         raise ValueError(f"eps must be finite (got {eps!r})")
@@ -192,26 +192,26 @@ def _check_pair(pair):
     return pair
 
 
-def exact_curve(eps, pair, with_error=False, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+def exact_curve(eps, pair, with_error=False, *, scale=SECTION7["scale"], q=SECTION7["q"]):
     """H_{e^ε} of the §7 ``pair`` ("PP||QQ", "QQ||PP", "PQ||QP"), exact to ~1e-11 (quad).
 
-    ``scale`` (Laplace scale b) and ``gamma`` (batch fraction) default to §7's 2 and 1/2; the
+    ``scale`` (Laplace scale b) and ``q`` (batch fraction, the paper's γ) default to §7's 2 and 1/2; the
     shift is always 2 (x_2 = 1 vs -1).
     """
-    return laplace_two_fold(eps, scale, gamma, SECTION7["shift"], PAIR_DIRECTIONS[_check_pair(pair)],
+    return laplace_two_fold(eps, scale, q, SECTION7["shift"], PAIR_DIRECTIONS[_check_pair(pair)],
                             with_error=with_error)
 
 
-def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SECTION7["q"]):
     """(upper, lower) from dp_accounting PLDs composed per factor (independent cross-check)."""
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
-    LaplaceStep(float(scale), float(gamma), SECTION7["shift"], "add")  # validates scale, gamma
+    LaplaceStep(float(scale), float(q), SECTION7["shift"], "add")  # validates scale, q
     dirs = PAIR_DIRECTIONS[_check_pair(pair)]
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     out = []
     for pess in (True, False):
-        pld = pldlib.from_laplace_mechanism(float(scale), sensitivity=SECTION7["shift"], sampling_prob=float(gamma),
+        pld = pldlib.from_laplace_mechanism(float(scale), sensitivity=SECTION7["shift"], sampling_prob=float(q),
                                             pessimistic_estimate=pess, use_connect_dots=pess,
                                             value_discretization_interval=discretization)
         # dp_accounting REMOVE = (M ‖ B) up to mirroring, ADD = (B ‖ M) (see directions.py)
@@ -222,20 +222,20 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], gamma
 
 
 def mc_curve(eps, pair, n, seed, *, beta=0.01, chunk_size=2**15, scale=SECTION7["scale"],
-             gamma=SECTION7["gamma"]) -> MCCurve:
+             q=SECTION7["q"]) -> MCCurve:
     """Monte Carlo estimate of the §7 ``pair`` with the montecarlo machinery (App. B.2)."""
-    steps = [Step("laplace", float(scale), float(gamma), SECTION7["shift"], d)
+    steps = [Step("laplace", float(scale), float(q), SECTION7["shift"], d)
              for d in PAIR_DIRECTIONS[_check_pair(pair)]]
     return mc_hockey_stick(steps, eps, n, seed, beta=beta, chunk_size=chunk_size)
 
 
-def max_loss(scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+def max_loss(scale=SECTION7["scale"], q=SECTION7["q"]):
     """Largest 2-fold privacy loss of the three pairs, 2·log((1-γ) + γe^{2/b}) (≈ 1.2402 in §7);
     all three curves are 0 beyond it."""
-    return 2 * LaplaceStep(float(scale), float(gamma), SECTION7["shift"], "remove").loss_range()[1]
+    return 2 * LaplaceStep(float(scale), float(q), SECTION7["shift"], "remove").loss_range()[1]
 
 
-def max_pair_intervals(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+def max_pair_intervals(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale"], q=SECTION7["q"]):
     """Which of the three pairs is the maximum on each ε interval (Fig. 3).
 
     Returns a list of (ε_start, ε_end, pair) over [eps_lo, eps_hi] (default
@@ -244,18 +244,18 @@ def max_pair_intervals(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["s
     curves (brentq, xtol 1e-10); where all curves are 0 the pair is "none".
     """
     return list(_max_pair_intervals(float(eps_lo), None if eps_hi is None else float(eps_hi), int(n_grid),
-                                    float(scale), float(gamma)))
+                                    float(scale), float(q)))
 
 
 @lru_cache(maxsize=8)
-def _max_pair_intervals(eps_lo, eps_hi, n_grid, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+def _max_pair_intervals(eps_lo, eps_hi, n_grid, scale=SECTION7["scale"], q=SECTION7["q"]):
     """Cached worker of ``max_pair_intervals``."""
     if eps_hi is None:
-        eps_hi = max_loss(scale, gamma)
+        eps_hi = max_loss(scale, q)
     grid = np.linspace(eps_lo, eps_hi, n_grid)
 
     def curve(x, p):
-        return exact_curve(x, p, scale=scale, gamma=gamma)
+        return exact_curve(x, p, scale=scale, q=q)
 
     curves = {p: curve(grid, p) for p in PAIRS}
     stack = np.vstack([curves[p] for p in PAIRS])
@@ -307,33 +307,33 @@ def mixed_pair_as_printed_is_zero(eps=(0.0, 0.5, 1.0)):
     return all(max(0.0, 1.0 - math.exp(x)) == 0.0 for x in eps)
 
 
-def max_pair_leads(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale"], gamma=SECTION7["gamma"]):
+def max_pair_leads(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale"], q=SECTION7["q"]):
     """``max_pair_intervals`` with, per interval, the largest lead of the maximal pair over the
     second largest (exact curves on ``n_grid`` points inside the interval): [(start, end, pair, lead)]."""
     out = []
-    for a, b, pair in max_pair_intervals(eps_lo, eps_hi, n_grid, scale=scale, gamma=gamma):
+    for a, b, pair in max_pair_intervals(eps_lo, eps_hi, n_grid, scale=scale, q=q):
         if pair == "none":
             out.append((a, b, pair, 0.0))
             continue
         x = np.linspace(a, b, 41)
-        cur = {p: exact_curve(x, p, scale=scale, gamma=gamma) for p in PAIRS}
+        cur = {p: exact_curve(x, p, scale=scale, q=q) for p in PAIRS}
         other = np.max(np.vstack([cur[p] for p in PAIRS if p != pair]), axis=0)
         out.append((a, b, pair, float(np.max(cur[pair] - other))))
     return out
 
 
-def distinct_combinations(k=2, eps=(0.1, 0.3, 0.5, 0.8), tol=1e-9):
+def distinct_combinations(steps=2, eps=(0.1, 0.3, 0.5, 0.8), tol=1e-9):
     """§7: "for k compositions, we have to consider k + 1 ways of combining P and Q".
 
     Counts the distinct curves among all 2^k direction assignments (exact, k = 2 only:
     remove∘add and add∘remove coincide because composition commutes).
     """
-    if int(k) != 2:
-        raise ValueError(f"k must be 2 (exact two-fold curves only; got {k!r})")
+    if int(steps) != 2:
+        raise ValueError(f"steps must be 2 (exact two-fold curves only; got {steps!r})")
     s = SECTION7
     curves = []
     for dirs in ((a, b) for a in ("add", "remove") for b in ("add", "remove")):
-        c = laplace_two_fold(eps, s["scale"], s["gamma"], s["shift"], dirs)
+        c = laplace_two_fold(eps, s["scale"], s["q"], s["shift"], dirs)
         if not any(np.max(np.abs(c - o)) <= tol for o in curves):
             curves.append(c)
     return len(curves)
