@@ -61,12 +61,15 @@ def find_root(f, lo, hi, *, xtol=2e-12, rtol=4 * np.finfo(float).eps, maxiter=10
     return optimize.brentq(f, lo, hi, xtol=xtol, rtol=rtol, maxiter=maxiter)
 
 
-def bisect(too_low, lo, hi, iters):
+def bisect(too_low, lo, hi, iters, *, width=None):
     """Vectorised bisection for a monotone predicate: ``too_low(x)`` True left of the root.
 
-    Returns the final (lo, hi) after ``iters`` halvings (hi - lo = 2^-iters of the start width);
-    lo, hi may be arrays (one independent bisection per entry)."""
+    Returns the final (lo, hi) after ``iters`` halvings (hi - lo = 2^-iters of the start width), or
+    earlier, once every hi - lo < ``width`` (if given); lo, hi may be arrays (one independent bisection
+    per entry)."""
     for _ in range(iters):
+        if width is not None and np.all(hi - lo < width):
+            break
         mid = 0.5 * (lo + hi)
         low = too_low(mid)
         lo = np.where(low, mid, lo)

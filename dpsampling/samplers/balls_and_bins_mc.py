@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from dpsampling.engine.numerics import bisect
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_epsilon, check_int, check_positive
 
@@ -101,16 +102,9 @@ def kl_bounds(mean, n, beta_side, scale=1.0):
     budget = math.log(1.0 / b) / n
 
     def solve(lo, hi, inside_at_lo):
-        # find boundary of {p : KL(q‖p) ≤ budget} between lo and hi
-        for _ in range(200):
-            if hi - lo < 1e-13:
-                break
-            mid = 0.5 * (lo + hi)
-            if (_kl(q, mid) <= budget) == inside_at_lo:
-                lo = mid
-            else:
-                hi = mid
-        return lo, hi
+        # boundary of {p : KL(q‖p) ≤ budget} between lo and hi, halved until narrower than 1e-13
+        lo, hi = bisect(lambda mid: (_kl(q, float(mid)) <= budget) == inside_at_lo, lo, hi, 200, width=1e-13)
+        return float(lo), float(hi)
 
     if _kl(q, 1.0) <= budget:
         up = 1.0
