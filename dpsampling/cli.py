@@ -252,14 +252,10 @@ def _sigma_for_gdp_mu(epsilon, delta, q, steps):
 
     z = NormalDist().inv_cdf(1 - delta) if delta < 0.5 else 0.0
     mu = -z + math.sqrt(z * z + 2 * epsilon) if epsilon > 0 else 1e-300
+    from dpsampling.engine.numerics import bisect
+
     target = math.log(mu) - 0.5 * math.log(steps)
-    lo, hi = -700.0, 700.0  # log σ
-    for _ in range(200):
-        m = 0.5 * (lo + hi)
-        if _log_step_loss_sd(math.exp(m), q) > target:
-            lo = m
-        else:
-            hi = m
+    _, hi = bisect(lambda m: _log_step_loss_sd(math.exp(m), q) > target, -700.0, 700.0, 200)  # in log σ
     return math.exp(hi)
 
 
