@@ -228,6 +228,21 @@ def _event_families(mean_p, mean_q, sigma, steps, c_grid, direction):
     return c, fam
 
 
+def _best_over_events(c, fam, x, best_of_family, start, shape):
+    """(best, c_arg, event) over the event families ``fam`` of ``best_of_family(x, lp, lq)`` -> (values,
+    argmax index), starting from ``start`` (nan, "" where no family beats it); reshaped to ``shape``."""
+    best = np.full(x.shape, start)
+    c_arg = np.full(x.shape, np.nan)
+    event = np.full(x.shape, "", dtype=object)
+    for name, lp, lq in fam:
+        v, i = best_of_family(x, lp, lq)
+        better = v > best
+        best = np.where(better, v, best)
+        c_arg = np.where(better, c[np.maximum(i, 0)], c_arg)
+        event = np.where(better, name, event)
+    return best.reshape(shape), c_arg.reshape(shape), event.reshape(shape)
+
+
 def events_log_delta_lower(epsilon, mean_p, mean_q, sigma, steps, c_grid=None, direction="add_remove"):
     """log of the best threshold-event lower bound on δ(ε) (one epoch), with the event used.
 
@@ -240,17 +255,7 @@ def events_log_delta_lower(epsilon, mean_p, mean_q, sigma, steps, c_grid=None, d
     check_choice("direction", direction, DIRECTIONS)
     c, fam = _event_families(mean_p, mean_q, sigma, steps, c_grid, direction)
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float)).ravel()
-    best = np.full(eps.shape, -np.inf)
-    c_arg = np.full(eps.shape, np.nan)
-    event = np.full(eps.shape, "", dtype=object)
-    for name, lp, lq in fam:
-        v, i = _best_log_hockey(eps, lp, lq)
-        better = v > best
-        best = np.where(better, v, best)
-        c_arg = np.where(better, c[np.maximum(i, 0)], c_arg)
-        event = np.where(better, name, event)
-    shape = np.shape(epsilon)
-    return best.reshape(shape), c_arg.reshape(shape), event.reshape(shape)
+    return _best_over_events(c, fam, eps, _best_log_hockey, -np.inf, np.shape(epsilon))
 
 
 def events_epsilon_lower(delta, mean_p, mean_q, sigma, steps, c_grid=None, direction="add_remove"):
@@ -264,17 +269,7 @@ def events_epsilon_lower(delta, mean_p, mean_q, sigma, steps, c_grid=None, direc
     check_choice("direction", direction, DIRECTIONS)
     c, fam = _event_families(mean_p, mean_q, sigma, steps, c_grid, direction)
     ld = np.log(np.atleast_1d(np.asarray(delta, dtype=float)).ravel())
-    best = np.zeros(ld.shape)
-    c_arg = np.full(ld.shape, np.nan)
-    event = np.full(ld.shape, "", dtype=object)
-    for name, lp, lq in fam:
-        v, i = _best_epsilon(ld, lp, lq)
-        better = v > best
-        best = np.where(better, v, best)
-        c_arg = np.where(better, c[i], c_arg)
-        event = np.where(better, name, event)
-    shape = np.shape(delta)
-    return best.reshape(shape), c_arg.reshape(shape), event.reshape(shape)
+    return _best_over_events(c, fam, ld, _best_epsilon, 0.0, np.shape(delta))
 
 
 # --------------------------------------------------------------------------- several epochs: optimistic PLD of M
