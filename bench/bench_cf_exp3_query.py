@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 
-SIGMA, GAMMA, K, EPS = 2.0, 0.01, 1500, 1.0
+SIGMA, Q, STEPS, EPS = 2.0, 0.01, 1500, 1.0
 PAPER_SECONDS = 0.2
 
 
@@ -31,7 +31,7 @@ def main():
     logging.getLogger().setLevel(logging.ERROR)
     from dpsampling.engine.cf import Gaussian, PoissonSubsampled, cf_delta
 
-    m = [(PoissonSubsampled(Gaussian(SIGMA), GAMMA), K)]
+    m = [(PoissonSubsampled(Gaussian(SIGMA), Q), STEPS)]
     cf_delta(EPS, m, "remove")  # warm-up (imports, caches)
     (d, err), w, c = timed(lambda: cf_delta(EPS, m, "remove"))
     print(f"ours  φ accountant   δ(1) = {d:.10g} ± {err:.1e}   wall {w:.4f} s  cpu {c:.4f} s")
@@ -41,8 +41,8 @@ def main():
         print("peer  dp_accounting not installed: skipped")
         return
     def peer():
-        p = pld.from_gaussian_mechanism(SIGMA, sampling_prob=GAMMA, value_discretization_interval=1e-4)
-        return p.self_compose(K)._pmf_remove.get_delta_for_epsilon(EPS)
+        p = pld.from_gaussian_mechanism(SIGMA, sampling_prob=Q, value_discretization_interval=1e-4)
+        return p.self_compose(STEPS)._pmf_remove.get_delta_for_epsilon(EPS)
     dp, wp, cp = timed(peer, repeat=1)
     print(f"peer  dp_accounting PLD (d=1e-4)  δ(1) = {dp:.10g}   wall {wp:.4f} s  cpu {cp:.4f} s")
     print(f"ratio peer/ours (cpu): {cp / c:.1f}×;  paper (their machine): about {PAPER_SECONDS} s, "
