@@ -22,6 +22,9 @@ checks max(add, remove) against the public ``get_delta_for_epsilon`` so a
 change inside dp_accounting fails loudly.  Pessimistic PLDs (connect-the-dots)
 give upper bounds on δ, optimistic ones (privacy buckets) lower bounds.
 
+Names: the paper's sampling rate γ is ``q`` and its number of compositions k is ``steps`` in code,
+config and CSVs (one word per concept; the formulas above keep the paper's symbols).
+
 Size (~640 lines): the exact curves, their crossings, the Monte Carlo comparison and the
 Conjecture 12 search share the composed-PLD cache and the interval helpers of this module.
 """

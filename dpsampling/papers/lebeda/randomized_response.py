@@ -15,6 +15,8 @@ Exact results (tested): H_{4/3}(P‖Q) = 11/48, H_{4/3}(Q‖P) = 1/6,
 H_2(P‖Q) = 1/16, H_2(Q‖P) = 1/8; for k = 2 the add curve is above the remove
 curve exactly on α ∈ (1, 5/3), i.e. ε ∈ (0, ln 5/3 ≈ 0.511), while for k = 1
 the remove curve dominates for all α ≥ 1.
+
+Names: γ is ``q`` (``RATE_Q``) and k is ``steps`` in code, config and CSVs.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """§7 / Fig. 3: three worst-case candidates of the WOR Laplace mechanism under substitution.
 
-Lebeda et al. (2024) §7.  Datasets of size 2, batches of size 1 (γ = 1/2),
+Lebeda et al. (2024) §7.  Datasets of size 2, batches of size 1 (γ = 1/2; ``q`` in code, and k = 2 is ``steps``),
 Laplace noise of scale 2 (density e^{-|x-μ|/2}/4, the same scale
 parametrisation as Prop. 9's Lap(0, s)), 2 queries, x_1 = -1 in both:
 
