@@ -236,3 +236,64 @@ def test_sigma_at_one_step_is_the_gaussian_calibration():
     assert r.kind == "upper"
     assert exact <= r.value <= exact * 1.01
     assert bnb.epsilon(1e-6, sigma=r.value, steps=1, bound="upper", **FAST).value <= 2.0
+
+
+# ε(δ = 1e-6) brackets of the PLD_accounting version before the adaptive bracket (main 7caac0b,
+# "default" accuracy: one PLD pair at loss_discretization 6e-2·ε̂, tail ≤ 0.1·δ): (σ, T, E) -> (lower, upper)
+OLD_BRACKETS = {(1.0, 20, 3): (2.7761884770345517, 2.9007850893251903),
+                (0.35, 100, 1): (12.317787263330027, 12.496132341025316),
+                (0.5, 100, 2): (7.744640859240947, 7.887744398646221)}
+
+
+@pytest.mark.parametrize("point", sorted(OLD_BRACKETS))
+def test_adaptive_bracket_meets_its_width_and_overlaps_the_old_one(point):
+    # both are certified intervals on the same ε, so they must overlap: new upper ≥ old lower, new lower ≤ old upper
+    sigma, steps, epochs = point
+    r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs)
+    old_lo, old_up = OLD_BRACKETS[point]
+    assert r.upper >= old_lo and r.lower <= old_up
+    assert 0 < r.lower <= r.upper
+    assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
+    assert r.accuracy["rel_width"] == pytest.approx((r.upper - r.lower) / r.upper)
+    assert not r.flags
+
+
+def test_fine_bracket_nests_in_the_default_one_and_meets_1e_2():
+    d = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2)
+    f = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2, accuracy="fine")
+    assert (f.upper - f.lower) / f.upper <= 1e-2 < (d.upper - d.lower) / d.upper
+    # both certified: they overlap; and the fine one sits inside the default one up to that one's width
+    assert f.lower <= d.upper and f.upper >= d.lower
+
+
+def test_adaptive_bracket_at_one_step_contains_the_gaussian():
+    # T = 1: E epochs = the Gaussian at σ/√E, exactly
+    exact = gauss_eps(1e-6, 1.5 / math.sqrt(4))
+    for acc in ("default", "fine"):
+        r = bnb.epsilon_range(1e-6, sigma=1.5, steps=1, epochs=4, accuracy=acc)
+        assert r.lower <= exact <= r.upper
+        assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY[acc]["rel_width"]
+
+
+def test_bracket_is_the_max_over_directions_of_each_directions_bounds():
+    # the adaptive bracket's ends are the max over add/remove of per-direction PLD_accounting bounds
+    # at the steps it used: at a fixed step it equals the two-direction PLD_accounting PLD's ε
+    from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
+
+    kw = dict(sigma=0.8, steps=10, epochs=2)
+    r = bnb.epsilon_range(1e-6, loss_discretization=0.05, tail_truncation=1e-9, **kw)
+    cfg = AllocationSchemeConfig(loss_discretization=0.05, tail_truncation=1e-9)
+    params = PrivacyParams(sigma=0.8, num_steps=10, num_epochs=2)
+    for bt, end in ((BoundType.DOMINATES, r.upper), (BoundType.IS_DOMINATED, r.lower)):
+        full = gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_epsilon_for_delta(1e-6)
+        assert end == pytest.approx(full, rel=1e-12)
+
+
+def test_upper_and_lower_calls_share_one_bracket():
+    kw = dict(sigma=1.0, steps=10, epochs=1)
+    up = bnb.epsilon(1e-6, bound="upper", **kw)
+    lo = bnb.epsilon(1e-6, bound="lower", **kw)
+    assert (up.kind, lo.kind) == ("upper", "lower") and lo.value < up.value
+    assert up.accuracy == lo.accuracy
+    with pytest.raises(ValueError, match="options"):
+        bnb.epsilon(1e-6, rel_tol=0.1, **kw)
