@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--method", choices=METHODS + BNB_METHODS, default="pld",
                         help="accountant (default pld); cf = Zhu et al. φ accountant, an estimate with its "
                              "certified error (epsilon/delta only); balls_and_bins: pld (certified bounds), "
-                             "montecarlo (δ estimate with its band), max_statistic (Chua et al. lower bound)")
+                             "montecarlo (δ or ε estimate with its band), max_statistic (Chua et al. lower bound)")
         sp.add_argument("--rel-tol", type=float, default=DEFAULT_REL_TOL,
                         help="relative accuracy of PLD results, in (0, 0.1]")
         sp.add_argument("--accuracy", choices=("default", "fine"), default=None,
@@ -319,9 +319,12 @@ def _check_cli_values(a) -> None:
     if bnb and a.method not in ("pld",) + BNB_METHODS:
         raise ValueError(f"--method must be pld, montecarlo or max_statistic for --sampler balls_and_bins "
                          f"(got {a.method!r})")
-    if a.method == "montecarlo" and a.command != "delta":
-        raise ValueError("--method montecarlo answers the delta command only (δ(ε) with its band); use --method pld "
-                         f"(certified bounds) for {a.command}")
+    if a.method == "montecarlo" and a.command == "sigma":
+        raise ValueError("--method montecarlo answers the delta and epsilon commands only (an estimate with its band "
+                         "cannot certify a σ); use --method pld")
+    if a.method == "montecarlo" and a.command == "epsilon" and a.mc_half_width is not None:
+        raise ValueError("--mc-half-width applies to the delta command only (a half-width on δ); for epsilon give "
+                         "--mc-samples")
     if a.method == "max_statistic" and a.command == "sigma":
         raise ValueError("--method max_statistic gives a lower bound on ε only and cannot certify a σ; use --method pld")
     if a.accuracy is not None and not (bnb and a.method == "pld"):
@@ -381,7 +384,7 @@ def _run(a) -> AccountingResult:
         if a.method == "montecarlo":
             kw.update(seed=0 if a.mc_seed is None else a.mc_seed,
                       beta=0.01 if a.failure_prob is None else a.failure_prob)
-            if a.mc_half_width is None:
+            if a.mc_half_width is None or a.command == "epsilon":
                 kw["n"] = MC_SAMPLES if a.mc_samples is None else a.mc_samples
             else:
                 kw.update(half_width=a.mc_half_width, max_samples=MAX_MC_SAMPLES if a.mc_samples is None
@@ -400,6 +403,9 @@ def _run(a) -> AccountingResult:
     except RuntimeError as exc:  # MCAccuracyError: the band asked for needs more samples than the budget
         if a.method != "montecarlo":
             raise
+        if a.command == "epsilon":
+            raise RuntimeError(f"Monte Carlo cannot bound epsilon at --delta {a.delta:g} with --mc-samples "
+                               f"{kw['n']}: {exc}; raise --mc-samples") from None
         raise RuntimeError(f"Monte Carlo cannot reach --mc-half-width {a.mc_half_width:g} within --mc-samples "
                            f"{kw['max_samples']}: {exc}; raise --mc-samples or --mc-half-width") from None
 

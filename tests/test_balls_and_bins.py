@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
@@ -297,3 +298,43 @@ def test_upper_and_lower_calls_share_one_bracket():
     assert up.accuracy == lo.accuracy
     with pytest.raises(ValueError, match="options"):
         bnb.epsilon(1e-6, rel_tol=0.1, **kw)
+
+
+def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
+    # ε(δ) by Monte Carlo: the interval overlaps the certified bracket, the estimate sits inside it,
+    # and δ̂ at the estimate (same sample: common random numbers) is δ to the bisection's accuracy
+    dl, kw = 1e-2, dict(sigma=1.0, steps=10, epochs=2)
+    r = bnb.epsilon(dl, method="montecarlo", n=50_000, seed=3, **kw)
+    cert = bnb.epsilon_range(dl, accuracy="fine", **kw)
+    assert r.kind == "estimate" and r.lower < r.value < r.upper
+    assert r.lower <= cert.upper and cert.lower <= r.upper
+    losses = [mc.direction_losses(direction=d, n=50_000, seed=3, importance=False, eps0=0.0, **kw)
+              for d in mc.DIRECTIONS]
+
+    def means(eps):
+        return [float((-np.expm1(eps - v[v > eps])).sum()) / 50_000 for v in losses]
+
+    assert max(means(r.value)) == pytest.approx(dl, rel=1e-3)
+    # the δ band inverted: the KL upper limit at ε = upper is ≤ δ, the lower limit at ε = lower is > δ
+    assert max(mc.kl_bounds(m, 50_000, 0.01 / 4)[1] for m in means(r.upper)) <= dl
+    assert max(mc.kl_bounds(m, 50_000, 0.01 / 4)[0] for m in means(r.lower)) > dl
+    assert r == bnb.epsilon(dl, method="montecarlo", n=50_000, seed=3, **kw)  # reproducible
+    assert r.value != bnb.epsilon(dl, method="montecarlo", n=50_000, seed=4, **kw).value
+
+
+def test_mc_epsilon_one_step_contains_the_gaussian_and_is_sampling_agrees():
+    # T = 1: the pair is the Gaussian pair; naive and importance-sampled intervals both contain it
+    exact = gauss_eps(1e-3, 1.0)
+    for importance in (False, True):
+        r = mc.mc_epsilon(1e-3, sigma=1.0, steps=1, n=100_000, seed=5, importance=importance)
+        assert r.lower <= exact <= r.upper, importance
+    r = mc.mc_epsilon(1e-3, sigma=1.0, steps=20, n=100_000, seed=6)
+    cert = bnb.epsilon_range(1e-3, sigma=1.0, steps=20, accuracy="fine")
+    assert r.accuracy["importance"] is True and r.lower <= cert.upper and cert.lower <= r.upper
+
+
+def test_mc_epsilon_with_too_few_samples_says_how_many():
+    with pytest.raises(mc.MCAccuracyError, match=r"at least n=\d+"):
+        mc.mc_epsilon(1e-6, sigma=1.0, steps=10, epochs=2, n=1000)
+    with pytest.raises(ValueError, match="delta"):
+        mc.mc_epsilon(0.0, sigma=1.0, steps=10, n=10)

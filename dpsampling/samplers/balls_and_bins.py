@@ -22,7 +22,7 @@ Bounds and why each is one:
   relative with lower ≤ exact ≤ upper; σ→∞ gives ε→0; [lower, upper] nests
   and shrinks ∝ loss_discretization; at σ=1, T=100 it sits below Poisson
   (0.84–0.87 vs 0.954) and brackets our Monte Carlo (tests/test_balls_and_bins.py).
-* ``method="montecarlo"``: an ``estimate`` of δ(ε) with a two-sided
+* ``method="montecarlo"``: an ``estimate`` of δ(ε) (or of ε(δ), by inverting δ(ε) and its band) with a two-sided
   Chernoff–KL confidence interval (``lower``/``upper`` of the result) that holds
   with probability ≥ 1 − ``beta`` for both directions together (β/4 per side
   and direction, union bound).  The Monte Carlo code lives in
@@ -277,15 +277,18 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
 
     method "pld": the certified bracket of :func:`_epsilon_bracket` (options ``accuracy`` "default" /
     "fine" = relative width 5e-2 / 1e-2, or a fixed ``loss_discretization``; ``tail_truncation``); the
-    end asked for by ``bound`` is returned, with both ends in lower/upper.  method "max_statistic":
-    the Chua et al. lower bound."""
+    end asked for by ``bound`` is returned, with both ends in lower/upper.  method "montecarlo": the
+    estimate with its (1 − β) interval, by inverting the δ(ε) estimate and its band
+    (:func:`dpsampling.samplers.balls_and_bins_mc.mc_epsilon`; options n, seed, beta, importance, eps0).
+    method "max_statistic": the Chua et al. lower bound."""
     q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
                                                                ("both_ends", False)))
     steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
     check_delta(delta)
     if method == "montecarlo":
-        raise ValueError("method 'montecarlo' answers delta(epsilon) only; use method 'pld' (certified bounds) or "
-                         "'max_statistic' (lower bound) for epsilon")
+        from .balls_and_bins_mc import mc_epsilon
+
+        return mc_epsilon(float(delta), sigma=float(sigma), steps=steps, epochs=epochs, **options)
     if method == "max_statistic":
         return _max_statistic_lower("epsilon", delta, sigma, steps, epochs, bound, options)
     accuracy = options.pop("accuracy", "default")
