@@ -15,7 +15,8 @@ plain ``gaussian_allocation_epsilon_range`` asked for the same absolute width
 shared) and the ratio.  PLD_accounting runs its O(n²) convolutions in numba when numba is
 installed, else in a much slower numpy fallback; the table header says which.
 
-Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--no-peer]
+Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
+       [--cases=σ,T,E/σ,T,E...]
 """
 
 from __future__ import annotations
@@ -98,7 +99,11 @@ def bench_bounds(quick, accuracies, peer):
     print(f"certified bounds, delta=1e-6, CPU seconds (numba {'on' if has_numba() else 'OFF: numpy fallback'})")
     print(f"{'sigma':>5} {'T':>5} {'E':>3} {'acc':>7} | {'ours lower':>10} {'ours upper':>10} {'rel w':>8} "
           f"{'cpu s':>7} | {'PLD_acc lower':>13} {'upper':>8} {'rel w':>8} {'cpu s':>7} | ratio", flush=True)
-    for sigma, steps, epochs in BOUND_CASES[:1] if quick else BOUND_CASES:
+    cases = BOUND_CASES[:1] if quick else BOUND_CASES
+    for arg in sys.argv:
+        if arg.startswith("--cases="):  # e.g. --cases=2,1000,10/1,100,1
+            cases = [(float(c.split(",")[0]), int(c.split(",")[1]), int(c.split(",")[2])) for c in arg[8:].split("/")]
+    for sigma, steps, epochs in cases:
         for acc in accuracies:
             bnb._directional_pmf.cache_clear()
             bnb._epsilon_bracket.cache_clear()
@@ -124,5 +129,6 @@ if __name__ == "__main__":
     if "--bounds-only" not in sys.argv:
         bench_mc(quick)
     if "--mc-only" not in sys.argv:
-        bench_bounds(quick, ("default",) if quick or "--default-only" in sys.argv else ("default", "fine"),
+        accs = ("default",) if quick or "--default-only" in sys.argv else ("default", "fine")
+        bench_bounds(quick, ("fine",) if "--fine-only" in sys.argv else accs,
                      peer="--no-peer" not in sys.argv)
