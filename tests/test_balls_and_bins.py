@@ -281,7 +281,7 @@ def test_bracket_is_the_max_over_directions_of_each_directions_bounds():
     # at the steps it used: at a fixed step it equals the two-direction PLD_accounting PLD's ε
     from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
 
-    kw = dict(sigma=0.8, steps=10, epochs=2)
+    kw = {"sigma": 0.8, "steps": 10, "epochs": 2}
     r = bnb.epsilon_range(1e-6, loss_discretization=0.05, tail_truncation=1e-9, **kw)
     cfg = AllocationSchemeConfig(loss_discretization=0.05, tail_truncation=1e-9)
     params = PrivacyParams(sigma=0.8, num_steps=10, num_epochs=2)
@@ -291,7 +291,7 @@ def test_bracket_is_the_max_over_directions_of_each_directions_bounds():
 
 
 def test_upper_and_lower_calls_share_one_bracket():
-    kw = dict(sigma=1.0, steps=10, epochs=1)
+    kw = {"sigma": 1.0, "steps": 10, "epochs": 1}
     up = bnb.epsilon(1e-6, bound="upper", **kw)
     lo = bnb.epsilon(1e-6, bound="lower", **kw)
     assert (up.kind, lo.kind) == ("upper", "lower") and lo.value < up.value
@@ -303,7 +303,7 @@ def test_upper_and_lower_calls_share_one_bracket():
 def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
     # ε(δ) by Monte Carlo: the interval overlaps the certified bracket, the estimate sits inside it,
     # and δ̂ at the estimate (same sample: common random numbers) is δ to the bisection's accuracy
-    dl, kw = 1e-2, dict(sigma=1.0, steps=10, epochs=2)
+    dl, kw = 1e-2, {"sigma": 1.0, "steps": 10, "epochs": 2}
     r = bnb.epsilon(dl, method="montecarlo", n=50_000, seed=3, **kw)
     cert = bnb.epsilon_range(dl, accuracy="fine", **kw)
     assert r.kind == "estimate" and r.lower < r.value < r.upper

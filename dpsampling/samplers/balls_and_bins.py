@@ -213,8 +213,14 @@ def _directional_pmf(sigma, steps, epochs, bound, direction, loss_discretization
     DOMINATES / IS_DOMINATED make its ε(δ) an upper / lower bound for that direction (module doc); ε(δ) of
     the pair is the max over the two directions, so max of per-direction upper (lower) bounds is an upper
     (lower) bound."""
-    from PLD_accounting import (AllocationSchemeConfig, BoundType, ConvolutionMethod, Direction, PrivacyParams,
-                                gaussian_allocation_directional_pld)
+    from PLD_accounting import (
+        AllocationSchemeConfig,
+        BoundType,
+        ConvolutionMethod,
+        Direction,
+        PrivacyParams,
+        gaussian_allocation_directional_pld,
+    )
     from PLD_accounting.dp_accounting_support import linear_dist_to_dp_accounting_pmf
 
     bt = BoundType.DOMINATES if bound == "upper" else BoundType.IS_DOMINATED

@@ -400,6 +400,14 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, n, seed=0, beta=0.01, importanc
                             upper=up_b[1], flags=tuple(flags))
 
 
-__all__ = ["MCAccuracyError", "block_size", "kl_bounds", "mc_delta", "mc_direction", "mc_epsilon", "direction_losses",
-           "samples_needed",
-           "thresholds"]
+__all__ = [
+    "MCAccuracyError",
+    "block_size",
+    "direction_losses",
+    "kl_bounds",
+    "mc_delta",
+    "mc_direction",
+    "mc_epsilon",
+    "samples_needed",
+    "thresholds",
+]
