@@ -305,7 +305,7 @@ def direction_losses(*, sigma, steps, epochs, direction, n, seed, importance, ep
     return np.concatenate(out)
 
 
-def mc_epsilon(delta, *, sigma, steps, epochs=1, n, seed=0, beta=0.01, importance=None, eps0=None,
+def mc_epsilon(delta, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, importance=None, eps0=None,
                eps_max=64.0, rel_tol=1e-6):
     """Monte Carlo ε(δ) with a (1 − β) interval; kind ``estimate`` (``lower``/``upper`` = the interval).
 
@@ -324,6 +324,8 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, n, seed=0, beta=0.01, importanc
     ``eps_max`` (δ_up stays > δ: too few samples for this δ) raises :class:`MCAccuracyError`.
     """
     d = _check_unit_open("delta", delta)
+    if n is None:
+        raise ValueError("n (samples per direction) must be given for epsilon by method 'montecarlo' (got None)")
     check_positive("sigma", sigma)
     steps = check_int("steps", steps, 1)
     epochs = check_int("epochs", epochs, 1)
