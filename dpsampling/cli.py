@@ -216,8 +216,9 @@ FEASIBLE_WORK = 2e7
 # compositions goes far below 1e-3 (σ = 1.5, q = 1e-3, T = 1e6, rel-tol 0.01 lands at d = 1e-5 and takes
 # 19 s; T = 1e7 ran > 100 s): beyond MAX_PLD_STEPS the CLI points to the RDP or φ accountant.
 MAX_PLD_STEPS = 10**6
-# balls_and_bins: PLD_accounting's cost grows fast with steps×epochs (measured: T=100 ~4 s, T=1000 × 5 epochs
-# ~260 s per point); the range is 100–1000 steps × 1–10 epochs.  Monte Carlo: normal draws per direction.
+# balls_and_bins: PLD_accounting's cost grows fast with steps×epochs at small ε (measured CPU per certified
+# bracket with numba: T=100 ≤ 1 s, T=1000 at σ=2 ~15 s, T=1000 × 5 epochs at σ=2 ~80 s); the range is
+# 100–1000 steps × 1–10 epochs.  Monte Carlo: normal draws per direction.
 MAX_BNB_PLD_STEPS = 10**4
 MAX_MC_DRAWS = 10**10
 _TAIL_SDS = 8.0  # the PLD keeps the loss support within about ±8 standard deviations (tail mass ~1e-15)
@@ -270,7 +271,7 @@ def check_feasible(a) -> None:
         if a.method == "pld" and total > MAX_BNB_PLD_STEPS:
             raise ValueError(f"--steps × --epochs = {total} is more than the balls_and_bins certified bounds "
                              f"(PLD_accounting) compute in reasonable time (limit {MAX_BNB_PLD_STEPS:.0e}; "
-                             f"T=1000 × 5 epochs takes ~260 s); use --method max_statistic (lower bound) or montecarlo")
+                             f"T=1000 × 5 epochs at σ=2 takes ~80 s); use --method max_statistic (lower bound) or montecarlo")
         n = a.mc_samples or MC_SAMPLES
         if a.method == "montecarlo" and n * total > MAX_MC_DRAWS:
             raise ValueError(f"--mc-samples × --steps × --epochs = {n * total:.2g} normal draws per direction is more "
