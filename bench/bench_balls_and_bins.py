@@ -9,11 +9,14 @@ scipy.special.logsumexp for the loss), which is how that method is written
 in plain numpy/scipy.  Same estimator, same inputs: both rates and the ratio.
 
 Certified bounds: ours (``dpsampling.samplers.balls_and_bins.epsilon_range`` at the
-"default" and "fine" settings, one PLD pair each) vs PLD_accounting's default
-``gaussian_allocation_epsilon_range`` (adaptive refinement) and its
-``epsilon_accuracy=0.01`` call; widths and seconds.
+"default" and "fine" settings: adaptive bracket, relative width ≤ 5e-2 / 1e-2) vs PLD_accounting's
+plain ``gaussian_allocation_epsilon_range`` asked for the same absolute width
+(``epsilon_accuracy`` = our upper − lower), on the same inputs; CPU seconds (the machine may be
+shared) and the ratio.  PLD_accounting runs its O(n²) convolutions in numba when numba is
+installed, else in a much slower numpy fallback; the table header says which.
 
-Usage: python3 bench/bench_balls_and_bins.py [--quick]
+Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
+       [--cases=σ,T,E/σ,T,E...]
 """
 
 from __future__ import annotations
@@ -69,38 +72,63 @@ def bench_mc(quick):
     n = 20_000 if quick else 200_000
     for eps, sigma, steps in [(0.5, 1.0, 100), (1.0, 0.7, 1000)]:
         nn = n if steps <= 100 else n // 10
-        t = time.perf_counter()
+        t = time.process_time()
         ours = mc.mc_delta(eps, sigma=sigma, steps=steps, n=nn, seed=1)
-        t_ours = time.perf_counter() - t
-        t = time.perf_counter()
+        t_ours = time.process_time() - t
+        t = time.process_time()
         peer = peer_style_is(eps, sigma, steps, nn, 1)
-        t_peer = time.perf_counter() - t
+        t_peer = time.process_time() - t
         r_o, r_p = 2 * nn / t_ours, 2 * nn / t_peer
         print(f"MC IS eps={eps} sigma={sigma} T={steps} n={nn}/direction: ours {ours.value:.4g} "
               f"[{ours.lower:.4g}, {ours.upper:.4g}] {r_o:,.0f} samples/s; peer-style {peer:.4g} "
-              f"{r_p:,.0f} samples/s; ratio {r_o / r_p:.1f}x", flush=True)
+              f"{r_p:,.0f} samples/s; ratio {r_o / r_p:.1f}x (CPU time)", flush=True)
 
 
-def bench_bounds(quick):
+#: (σ, steps per epoch, epochs): the corners and middle of the issue's range (σ ∈ [0.35, 2], 100–1000
+#: steps, 1–10 epochs); --quick: one cheap point
+BOUND_CASES = [(1.0, 100, 1), (0.35, 100, 1), (2.0, 100, 1), (0.35, 1000, 1), (0.7, 1000, 1), (2.0, 1000, 1),
+               (1.0, 100, 10), (2.0, 100, 10), (0.35, 1000, 10), (2.0, 1000, 5), (2.0, 1000, 10)]
+
+
+def bench_bounds(quick, accuracies, peer):
+    """Table: our certified ε(δ = 1e-6) bracket (CPU s, relative width) and PLD_accounting's
+    ``gaussian_allocation_epsilon_range`` asked for the same absolute width (CPU s), and the ratio."""
     from PLD_accounting import gaussian_allocation_epsilon_range
+    from PLD_accounting.types import has_numba
 
-    cases = [(1.0, 100, 1)] if quick else [(1.0, 100, 1), (0.35, 1000, 1), (2.0, 1000, 10)]
+    print(f"certified bounds, delta=1e-6, CPU seconds (numba {'on' if has_numba() else 'OFF: numpy fallback'})")
+    print(f"{'sigma':>5} {'T':>5} {'E':>3} {'acc':>7} | {'ours lower':>10} {'ours upper':>10} {'rel w':>8} "
+          f"{'cpu s':>7} | {'PLD_acc lower':>13} {'upper':>8} {'rel w':>8} {'cpu s':>7} | ratio", flush=True)
+    cases = BOUND_CASES[:1] if quick else BOUND_CASES
+    for arg in sys.argv:
+        if arg.startswith("--cases="):  # e.g. --cases=2,1000,10/1,100,1
+            cases = [(float(c.split(",")[0]), int(c.split(",")[1]), int(c.split(",")[2])) for c in arg[8:].split("/")]
     for sigma, steps, epochs in cases:
-        for acc in ("default",) if quick else ("default", "fine"):
-            t = time.perf_counter()
+        for acc in accuracies:
+            bnb._directional_pmf.cache_clear()
+            bnb._epsilon_bracket.cache_clear()
+            t = time.process_time()
             r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs, accuracy=acc)
-            dt = time.perf_counter() - t
-            print(f"ours {acc:7s} sigma={sigma} T={steps} E={epochs}: [{r.lower:.4f}, {r.upper:.4f}] "
-                  f"rel width {(r.upper - r.lower) / r.upper:.2e} in {dt:.1f} s", flush=True)
-        t = time.perf_counter()
-        up, lo = gaussian_allocation_epsilon_range(delta=1e-6, sigma=sigma, num_steps=steps, num_epochs=epochs)
-        dt = time.perf_counter() - t
-        print(f"PLD_accounting default range sigma={sigma} T={steps} E={epochs}: [{lo:.4f}, {up:.4f}] "
-              f"rel width {(up - lo) / up:.2e} in {dt:.1f} s", flush=True)
+            dt = time.process_time() - t
+            line = (f"{sigma:5.2f} {steps:5d} {epochs:3d} {acc:>7} | {r.lower:10.5f} {r.upper:10.5f} "
+                    f"{(r.upper - r.lower) / r.upper:8.2e} {dt:7.1f} |")
+            if peer:
+                t = time.process_time()
+                up, lo = gaussian_allocation_epsilon_range(delta=1e-6, sigma=sigma, num_steps=steps,
+                                                           num_epochs=epochs, epsilon_accuracy=r.upper - r.lower)
+                dp = time.process_time() - t
+                line += f" {lo:13.5f} {up:8.5f} {(up - lo) / up:8.2e} {dp:7.1f} | {dp / dt:5.1f}x"
+            else:
+                line += " (PLD_accounting range not run: --no-peer)"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
     warnings.simplefilter("ignore")
     quick = "--quick" in sys.argv
-    bench_mc(quick)
-    bench_bounds(quick)
+    if "--bounds-only" not in sys.argv:
+        bench_mc(quick)
+    if "--mc-only" not in sys.argv:
+        accs = ("default",) if quick or "--default-only" in sys.argv else ("default", "fine")
+        bench_bounds(quick, ("fine",) if "--fine-only" in sys.argv else accs,
+                     peer="--no-peer" not in sys.argv)

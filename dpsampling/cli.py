@@ -64,7 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--method", choices=METHODS + BNB_METHODS, default="pld",
                         help="accountant (default pld); cf = Zhu et al. φ accountant, an estimate with its "
                              "certified error (epsilon/delta only); balls_and_bins: pld (certified bounds), "
-                             "montecarlo (δ estimate with its band), max_statistic (Chua et al. lower bound)")
+                             "montecarlo (δ or ε estimate with its band), max_statistic (Chua et al. lower bound)")
         sp.add_argument("--rel-tol", type=float, default=DEFAULT_REL_TOL,
                         help="relative accuracy of PLD results, in (0, 0.1]")
         sp.add_argument("--accuracy", choices=("default", "fine"), default=None,
@@ -216,8 +216,9 @@ FEASIBLE_WORK = 2e7
 # compositions goes far below 1e-3 (σ = 1.5, q = 1e-3, T = 1e6, rel-tol 0.01 lands at d = 1e-5 and takes
 # 19 s; T = 1e7 ran > 100 s): beyond MAX_PLD_STEPS the CLI points to the RDP or φ accountant.
 MAX_PLD_STEPS = 10**6
-# balls_and_bins: PLD_accounting's cost grows fast with steps×epochs (measured: T=100 ~4 s, T=1000 × 5 epochs
-# ~260 s per point); the range is 100–1000 steps × 1–10 epochs.  Monte Carlo: normal draws per direction.
+# balls_and_bins: PLD_accounting's cost grows fast with steps×epochs at small ε (measured CPU per certified
+# bracket with numba: T=100 ≤ 1 s, T=1000 at σ=2 ~15 s, T=1000 × 5 epochs at σ=2 ~80 s); the range is
+# 100–1000 steps × 1–10 epochs.  Monte Carlo: normal draws per direction.
 MAX_BNB_PLD_STEPS = 10**4
 MAX_MC_DRAWS = 10**10
 _TAIL_SDS = 8.0  # the PLD keeps the loss support within about ±8 standard deviations (tail mass ~1e-15)
@@ -266,7 +267,7 @@ def check_feasible(a) -> None:
         if a.method == "pld" and total > MAX_BNB_PLD_STEPS:
             raise ValueError(f"--steps × --epochs = {total} is more than the balls_and_bins certified bounds "
                              f"(PLD_accounting) compute in reasonable time (limit {MAX_BNB_PLD_STEPS:.0e}; "
-                             f"T=1000 × 5 epochs takes ~260 s); use --method max_statistic (lower bound) or montecarlo")
+                             f"T=1000 × 5 epochs at σ=2 takes ~80 s); use --method max_statistic (lower bound) or montecarlo")
         n = a.mc_samples or MC_SAMPLES
         if a.method == "montecarlo" and n * total > MAX_MC_DRAWS:
             raise ValueError(f"--mc-samples × --steps × --epochs = {n * total:.2g} normal draws per direction is more "
@@ -315,9 +316,12 @@ def _check_cli_values(a) -> None:
     if bnb and a.method not in ("pld",) + BNB_METHODS:
         raise ValueError(f"--method must be pld, montecarlo or max_statistic for --sampler balls_and_bins "
                          f"(got {a.method!r})")
-    if a.method == "montecarlo" and a.command != "delta":
-        raise ValueError("--method montecarlo answers the delta command only (δ(ε) with its band); use --method pld "
-                         f"(certified bounds) for {a.command}")
+    if a.method == "montecarlo" and a.command == "sigma":
+        raise ValueError("--method montecarlo answers the delta and epsilon commands only (an estimate with its band "
+                         "cannot certify a σ); use --method pld")
+    if a.method == "montecarlo" and a.command == "epsilon" and a.mc_half_width is not None:
+        raise ValueError("--mc-half-width applies to the delta command only (a half-width on δ); for epsilon give "
+                         "--mc-samples")
     if a.method == "max_statistic" and a.command == "sigma":
         raise ValueError("--method max_statistic gives a lower bound on ε only and cannot certify a σ; use --method pld")
     if a.accuracy is not None and not (bnb and a.method == "pld"):
@@ -377,7 +381,7 @@ def _run(a) -> AccountingResult:
         if a.method == "montecarlo":
             kw.update(seed=0 if a.mc_seed is None else a.mc_seed,
                       beta=0.01 if a.failure_prob is None else a.failure_prob)
-            if a.mc_half_width is None:
+            if a.mc_half_width is None or a.command == "epsilon":
                 kw["n"] = MC_SAMPLES if a.mc_samples is None else a.mc_samples
             else:
                 kw.update(half_width=a.mc_half_width, max_samples=MAX_MC_SAMPLES if a.mc_samples is None
@@ -396,6 +400,9 @@ def _run(a) -> AccountingResult:
     except RuntimeError as exc:  # MCAccuracyError: the band asked for needs more samples than the budget
         if a.method != "montecarlo":
             raise
+        if a.command == "epsilon":
+            raise RuntimeError(f"Monte Carlo cannot bound epsilon at --delta {a.delta:g} with --mc-samples "
+                               f"{kw['n']}: {exc}; raise --mc-samples") from None
         raise RuntimeError(f"Monte Carlo cannot reach --mc-half-width {a.mc_half_width:g} within --mc-samples "
                            f"{kw['max_samples']}: {exc}; raise --mc-samples or --mc-half-width") from None
 

@@ -2,6 +2,7 @@
 
 import math
 
+import numpy as np
 import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
@@ -236,3 +237,104 @@ def test_sigma_at_one_step_is_the_gaussian_calibration():
     assert r.kind == "upper"
     assert exact <= r.value <= exact * 1.01
     assert bnb.epsilon(1e-6, sigma=r.value, steps=1, bound="upper", **FAST).value <= 2.0
+
+
+# ε(δ = 1e-6) brackets of the PLD_accounting version before the adaptive bracket (main 7caac0b,
+# "default" accuracy: one PLD pair at loss_discretization 6e-2·ε̂, tail ≤ 0.1·δ): (σ, T, E) -> (lower, upper)
+OLD_BRACKETS = {(1.0, 20, 3): (2.7761884770345517, 2.9007850893251903),
+                (0.35, 100, 1): (12.317787263330027, 12.496132341025316),
+                (0.5, 100, 2): (7.744640859240947, 7.887744398646221)}
+
+
+@pytest.mark.parametrize("point", sorted(OLD_BRACKETS))
+def test_adaptive_bracket_meets_its_width_and_overlaps_the_old_one(point):
+    # both are certified intervals on the same ε, so they must overlap: new upper ≥ old lower, new lower ≤ old upper
+    sigma, steps, epochs = point
+    r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs)
+    old_lo, old_up = OLD_BRACKETS[point]
+    assert r.upper >= old_lo and r.lower <= old_up
+    assert 0 < r.lower <= r.upper
+    assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
+    assert r.accuracy["rel_width"] == pytest.approx((r.upper - r.lower) / r.upper)
+    assert not r.flags
+
+
+def test_fine_bracket_nests_in_the_default_one_and_meets_1e_2():
+    d = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2)
+    f = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2, accuracy="fine")
+    assert (f.upper - f.lower) / f.upper <= 1e-2 < (d.upper - d.lower) / d.upper
+    # both certified: they overlap; and the fine one sits inside the default one up to that one's width
+    assert f.lower <= d.upper and f.upper >= d.lower
+
+
+def test_adaptive_bracket_at_one_step_contains_the_gaussian():
+    # T = 1: E epochs = the Gaussian at σ/√E, exactly
+    exact = gauss_eps(1e-6, 1.5 / math.sqrt(4))
+    for acc in ("default", "fine"):
+        r = bnb.epsilon_range(1e-6, sigma=1.5, steps=1, epochs=4, accuracy=acc)
+        assert r.lower <= exact <= r.upper
+        assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY[acc]["rel_width"]
+
+
+def test_bracket_is_the_max_over_directions_of_each_directions_bounds():
+    # the adaptive bracket's ends are the max over add/remove of per-direction PLD_accounting bounds
+    # at the steps it used: at a fixed step it equals the two-direction PLD_accounting PLD's ε
+    from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
+
+    kw = {"sigma": 0.8, "steps": 10, "epochs": 2}
+    r = bnb.epsilon_range(1e-6, loss_discretization=0.05, tail_truncation=1e-9, **kw)
+    cfg = AllocationSchemeConfig(loss_discretization=0.05, tail_truncation=1e-9)
+    params = PrivacyParams(sigma=0.8, num_steps=10, num_epochs=2)
+    for bt, end in ((BoundType.DOMINATES, r.upper), (BoundType.IS_DOMINATED, r.lower)):
+        full = gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_epsilon_for_delta(1e-6)
+        assert end == pytest.approx(full, rel=1e-12)
+
+
+def test_upper_and_lower_calls_share_one_bracket():
+    kw = {"sigma": 1.0, "steps": 10, "epochs": 1}
+    up = bnb.epsilon(1e-6, bound="upper", **kw)
+    lo = bnb.epsilon(1e-6, bound="lower", **kw)
+    assert (up.kind, lo.kind) == ("upper", "lower") and lo.value < up.value
+    assert up.accuracy == lo.accuracy
+    with pytest.raises(ValueError, match="options"):
+        bnb.epsilon(1e-6, rel_tol=0.1, **kw)
+
+
+def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
+    # ε(δ) by Monte Carlo: the interval overlaps the certified bracket, the estimate sits inside it,
+    # and δ̂ at the estimate (same sample: common random numbers) is δ to the bisection's accuracy
+    dl, kw = 1e-2, {"sigma": 1.0, "steps": 10, "epochs": 2}
+    r = bnb.epsilon(dl, method="montecarlo", n=50_000, seed=3, **kw)
+    cert = bnb.epsilon_range(dl, accuracy="fine", **kw)
+    assert r.kind == "estimate" and r.lower < r.value < r.upper
+    assert r.lower <= cert.upper and cert.lower <= r.upper
+    losses = [mc.direction_losses(direction=d, n=50_000, seed=3, importance=False, eps0=0.0, **kw)
+              for d in mc.DIRECTIONS]
+
+    def means(eps):
+        return [float((-np.expm1(eps - v[v > eps])).sum()) / 50_000 for v in losses]
+
+    assert max(means(r.value)) == pytest.approx(dl, rel=1e-3)
+    # the δ band inverted: the KL upper limit at ε = upper is ≤ δ, the lower limit at ε = lower is > δ
+    assert max(mc.kl_bounds(m, 50_000, 0.01 / 4)[1] for m in means(r.upper)) <= dl
+    assert max(mc.kl_bounds(m, 50_000, 0.01 / 4)[0] for m in means(r.lower)) > dl
+    assert r == bnb.epsilon(dl, method="montecarlo", n=50_000, seed=3, **kw)  # reproducible
+    assert r.value != bnb.epsilon(dl, method="montecarlo", n=50_000, seed=4, **kw).value
+
+
+def test_mc_epsilon_one_step_contains_the_gaussian_and_is_sampling_agrees():
+    # T = 1: the pair is the Gaussian pair; naive and importance-sampled intervals both contain it
+    exact = gauss_eps(1e-3, 1.0)
+    for importance in (False, True):
+        r = mc.mc_epsilon(1e-3, sigma=1.0, steps=1, n=100_000, seed=5, importance=importance)
+        assert r.lower <= exact <= r.upper, importance
+    r = mc.mc_epsilon(1e-3, sigma=1.0, steps=20, n=100_000, seed=6)
+    cert = bnb.epsilon_range(1e-3, sigma=1.0, steps=20, accuracy="fine")
+    assert r.accuracy["importance"] is True and r.lower <= cert.upper and cert.lower <= r.upper
+
+
+def test_mc_epsilon_with_too_few_samples_says_how_many():
+    with pytest.raises(mc.MCAccuracyError, match=r"at least n=\d+"):
+        mc.mc_epsilon(1e-6, sigma=1.0, steps=10, epochs=2, n=1000)
+    with pytest.raises(ValueError, match="delta"):
+        mc.mc_epsilon(0.0, sigma=1.0, steps=10, n=10)

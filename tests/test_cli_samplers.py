@@ -184,6 +184,21 @@ def test_balls_and_bins_certified_mc_and_max_statistic(capsys):
     code, out, _ = run(capsys, "delta", *BNB, "--epsilon", "1")
     cert = strict_json(out)
     assert mc["lower"] <= cert["upper"] and cert["lower"] <= mc["upper"]
+    code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-2", "--method", "montecarlo", "--mc-samples", "20000",
+                       "--mc-seed", "4")
+    me = strict_json(out)
+    ref = bnb.epsilon(1e-2, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4)
+    assert code == 0 and me["kind"] == "estimate" and (me["value"], me["lower"], me["upper"]) == (
+        ref.value, ref.lower, ref.upper)
+    code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-2")
+    cert = strict_json(out)
+    assert me["lower"] <= me["value"] <= me["upper"] and me["lower"] <= cert["upper"] and cert["lower"] <= me["upper"]
+
+
+def test_monte_carlo_epsilon_with_too_few_samples_exits_1(capsys):
+    code, out, err = run(capsys, "epsilon", *BNB, "--delta", "1e-6", "--method", "montecarlo", "--mc-samples", "1000")
+    assert code == 1 and not out and err.count("\n") == 1
+    assert "--mc-samples" in err and "n=" in err
 
 
 def test_monte_carlo_that_cannot_reach_its_accuracy_exits_1(capsys):
@@ -202,7 +217,9 @@ def test_monte_carlo_that_cannot_reach_its_accuracy_exits_1(capsys):
     (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--failure-prob", "0"], "--failure-prob"),
     (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--failure-prob", "1"], "--failure-prob"),
     (["delta", *BNB, "--epsilon", "1", "--mc-samples", "100"], "--mc-samples"),
-    (["epsilon", *BNB, "--delta", "1e-5", "--method", "montecarlo"], "--method"),
+    (["sigma", "--sampler", "balls_and_bins", "--steps", "10", "--epsilon", "1", "--delta", "1e-5", "--method",
+      "montecarlo"], "--method"),
+    (["epsilon", *BNB, "--delta", "1e-2", "--method", "montecarlo", "--mc-half-width", "0.01"], "--mc-half-width"),
     (["sigma", "--sampler", "balls_and_bins", "--steps", "10", "--epsilon", "1", "--delta", "1e-5", "--method",
       "max_statistic"], "--method"),
     (["delta", "--sampler", "poisson", "--sigma", "1", "--q", "0.1", "--steps", "10", "--epsilon", "1", "--method",

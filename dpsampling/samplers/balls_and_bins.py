@@ -22,7 +22,7 @@ Bounds and why each is one:
   relative with lower ≤ exact ≤ upper; σ→∞ gives ε→0; [lower, upper] nests
   and shrinks ∝ loss_discretization; at σ=1, T=100 it sits below Poisson
   (0.84–0.87 vs 0.954) and brackets our Monte Carlo (tests/test_balls_and_bins.py).
-* ``method="montecarlo"``: an ``estimate`` of δ(ε) with a two-sided
+* ``method="montecarlo"``: an ``estimate`` of δ(ε) (or of ε(δ), by inverting δ(ε) and its band) with a two-sided
   Chernoff–KL confidence interval (``lower``/``upper`` of the result) that holds
   with probability ≥ 1 − ``beta`` for both directions together (β/4 per side
   and direction, union bound).  The Monte Carlo code lives in
@@ -39,6 +39,7 @@ filled (``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
 
 from __future__ import annotations
 
+import functools
 import math
 
 from dpsampling.engine.result import AccountingResult
@@ -50,17 +51,24 @@ BOUNDS = ("upper", "lower")
 #: max_statistic: the Chua et al. lower bound (threshold events / optimistic PLD of the max coordinate)
 METHODS = ("pld", "montecarlo", "max_statistic")
 
-#: PLD_accounting settings.  ``rel_loss_discretization`` r sets loss_discretization = r·ε̂ (the
-#: final loss-grid step summed over compositions, PLD_accounting's meaning), with ε̂ the ε of the
-#: query (delta) or a Poisson (q = 1/T) PLD estimate of it (epsilon), as PLD_accounting's own adaptive
-#: search seeds itself; the width of [lower, upper] scales with it.  ``tail_truncation``: mass
-#: dropped (lower) or moved to +∞ (upper), ≤ 0.1·δ for epsilon queries.  Measured in
-#: bench/bench_balls_and_bins.py: "default" gives relative width ≤ 5e-2, "fine" ≤ 1e-2.
+#: PLD_accounting settings.  ``rel_width``: the certified ε(δ) interval is refined until
+#: (upper − lower)/upper ≤ rel_width (``epsilon``; see :func:`_epsilon_bracket`).
+#: ``rel_loss_discretization`` r (``delta`` / ``delta_curve``): loss_discretization = r (PLD_accounting's
+#: meaning: the final loss-grid step summed over compositions).  ``tail_truncation``: mass dropped (lower)
+#: or moved to +∞ (upper); for epsilon queries at most 1e-3·δ.  Measured in bench/bench_balls_and_bins.py.
 ACCURACY = {
-    "default": {"rel_loss_discretization": 6e-2, "tail_truncation": 1e-10},
-    "fine": {"rel_loss_discretization": 1.5e-2, "tail_truncation": 1e-11},
+    "default": {"rel_width": 5e-2, "tail_per_delta": 1e-3, "rel_loss_discretization": 6e-2, "tail_truncation": 1e-10},
+    "fine": {"rel_width": 1e-2, "tail_per_delta": 1e-4, "rel_loss_discretization": 1.5e-2, "tail_truncation": 1e-11},
 }
 _MIN_LOSS_DISCRETIZATION = 1e-4
+#: Adaptive ε(δ) bracket.  PLD_accounting's cost grows as loss_discretization⁻² (its geometric
+#: convolutions are O(n²) in the grid size) while the width of [lower, upper] shrinks ∝ the step
+#: (measured: width ≈ 0.64 × loss_discretization at σ = 2, T = 1000, exactly linear over a 4× range).  So: one coarse pass at
+#: ``_COARSE`` × the width target, then one pass at the step that the coarse pass's own measured
+#: width predicts, aiming at ``_AIM`` × the target; a further pass only if still too wide.
+_COARSE = 4.0
+_AIM = 0.92
+_MAX_PASSES = 4
 
 
 def _poisson_guess(delta, sigma, steps, epochs):
@@ -194,37 +202,121 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
     return out
 
 
+#: the two directions of the add/remove pair (PLD_accounting's Direction members)
+DIRECTIONS = ("remove", "add")
+
+
+@functools.lru_cache(maxsize=256)
+def _directional_pmf(sigma, steps, epochs, bound, direction, loss_discretization, tail_truncation):
+    """dp_accounting PMF of one direction (PLD_accounting, GEOM), cached: one PLD serves every δ query.
+
+    DOMINATES / IS_DOMINATED make its ε(δ) an upper / lower bound for that direction (module doc); ε(δ) of
+    the pair is the max over the two directions, so max of per-direction upper (lower) bounds is an upper
+    (lower) bound."""
+    from PLD_accounting import (
+        AllocationSchemeConfig,
+        BoundType,
+        ConvolutionMethod,
+        Direction,
+        PrivacyParams,
+        gaussian_allocation_directional_pld,
+    )
+    from PLD_accounting.dp_accounting_support import linear_dist_to_dp_accounting_pmf
+
+    bt = BoundType.DOMINATES if bound == "upper" else BoundType.IS_DOMINATED
+    cfg = AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM, loss_discretization=loss_discretization,
+                                 tail_truncation=tail_truncation)
+    dist = gaussian_allocation_directional_pld(
+        params=PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs), config=cfg,
+        direction=Direction.REMOVE if direction == "remove" else Direction.ADD, bound_type=bt)
+    return linear_dist_to_dp_accounting_pmf(dist=dist, bound_type=bt)
+
+
+def _eps_one(sigma, steps, epochs, bound, direction, loss_discretization, tail_truncation, delta):
+    pmf = _directional_pmf(sigma, steps, epochs, bound, direction, loss_discretization, tail_truncation)
+    return max(0.0, float(pmf.get_epsilon_for_delta(delta)))
+
+
+@functools.lru_cache(maxsize=256)
+def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, loss_discretization=None):
+    """Certified [lower, upper] on ε(δ), refined until (upper − lower)/upper ≤ ``rel_width``; (lo, up, info).
+
+    Each pass builds, per direction, PLD_accounting's dominating and dominated PLD at one loss step; the
+    bracket keeps, per direction, the smallest upper and the largest lower seen (each is a bound, so both
+    are), and ε = max over directions.  A direction whose upper is ≤ the bracket's lower cannot move either
+    end and is not refined.  Pass 1 uses a step ``_COARSE`` × (target width) from a Poisson (q = 1/T)
+    estimate of ε; each later pass divides the step by (measured width)/(``_AIM`` × target width), since
+    the width is ∝ the step (module constants).  ``loss_discretization`` given: one pass at that step.
+    """
+    up = dict.fromkeys(DIRECTIONS, math.inf)
+    lo = dict.fromkeys(DIRECTIONS, 0.0)
+    if loss_discretization is None:
+        ld = max(_MIN_LOSS_DISCRETIZATION, _COARSE * rel_width * max(1e-3, _poisson_guess(delta, sigma, steps, epochs)))
+    else:
+        ld = loss_discretization
+    active, steps_used = list(DIRECTIONS), []
+    while True:
+        for d in active:
+            up[d] = min(up[d], _eps_one(sigma, steps, epochs, "upper", d, ld, tail_truncation, delta))
+            lo[d] = max(lo[d], _eps_one(sigma, steps, epochs, "lower", d, ld, tail_truncation, delta))
+        steps_used.append(ld)
+        e_up, e_lo = max(up.values()), max(lo.values())
+        width = e_up - e_lo
+        reached = width <= rel_width * e_up
+        if reached or loss_discretization is not None or len(steps_used) == _MAX_PASSES or ld <= _MIN_LOSS_DISCRETIZATION:
+            break
+        active = [d for d in active if up[d] > e_lo]
+        # next width w' = width·f; the two ends sit about symmetrically around ε, so the next upper is
+        # ≈ mid + w'/2 and w' ≤ a·(mid + w'/2) with a = _AIM·rel_width gives f (a guess that only
+        # picks the step: the loop checks the achieved width)
+        a = _AIM * rel_width
+        factor = a * 0.5 * (e_lo + e_up) / ((1 - 0.5 * a) * width) if math.isfinite(width) and width > 0 else 0.1
+        ld = max(_MIN_LOSS_DISCRETIZATION, ld * min(0.9, max(0.1, factor)))
+    info = {"loss_discretization": ld, "tail_truncation": tail_truncation, "rel_width_target": rel_width,
+            "rel_width": width / e_up if e_up > 0 else 0.0, "passes": len(steps_used)}
+    flags = () if reached or loss_discretization is not None else ("rel_width_not_reached",)
+    return e_lo, e_up, info, flags
+
+
 def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **options):
-    """ε(δ) of E epochs of balls-and-bins (max over add/remove); method "pld" only."""
+    """ε(δ) of E epochs of balls-and-bins (max over add/remove).
+
+    method "pld": the certified bracket of :func:`_epsilon_bracket` (options ``accuracy`` "default" /
+    "fine" = relative width 5e-2 / 1e-2, or a fixed ``loss_discretization``; ``tail_truncation``); the
+    end asked for by ``bound`` is returned, with both ends in lower/upper.  method "montecarlo": the
+    estimate with its (1 − β) interval, by inverting the δ(ε) estimate and its band
+    (:func:`dpsampling.samplers.balls_and_bins_mc.mc_epsilon`; options n, seed, beta, importance, eps0).
+    method "max_statistic": the Chua et al. lower bound."""
     q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
                                                                ("both_ends", False)))
     steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
     check_delta(delta)
     if method == "montecarlo":
-        raise ValueError("method 'montecarlo' answers delta(epsilon) only; use method 'pld' (certified bounds) or "
-                         "'max_statistic' (lower bound) for epsilon")
+        from .balls_and_bins_mc import mc_epsilon
+
+        return mc_epsilon(float(delta), sigma=float(sigma), steps=steps, epochs=epochs, **options)
     if method == "max_statistic":
         return _max_statistic_lower("epsilon", delta, sigma, steps, epochs, bound, options)
-    if both_ends:
-        r = epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)
-        return _bracket(r, epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], **options))
-    if "loss_discretization" not in options or "tail_truncation" not in options:
-        options.setdefault("eps_scale", max(1e-3, _poisson_guess(float(delta), sigma, steps, epochs)))
-        options.setdefault("tail_truncation", min(ACCURACY[options.get("accuracy", "default")]["tail_truncation"]
-                                                  * 1e3, 0.1 * float(delta)))
-    pld, s = allocation_pld(sigma, steps, epochs, bound, **options)
-    e = max(0.0, float(pld.get_epsilon_for_delta(float(delta))))
-    return AccountingResult(value=e, kind=bound, method="pld_accounting", accuracy=s,
-                            lower=e if bound == "lower" else None,
-                            upper=e if bound == "upper" else None)
+    accuracy = options.pop("accuracy", "default")
+    check_choice("accuracy", accuracy, tuple(ACCURACY))
+    ld, tail = options.pop("loss_discretization", None), options.pop("tail_truncation", None)
+    if options:
+        raise ValueError(f"options {sorted(options)} do not apply to method 'pld' with sampler '{NAME}' "
+                         "(allowed: accuracy, loss_discretization, tail_truncation)")
+    if ld is not None:
+        ld = float(check_positive("loss_discretization", ld))
+    tail = (float(check_positive("tail_truncation", tail)) if tail is not None
+            else min(1e-7, ACCURACY[accuracy]["tail_per_delta"] * float(delta)))
+    lo, up, info, flags = _epsilon_bracket(float(delta), float(sigma), steps, epochs,
+                                           ACCURACY[accuracy]["rel_width"], tail, ld)
+    return AccountingResult(value=up if bound == "upper" else lo, kind=bound, method="pld_accounting",
+                            accuracy={"accuracy": accuracy, **info}, lower=lo if both_ends or bound == "lower" else None,
+                            upper=up if both_ends or bound == "upper" else None, flags=flags)
 
 
 def epsilon_range(delta, *, sigma, steps, epochs=1, **options):
-    """Certified interval (lower, upper) on ε(δ): both PLD_accounting bounds at one setting."""
-    lo = epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound="lower", **options)
-    up = epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound="upper", **options)
-    return AccountingResult(value=up.value, kind="upper", method="pld_accounting", accuracy=up.accuracy,
-                            lower=lo.value, upper=up.value)
+    """Certified interval (lower, upper) on ε(δ) (:func:`_epsilon_bracket`); kind ``upper``."""
+    return epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound="upper", both_ends=True, **options)
 
 
 def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="add_remove", bound=None,

@@ -280,5 +280,129 @@ def mc_delta(epsilon, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, half
                             flags=tuple(f"{d.direction}={d.estimate!r}" for d in per_dir))
 
 
-__all__ = ["MCAccuracyError", "block_size", "kl_bounds", "mc_delta", "mc_direction", "samples_needed",
-           "thresholds"]
+# --------------------------------------------------------------------------
+# ε(δ): inversion of the δ(ε) estimate and of its band
+# --------------------------------------------------------------------------
+def direction_losses(*, sigma, steps, epochs, direction, n, seed, importance, eps0):
+    """Losses L of all n samples of ``direction`` (same blocks and RNG streams as :func:`block_sums`).
+
+    With importance sampling the conditioning threshold is the one of ``eps0``; it serves every
+    ε ≥ eps0 (C_R grows and C_A falls with ε, so the conditioned region holds all samples with
+    f_ε > 0: module doc), so one sample gives δ̂(ε) for all ε ≥ eps0 (common random numbers)."""
+    d_index = DIRECTIONS.index(direction)
+    bs = block_size(steps, epochs)
+    out = []
+    for b in range(-(-n // bs)):
+        rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(d_index, b))))
+        out.append(_block_losses(rng, min(bs, n - b * bs), sigma, steps, epochs, direction, importance, eps0))
+    return np.concatenate(out)
+
+
+def mc_epsilon(delta, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, importance=None, eps0=None,
+               eps_max=64.0, rel_tol=1e-6):
+    """Monte Carlo ε(δ) with a (1 − β) interval; kind ``estimate`` (``lower``/``upper`` = the interval).
+
+    One sample of losses per direction (common random numbers, :func:`direction_losses`) gives, for
+    every ε, δ̂(ε) = max over directions of the sample means of f_ε and the KL band [δ_lo(ε), δ_up(ε)]
+    (β/4 per side and direction, as :func:`mc_delta`).  All three are non-increasing in ε (f_ε(ℓ) is,
+    for every ℓ, and the KL limits increase with the mean).  Reported: ε̂ = inf{ε : δ̂(ε) ≤ δ},
+    upper = inf{ε : δ_up(ε) ≤ δ}, lower = sup{ε : δ_lo(ε) > δ} (bisection to ``rel_tol``, each end
+    rounded outward).  Why it is a (1 − β) interval: at the fixed true ε* = ε(δ), δ_up(ε*) ≥ δ(ε*) = δ and
+    δ_lo(ε*) ≤ δ hold together with probability ≥ 1 − 3β/4; by monotonicity upper < ε* would force
+    δ_up(ε*) ≤ δ_up(upper) ≤ δ, and lower > ε* would force δ_lo(ε*) ≥ δ_lo(lower) > δ.
+
+    Importance sampling (E = 1, default) conditions at ``eps0`` (default: half a Poisson q = 1/T
+    estimate of ε, fixed before sampling); the interval's lower end is clipped at eps0 if δ_lo(eps0) ≤ δ
+    (flagged; lower = eps0 is then not certified, so lower is reported as 0).  An upper end beyond
+    ``eps_max`` (δ_up stays > δ: too few samples for this δ) raises :class:`MCAccuracyError`.
+    """
+    d = _check_unit_open("delta", delta)
+    if n is None:
+        raise ValueError("n (samples per direction) must be given for epsilon by method 'montecarlo' (got None)")
+    check_positive("sigma", sigma)
+    steps = check_int("steps", steps, 1)
+    epochs = check_int("epochs", epochs, 1)
+    n = check_int("n", n, 1)
+    seed = check_int("seed", seed, 0)
+    beta = _check_unit_open("beta", beta)
+    if importance is None:
+        importance = epochs == 1
+    if importance and epochs != 1:
+        raise ValueError(f"importance must be False for epochs > 1 (got epochs={epochs}); "
+                         "importance sampling conditions one epoch's maximum")
+    if eps0 is None:
+        eps0 = 0.0
+        if importance:
+            from .balls_and_bins import _poisson_guess
+
+            eps0 = 0.5 * _poisson_guess(d, sigma, steps, epochs)
+    eps0 = float(eps0)
+    if eps0 < 0:
+        raise ValueError(f"eps0 must be >= 0 (got {eps0!r})")
+    per_dir = []
+    for direction in DIRECTIONS:
+        scale = 1.0
+        if importance:
+            _, log_p_r, _, log_p_a = thresholds(eps0, sigma, steps)
+            scale = math.exp(log_p_r if direction == "remove" else log_p_a)
+        loss = (direction_losses(sigma=sigma, steps=steps, epochs=epochs, direction=direction, n=n, seed=seed,
+                                 importance=importance, eps0=eps0) if scale > 0 else np.zeros(0))
+        per_dir.append((np.sort(loss)[::-1], scale))
+
+    def curves(eps):
+        """(δ̂, δ_lo, δ_up) at ε: max over directions."""
+        est, lo, up = [], [], []
+        for loss, scale in per_dir:
+            v = loss[:np.searchsorted(-loss, -eps)]  # losses > ε (sorted descending)
+            mean01 = float(np.sum(-np.expm1(eps - v))) / n if v.size else 0.0
+            kl_lo, kl_up = kl_bounds(mean01, n, beta / 4.0, 1.0)
+            est.append(mean01 * scale)
+            lo.append(kl_lo * scale)
+            up.append(kl_up * scale)
+        return max(est), max(lo), max(up)
+
+    def invert(k):
+        """inf{ε ≥ eps0 : curve_k(ε) ≤ δ} as a bracket (lo, hi), curve_k(hi) ≤ δ < curve_k(lo); None if > eps_max."""
+        if curves(eps0)[k] <= d:
+            return eps0, eps0
+        hi = max(2.0 * eps0, 0.25)
+        while curves(hi)[k] > d:
+            if hi >= eps_max:
+                return None
+            hi = min(2.0 * hi, eps_max)
+        iters = max(1, math.ceil(math.log2(max(hi - eps0, 1e-300) / (rel_tol * max(hi, 1e-12)))))
+        lo_, hi_ = bisect(lambda e: curves(float(e))[k] > d, eps0, hi, iters)
+        return float(lo_), float(hi_)
+
+    up_b = invert(2)
+    if up_b is None:
+        # even where every f_ε = 0 the upper band is scale·(1 − (β/4)^{1/n}) ≈ scale·ln(4/β)/n
+        need = max(math.ceil(math.log(4.0 / beta) / -math.log1p(-min(d / sc, 0.5))) if sc > 0 else 1
+                   for _, sc in per_dir)
+        raise MCAccuracyError(f"n={n} samples per direction cannot bound delta={delta!r}: the upper band stays above "
+                              f"delta up to epsilon={eps_max}; at least n={need} samples are needed")
+    est_b, lo_b = invert(0), invert(1)
+    flags = []
+    lower = lo_b[0]
+    if lo_b[1] <= eps0 and eps0 > 0:
+        flags.append(f"lower_clipped_at_eps0={eps0!r}")
+        lower = 0.0
+    if est_b[1] <= eps0 and eps0 > 0:
+        flags.append("estimate_at_or_below_eps0")
+    estimate = 0.5 * (est_b[0] + est_b[1]) if est_b is not None else math.inf
+    acc = {"n": n, "beta": beta, "seed": seed, "importance": importance, "eps0": eps0, "rel_tol": rel_tol}
+    return AccountingResult(value=estimate, kind="estimate", method="montecarlo", accuracy=acc, lower=lower,
+                            upper=up_b[1], flags=tuple(flags))
+
+
+__all__ = [
+    "MCAccuracyError",
+    "block_size",
+    "direction_losses",
+    "kl_bounds",
+    "mc_delta",
+    "mc_direction",
+    "mc_epsilon",
+    "samples_needed",
+    "thresholds",
+]
