@@ -38,11 +38,13 @@ def parse(lines, t0: float) -> list[dict]:
 def summary(jobs: list[dict]) -> list[str]:
     out = [f"{'job':>5} {'submit':>7} {'start':>7} {'end':>7} {'run':>6} cpus  state      what"]
     for j in jobs:
-        run = j["end"] - j["start"] if j["end"] is not None and j["start"] is not None else float("nan")
-        what = j["comment"] or j["name"]
-        out.append(f"{j['id']:>5} {j['submit']:>7.0f} {j['start']:>7.0f} {j['end']:>7.0f} {run:>6.0f} "
+        t = {k: float("nan") if j[k] is None else j[k] for k in ("submit", "start", "end")}
+        run = t["end"] - t["start"]
+        what = (j["comment"] or j["name"])[:90]
+        out.append(f"{j['id']:>5} {t['submit']:>7.0f} {t['start']:>7.0f} {t['end']:>7.0f} {run:>6.0f} "
                    f"{j['cpus']:>4}  {j['state']:<10} {what}")
-    done = [j for j in jobs if j["start"] is not None and j["end"] is not None]
+    done = [j for j in jobs if j["state"] not in ("PENDING", "RUNNING") and j["start"] is not None
+            and j["end"] is not None and j["end"] >= j["start"]]
     if done:
         events = sorted([(j["start"], 1) for j in done] + [(j["end"], -1) for j in done])
         running = most = 0
