@@ -13,8 +13,8 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 MAX_JOBS=${MAX_JOBS:-40}
-# Grouping: the profile's (workflow/rules/groups.smk: one SLURM job per computation, one for the claims, one for
-# every grid).  --cores 1: each group job asks for 1 CPU, so SLURM runs two side by side on the 2-CPU test node
+# Grouping: the profile's (workflow/rules/groups.smk: one SLURM job per computation and one for the claims; the
+# grid jobs run locally).  --cores 1: each group job asks for 1 CPU, so SLURM runs two side by side on the 2-CPU test node
 # (inside, a computation's chunks still run side by side: this node does not bind jobs to their CPUs).
 # Targets of both runs (default: everything); e.g. one table, for a quick check of the machinery itself.
 read -r -a TARGETS <<<"${SLURM_SMOKE_TARGETS:-}"
@@ -174,7 +174,7 @@ CPU0=$(cpu_used)
 (cd "$TMP/slurm" && "$PY" -m snakemake "${TARGETS[@]}" --profile profiles/slurm --configfile config/smoke.yaml \
     --cores 1 --slurm-status-command squeue \
     --slurm-init-seconds-before-status-checks 2 --seconds-between-status-checks 2 >"$TMP/slurm.log" 2>&1) ||
-    { tail -60 "$TMP/slurm.log"; for f in "$TMP"/slurm/.snakemake/slurm_logs/*/*/*.log; do tail -20 "$f"; done 2>/dev/null
+    { tail -60 "$TMP/slurm.log"; for f in "$TMP"/slurm/.snakemake/slurm_logs/*/*.log "$TMP"/slurm/.snakemake/slurm_logs/*/*/*.log; do tail -20 "$f"; done 2>/dev/null
       fail "the smoke run through SLURM failed"; }
 T1=$(date +%s)
 # Where the wall time went: every SLURM job's submit/start/end (seconds from the start of the SLURM run) and CPUs.
