@@ -148,7 +148,7 @@ WHY_LOCAL=$(reference_reason)
 if [[ -z $WHY_LOCAL ]]; then
     LOCAL=$DPSAMPLING_SMOKE_DIR
     say "local reference: the test suite's smoke run in $LOCAL (.smoke_ok present), no second local run"
-    LOCAL_LOG=$(ls -t "$LOCAL"/.snakemake/log/*.snakemake.log 2>/dev/null | head -1 || true)
+    LOCAL_LOG=("$LOCAL"/.snakemake/log/*.snakemake.log)  # named by start time; the run's is the last with steps
 else
     LOCAL="$TMP/local"
     LOCAL_LOG="$TMP/local.log"
@@ -183,7 +183,7 @@ CPU1=$(cpu_used)
 [[ -n $CPU0 && -n $CPU1 ]] && say "CPU time of everything slurmd ran (the SLURM jobs): $(( (CPU1 - CPU0) / 1000000000 )) s" \
     "over $((T1 - T0)) s wall on $(nproc) CPUs (load average now: $(cut -d' ' -f1-3 /proc/loadavg))"
 JOBS=$(grep -c "_slurm_rpc_submit_batch_job: JobId=" "$TMP/log/slurmctld.log" || true)
-LOCAL_JOBS=$( { grep -Eo "^[0-9]+ of [0-9]+ steps" "$LOCAL_LOG" 2>/dev/null || true; } | tail -1 | cut -d' ' -f3)
+LOCAL_JOBS=$( { cat "${LOCAL_LOG[@]}" 2>/dev/null | grep -Eo "^[0-9]+ of [0-9]+ steps" || true; } | tail -1 | cut -d' ' -f3)
 say "SLURM run: $((T1 - T0)) s wall, $JOBS jobs submitted (local run: $LOCAL_JOBS jobs)"
 
 # --- every results CSV byte-identical, timing-valued fields excepted -------------------------------------------
