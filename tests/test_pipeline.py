@@ -119,7 +119,12 @@ def test_slurm_profile_dry_run(repo_root, tmp_path, copy_workflow):
     pytest.importorskip("snakemake_executor_plugin_slurm")
     work = copy_workflow(repo_root, tmp_path)
     out = snakemake(work, "--profile", "profiles/slurm", "--configfile", "config/smoke.yaml", "-n")
-    assert "poisson_vs_wor_sigma_chunk" in out.stdout + out.stderr
+    text = out.stdout + out.stderr
+    assert "poisson_vs_wor_sigma_chunk" in text
+    # workflow/rules/groups.smk: one SLURM job per computation and one for the claims (issue 14: <= 40 jobs);
+    # the grid jobs run locally
+    assert text.count("Group job pipeline") == len(expected_outputs(work)) + 1 <= 40, text[-3000:]
+    assert "Group job" not in text.replace("Group job pipeline", "")
 
 
 # ---------------------------------------------------------------- results never go stale
