@@ -426,7 +426,13 @@ def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
         if qv == 1.0:
             out[qv] = calibrate_sigma(eps, dlt, q=1.0, steps=steps, direction=direction)
             continue
-        hint = _curve_hint(done, math.log(qv)) if done else None
+        hint = None
+        if len(done) == 1:  # one neighbour: its σ moved along the Gaussian-DP approximation's curve
+            lq, x, slope, d = done[0]
+            gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), steps))
+            hint = (x + gdp(math.log(qv)) - gdp(lq), slope, d)
+        elif done:
+            hint = _curve_hint(done, math.log(qv))
         s, err, d, ok, evals, (x, slope) = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
         done.append((math.log(qv), math.log(s), slope, d))
         acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
