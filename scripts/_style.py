@@ -7,10 +7,10 @@ upper bounds solid, lower bounds dashed, estimates dotted, exact dash-dot.
 
 from __future__ import annotations
 
-import matplotlib
+import importlib
 
-matplotlib.use("agg")
-import matplotlib.pyplot as plt  # noqa: E402
+# matplotlib is imported on first use (``figure``/``setup``/``_style.plt``), not here: chunk jobs import this
+# module for its constants and never plot, and pyplot costs ~0.8 s CPU per job process (issue 15).
 
 KIND_STYLE = {
     "upper": dict(linestyle="-"),
@@ -22,7 +22,23 @@ KIND_LABEL = {"upper": "upper bound", "lower": "lower bound", "estimate": "estim
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 
 
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("agg")
+    return importlib.import_module("matplotlib.pyplot")
+
+
+def __getattr__(name):  # `_style.plt`: pyplot, imported on first use
+    if name == "plt":
+        return _pyplot()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def setup():
+    import matplotlib
+
+    plt = _pyplot()
     plt.rcParams.update({
         "figure.figsize": (6.0, 4.2),
         "font.size": 10,
@@ -44,6 +60,7 @@ def label(name: str, kind: str, method: str | None = None) -> str:
 
 def figure(ncols=1, nrows=1, **kw):
     setup()
+    plt = _pyplot()
     w, h = plt.rcParams["figure.figsize"]
     return plt.subplots(nrows, ncols, figsize=kw.pop("figsize", (w * ncols, h * nrows)), squeeze=False, **kw)
 

@@ -15,7 +15,6 @@ import _pipeline
 import _style
 import numpy as np
 import pandas as pd
-from matplotlib import colors
 
 from dpsampling.papers.lebeda import directions
 
@@ -81,6 +80,8 @@ def verdict(df):
 
 
 def plot(df, outputs, verdict_csv, verdict_md):
+    from matplotlib import colors  # plot jobs only (see _style)
+
     vdf, md = verdict(df)
     _pipeline.write_csv(vdf, verdict_csv)
     _pipeline.write_text(md, verdict_md)

@@ -156,3 +156,32 @@ def test_calibration_refines_through_exact_decimal_discretisations():
     assert A.delta(0.5, sigma=r.value, q=0.01, steps=1000, discretization=d).value <= 1e-5
     below = A.delta(0.5, sigma=r.value * (1 - 1e-3), q=0.01, steps=1000, discretization=d).value
     assert below > 1e-5  # and not much larger than needed
+
+
+def test_warm_started_curve_needs_at_most_two_evaluations_per_sigma(monkeypatch):
+    """Issue 15: on a warm-started curve each σ costs one evaluation at the predicted σ and one Newton step to
+    just above the root, which is also the final check (plus the two coarse error probes at 10·d and 100·d).
+    The counter is checked against the PLD evaluations actually made; every σ is sufficient at its
+    discretisation and at most SECANT_SHARE·rel_tol (in log σ) above the smallest sufficient one."""
+    import numpy as np
+
+    from dpsampling.engine import pld
+
+    calls = []
+    real = pld.delta
+    monkeypatch.setattr(A.pld, "delta", lambda eps, s, q, *a: calls.append((s, q, a[-1])) or real(eps, s, q, *a))
+    A._poisson_curve.cache_clear()
+    eps, dlt, steps, rel_tol = 2.0, 1e-5, 10, 1e-3
+    qs = np.logspace(-2, -1, 12)
+    curve = A.calibrate_sigma_curve(eps, dlt, list(qs), steps=steps, rel_tol=rel_tol)
+    assert len(set(calls)) == len(calls) == sum(r.accuracy["pld_evaluations"] for r in curve)
+    fine = [r.accuracy["pld_evaluations_at_discretization"] for r in curve]
+    # cold start ≥ 2; the second σ has one neighbour (Gaussian-DP shape), then a quadratic extrapolation
+    # (before issue 15, this curve: 3.4 per warm σ at d, 5.4 with the probes, 6.4 as counted then, repeats included)
+    assert fine[0] >= 2 and fine[1] <= 3 and max(fine[2:]) <= 2
+    assert max(r.accuracy["pld_evaluations"] for r in curve[2:]) <= 4
+    tol = A.SECANT_SHARE * rel_tol
+    for q, r in zip(qs, curve):
+        d = r.accuracy["discretization"]
+        assert pld.delta(eps, r.value, q, steps, "add_remove", True, d) <= dlt
+        assert pld.delta(eps, r.value * np.exp(-1.5 * tol), q, steps, "add_remove", True, d) > dlt

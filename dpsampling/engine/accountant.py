@@ -293,8 +293,8 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     if method == "rdp":
         s = _calibrate_rdp(eps, dlt, q, steps)
         return AccountingResult(s * scale, "upper", "rdp", {"rel_tol": rel_tol}, None, s * scale)
-    s, err, d, ok, n_evals, _ = _calibrate_pld(eps, dlt, q, steps, direction, rel_tol)
-    acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, "pld_evaluations": n_evals}
+    s, err, d, ok, evals, _ = _calibrate_pld(eps, dlt, q, steps, direction, rel_tol)
+    acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
     # no certified lower bound on the smallest σ (optimistic PLDs are too loose): lower stays None
     kind, how, flags = _sigma_kind_flags(dlt, ok)
     return AccountingResult(s * scale, kind, how, acc, None, s * scale, flags)
@@ -329,12 +329,18 @@ def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
 
 
 def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
-    """x = log σ  ->  log δ_pess(ε; σ) - log δ_target at discretisation d."""
+    """x = log σ  ->  log δ_pess(ε; σ) - log δ_target at discretisation d.
+
+    Memoised per x, so ``counter[d]`` counts distinct PLD evaluations at d (a repeated x, e.g. the final
+    check at the root finder's last point, costs nothing and is not counted)."""
+    seen = {}
 
     def g(x):
-        counter[0] += 1
-        v = float(pld.delta(eps, math.exp(x), q, steps, direction, True, d))
-        return math.log(v) - log_t if v > 0 else -math.inf
+        if x not in seen:
+            counter[d] = counter.get(d, 0) + 1
+            v = float(pld.delta(eps, math.exp(x), q, steps, direction, True, d))
+            seen[x] = math.log(v) - log_t if v > 0 else -math.inf
+        return seen[x]
 
     return g
 
@@ -352,7 +358,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
     refine d (÷10) while the error is above ``rel_tol``.
     """
     log_t = math.log(dlt)
-    n_evals = [0]
+    n_evals = {}
     if hint is None:
         g = _log_delta_gap(eps, log_t, q, steps, direction, COARSEST_DISCRETIZATION, n_evals)
         x, slope, _ = _secant(g, math.log(_gdp_sigma_guess(eps, dlt, q, steps)), None, tol=rel_tol)
@@ -370,7 +376,8 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
         err = shift * r / (1 - r)
         if err <= rel_tol or d <= FINEST_DISCRETIZATION * (1 + 1e-9):
             x = _sufficient(g, x, slope)
-            return math.exp(x), err, d, err <= rel_tol, n_evals[0], (x, slope)
+            evals = {"pld_evaluations": sum(n_evals.values()), "pld_evaluations_at_discretization": n_evals.get(d, 0)}
+            return math.exp(x), err, d, err <= rel_tol, evals, (x, slope)
         x += max(0.0, gx) / abs(slope)
         d = _finer(d)
 
@@ -420,24 +427,51 @@ def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
             out[qv] = calibrate_sigma(eps, dlt, q=1.0, steps=steps, direction=direction)
             continue
         hint = None
-        if done:
-            lq, x, slope, d = done[-1]
-            if len(done) >= 2:
-                x += (x - done[-2][1]) * (math.log(qv) - lq) / (lq - done[-2][0])
-            hint = (x, slope, d)
-        s, err, d, ok, n, (x, slope) = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
+        if len(done) == 1:  # one neighbour: its σ moved along the Gaussian-DP approximation's curve
+            lq, x, slope, d = done[0]
+            gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), steps))
+            hint = (x + gdp(math.log(qv)) - gdp(lq), slope, d)
+        elif done:
+            hint = _curve_hint(done, math.log(qv))
+        s, err, d, ok, evals, (x, slope) = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
         done.append((math.log(qv), math.log(s), slope, d))
-        acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, "pld_evaluations": n}
+        acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
         kind, method, flags = _sigma_kind_flags(dlt, ok)
         out[qv] = AccountingResult(s, kind, method, acc, None, s, flags)
     return out
 
 
-def _secant(f, x0, slope, tol, max_iter=40):
-    """Root of a decreasing f near x0 by secant steps; returns (root, slope, f(root)).
+def _curve_hint(done, lq):
+    """Warm start at log q = ``lq`` from the solved points ``done`` = [(log q, log σ, slope, d), ...]:
+    log σ and the slope extrapolated by the polynomial through the last three points (fewer at the start),
+    the last discretisation.  Only a starting point: the root is then solved and checked at this q."""
+    last = done[-3:]
+    lqs = [p[0] for p in last]
 
-    ``tol`` is in x units.  Steps are clipped to ±1 (a factor e in σ) and
-    non-finite values are handled by halving the step.
+    def extrapolate(values):
+        out = 0.0
+        for i, (li, vi) in enumerate(zip(lqs, values)):  # Lagrange form
+            w = 1.0
+            for j, lj in enumerate(lqs):
+                if j != i:
+                    w *= (lq - lj) / (li - lj)
+            out += w * vi
+        return out
+
+    slope = extrapolate([p[2] for p in last])
+    if not slope < 0:  # the gap decreases in σ: keep the last measured slope if extrapolation says otherwise
+        slope = done[-1][2]
+    return extrapolate([p[1] for p in last]), slope, done[-1][3]
+
+
+def _secant(f, x0, slope, tol, max_iter=40):
+    """Root of a decreasing f near x0 by secant steps, finished on the safe side; returns (x, slope, f(x)).
+
+    ``tol`` is in x units.  Each step aims ``tol``/2 above the secant root, and the search stops at the
+    first point with f(x) ≤ 0 whose distance above the root, -f(x)/|slope|, is at most ``tol``: the last
+    point evaluated is the answer (the final check :func:`_sufficient` then costs no evaluation), and a
+    good starting point and slope (a warm start) make that one Newton step and its check, two evaluations.
+    Steps are clipped to ±1 (a factor e in σ) and non-finite values are handled by halving the step.
     """
     f0 = f(x0)
     if slope is None:
@@ -449,10 +483,10 @@ def _secant(f, x0, slope, tol, max_iter=40):
     for _ in range(max_iter):
         if not np.isfinite(f0):
             step = -0.5 if f0 < 0 else 0.5  # δ underflowed (σ too large) or exploded
-        else:
-            step = float(np.clip(-f0 / slope, -1.0, 1.0))
-        if abs(step) <= tol and np.isfinite(f0):
+        elif f0 <= 0 and -f0 / abs(slope) <= tol:
             return x0, slope, f0
+        else:
+            step = float(np.clip(-f0 / slope + 0.5 * tol, -1.0, 1.0))
         x1 = x0 + step
         f1 = f(x1)
         if np.isfinite(f1) and np.isfinite(f0) and f1 != f0:
