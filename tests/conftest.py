@@ -37,15 +37,53 @@ def copy_workflow():
 # it run last (whole modules, in their own order, so module-scoped fixtures are set up once) and wait for it.
 _SMOKE = {}
 SMOKE_CMD = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml"]
+# Agreed with the cluster check (tests/cluster/slurm_smoke.sh, .ci/run): with DPSAMPLING_SMOKE_DIR set, the
+# smoke run happens in exactly that directory and stays there, and SMOKE_OK is written into it only after a
+# complete successful run, so a later step can reuse the run instead of repeating it.  Unset: a temp directory.
+SMOKE_DIR_ENV = "DPSAMPLING_SMOKE_DIR"
+SMOKE_OK = ".smoke_ok"
+#: what a previous run leaves behind; a directory holding any of these is refused (results must not mix)
+SMOKE_LEFTOVERS = (*WORKFLOW_PARTS, "results", "figures", "logs", ".snakemake", SMOKE_OK)
 
 
-def _start_smoke_run(config):
+def _smoke_workdir(tmp_path_factory):
+    """(workdir, logdir) of the smoke run: $DPSAMPLING_SMOKE_DIR (created if missing; refused with a
+    pytest.UsageError naming the variable if it holds a previous run) or fresh temporary directories."""
+    env = os.environ.get(SMOKE_DIR_ENV)
+    if not env:
+        return tmp_path_factory.mktemp("smoke"), tmp_path_factory.mktemp("smoke_logs")
+    work = Path(env).resolve()
+    if work.exists() and not work.is_dir():
+        raise pytest.UsageError(f"{SMOKE_DIR_ENV}={work} is not a directory")
+    found = [name for name in SMOKE_LEFTOVERS if (work / name).exists()] if work.exists() else []
+    if found:
+        raise pytest.UsageError(f"{SMOKE_DIR_ENV}={work} already holds a smoke run or workflow copy "
+                                f"({', '.join(found)}); point it at a new or empty directory")
+    work.mkdir(parents=True, exist_ok=True)
+    return work, work  # logs: smoke.stdout / smoke.stderr next to the run
+
+
+def _start_smoke_run(config, cmd=SMOKE_CMD):
     root = Path(__file__).resolve().parents[1]
-    work = _copy_workflow(root, config._tmp_path_factory.mktemp("smoke"))
-    logs = config._tmp_path_factory.mktemp("smoke_logs")
-    out, err = (logs / "stdout").open("w"), (logs / "stderr").open("w")
-    proc = subprocess.Popen(SMOKE_CMD, cwd=work, stdout=out, stderr=err, start_new_session=True)
-    _SMOKE.update(work=work, proc=proc, logs=logs, files=(out, err))
+    work, logs = _smoke_workdir(config._tmp_path_factory)
+    _copy_workflow(root, work)
+    out, err = (logs / "smoke.stdout").open("w"), (logs / "smoke.stderr").open("w")
+    proc = subprocess.Popen(cmd, cwd=work, stdout=out, stderr=err, start_new_session=True)
+    _SMOKE.update(work=work, proc=proc, logs=logs, files=(out, err), cmd=cmd)
+
+
+def _wait_smoke_run():
+    """Wait for the run; raise AssertionError with the tail of its output if it failed; else mark it
+    complete (SMOKE_OK, only in $DPSAMPLING_SMOKE_DIR) and return its directory."""
+    code = _SMOKE["proc"].wait()
+    for f in _SMOKE["files"]:
+        f.close()
+    if code != 0:
+        tail = "\n".join((_SMOKE["logs"] / name).read_text()[-3000:] for name in ("smoke.stdout", "smoke.stderr"))
+        raise AssertionError(f"{' '.join(map(str, _SMOKE['cmd']))} failed (exit code {code}) in {_SMOKE['work']}:\n{tail}")
+    if os.environ.get(SMOKE_DIR_ENV):
+        (_SMOKE["work"] / SMOKE_OK).touch()
+    return _SMOKE["work"]
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -66,19 +104,12 @@ def pytest_sessionfinish(session, exitstatus):
 
 @pytest.fixture(scope="session")
 def smoke_run(request):
-    """One uninterrupted smoke run of the whole pipeline (config/smoke.yaml) in a temporary copy, shared
-    by every test that needs pipeline outputs, figures or the report (read it, never write into it: copy
-    it first)."""
+    """One uninterrupted smoke run of the whole pipeline (config/smoke.yaml) in a temporary copy (or in
+    $DPSAMPLING_SMOKE_DIR, see SMOKE_DIR_ENV), shared by every test that needs pipeline outputs, figures or
+    the report (read it, never write into it: copy it first)."""
     if "proc" not in _SMOKE:  # not started at collection (e.g. requested dynamically): run it now
         _start_smoke_run(request.config)
-    proc = _SMOKE["proc"]
-    code = proc.wait()
-    for f in _SMOKE["files"]:
-        f.close()
-    if code != 0:
-        tail = "\n".join((_SMOKE["logs"] / name).read_text()[-3000:] for name in ("stdout", "stderr"))
-        raise AssertionError(f"{' '.join(SMOKE_CMD)} failed:\n{tail}")
-    return _SMOKE["work"]
+    return _wait_smoke_run()  # a failure is raised once and reported for every test that needs the run
 
 
 @pytest.fixture

@@ -72,7 +72,7 @@ def test_shuffle_sigma_is_a_labelled_lower_bound():
 
 
 def test_balls_and_bins_through_account_equals_the_module():
-    kw = dict(sigma=1.0, steps=10, epochs=2, **FAST_BNB)
+    kw = dict(sigma=1.0, steps=5, epochs=2, **FAST_BNB)  # 5 × 2 steps: ~4 s of CPU (10 × 2: ~11 s)
     up = account("balls_and_bins", "epsilon", 1e-6, **kw)
     lo = account("balls_and_bins", "epsilon", 1e-6, bound="lower", **kw)
     m_up = bnb.epsilon(1e-6, bound="upper", **kw).value
@@ -81,11 +81,11 @@ def test_balls_and_bins_through_account_equals_the_module():
     assert (lo.kind, lo.value, lo.lower, lo.upper) == ("lower", m_lo, m_lo, m_up)
     d = account("balls_and_bins", "delta", 1.0, **kw)
     assert d.value == bnb.delta(1.0, bound="upper", **kw).value and d.lower == bnb.delta(1.0, bound="lower", **kw).value
-    mc = account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4)
-    assert mc == bnb.delta(1.0, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4)
+    mc = account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=5, epochs=2, method="montecarlo", n=20_000, seed=4)
+    assert mc == bnb.delta(1.0, sigma=1.0, steps=5, epochs=2, method="montecarlo", n=20_000, seed=4)
     assert mc.kind == "estimate" and mc.lower <= d.upper and d.lower <= mc.upper  # the band meets the bracket
-    mx = account("balls_and_bins", "epsilon", 1e-6, sigma=1.0, steps=10, epochs=2, method="max_statistic")
-    assert mx.kind == "lower" and mx.value == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 10, 2).value
+    mx = account("balls_and_bins", "epsilon", 1e-6, sigma=1.0, steps=5, epochs=2, method="max_statistic")
+    assert mx.kind == "lower" and mx.value == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 5, 2).value
     assert mx.value <= up.upper
 
 
