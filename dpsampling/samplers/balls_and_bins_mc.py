@@ -212,23 +212,29 @@ class DirectionEstimate:
     n: int
 
 
-def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", n, seed, beta=0.01,
-                 importance=None):
-    """δ_direction(ε) by Monte Carlo with its KL interval (each side β/4); reproducible."""
-    eps = float(check_epsilon(epsilon))
+def _check_run(sigma, steps, epochs, n, seed, beta, importance):
+    """The inputs every Monte Carlo run shares, checked; importance=None means "on for one epoch"."""
     check_positive("sigma", sigma)
     steps = check_int("steps", steps, 1)
     epochs = check_int("epochs", epochs, 1)
     n = check_int("n", n, 1)
     seed = check_int("seed", seed, 0)
     beta = _check_unit_open("beta", beta)
-    if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of remove, add (got {direction!r})")
     if importance is None:
         importance = epochs == 1
     if importance and epochs != 1:
         raise ValueError(f"importance must be False for epochs > 1 (got epochs={epochs}); "
                          "importance sampling conditions one epoch's maximum")
+    return steps, epochs, n, seed, beta, importance
+
+
+def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", n, seed, beta=0.01,
+                 importance=None):
+    """δ_direction(ε) by Monte Carlo with its KL interval (each side β/4); reproducible."""
+    eps = float(check_epsilon(epsilon))
+    steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, n, seed, beta, importance)
+    if direction not in DIRECTIONS:
+        raise ValueError(f"direction must be one of remove, add (got {direction!r})")
     scale = 1.0
     if importance:
         _, log_p_r, _, log_p_a = thresholds(eps, sigma, steps)
@@ -319,17 +325,7 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, impo
     d = _check_unit_open("delta", delta)
     if n is None:
         raise ValueError("n (samples per direction) must be given for epsilon by method 'montecarlo' (got None)")
-    check_positive("sigma", sigma)
-    steps = check_int("steps", steps, 1)
-    epochs = check_int("epochs", epochs, 1)
-    n = check_int("n", n, 1)
-    seed = check_int("seed", seed, 0)
-    beta = _check_unit_open("beta", beta)
-    if importance is None:
-        importance = epochs == 1
-    if importance and epochs != 1:
-        raise ValueError(f"importance must be False for epochs > 1 (got epochs={epochs}); "
-                         "importance sampling conditions one epoch's maximum")
+    steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, n, seed, beta, importance)
     if eps0 is None:
         eps0 = 0.0
         if importance:
