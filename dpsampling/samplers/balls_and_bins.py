@@ -45,6 +45,8 @@ import math
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
+from .balls_and_bins_mc import poisson_epsilon_guess as _poisson_guess
+
 NAME = "balls_and_bins"
 BOUNDS = ("upper", "lower")
 #: pld: certified bracket (PLD_accounting); montecarlo: estimate of δ(ε) with its band;
@@ -69,15 +71,6 @@ _MIN_LOSS_DISCRETIZATION = 1e-4
 _COARSE = 4.0
 _AIM = 0.92
 _MAX_PASSES = 4
-
-
-def _poisson_guess(delta, sigma, steps, epochs):
-    """ε(δ) of Poisson q = 1/T over T·E steps (dp_accounting, coarse): only sets the PLD grid step."""
-    from dp_accounting.pld import privacy_loss_distribution as pldm
-
-    pld = pldm.from_gaussian_mechanism(float(sigma), sampling_prob=1.0 / steps,
-                                       value_discretization_interval=1e-3).self_compose(steps * epochs)
-    return float(pld.get_epsilon_for_delta(delta))
 
 
 def _check(sigma, steps, epochs, bound, method, q=None, direction="add_remove"):

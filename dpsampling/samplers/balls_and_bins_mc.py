@@ -212,6 +212,16 @@ class DirectionEstimate:
     n: int
 
 
+def poisson_epsilon_guess(delta, sigma, steps, epochs):
+    """ε(δ) of Poisson q = 1/T over T·E steps (dp_accounting, coarse): sets the PLD grid step of
+    balls_and_bins and the Monte Carlo inversion's starting point (here, below both, so neither imports the other)."""
+    from dp_accounting.pld import privacy_loss_distribution as pldm
+
+    pld = pldm.from_gaussian_mechanism(float(sigma), sampling_prob=1.0 / steps,
+                                       value_discretization_interval=1e-3).self_compose(steps * epochs)
+    return float(pld.get_epsilon_for_delta(delta))
+
+
 def _check_run(sigma, steps, epochs, n, seed, beta, importance):
     """The inputs every Monte Carlo run shares, checked; importance=None means "on for one epoch"."""
     check_positive("sigma", sigma)
@@ -329,9 +339,7 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, impo
     if eps0 is None:
         eps0 = 0.0
         if importance:
-            from .balls_and_bins import _poisson_guess
-
-            eps0 = 0.5 * _poisson_guess(d, sigma, steps, epochs)
+            eps0 = 0.5 * poisson_epsilon_guess(d, sigma, steps, epochs)
     eps0 = float(eps0)
     if eps0 < 0:
         raise ValueError(f"eps0 must be >= 0 (got {eps0!r})")
