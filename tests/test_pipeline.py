@@ -78,7 +78,7 @@ def test_claims_table_complete_and_as_expected(smoke, repo_root):
     assert table.loc[table.status == "differs", "note"].notna().all()
 
 
-def test_nothing_left_to_do_and_one_grid_change_reruns_only_its_chunks(smoke):
+def test_nothing_left_to_do_and_one_grid_change_reruns_only_its_chunks(smoke, tmp_path):
     from dpsampling import grids
 
     out = snakemake(smoke, "--configfile", "config/smoke.yaml", "-n")
@@ -86,12 +86,13 @@ def test_nothing_left_to_do_and_one_grid_change_reruns_only_its_chunks(smoke):
     cfg = yaml.safe_load((smoke / "config" / "smoke.yaml").read_text())
     block = cfg["poisson_vs_wor_table"]
     block["grid"][0]["delta"] = [1.0e-6, 3.0e-4]  # change one grid value (δ=1e-4 -> 3e-4)
-    (smoke / "config" / "changed.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))  # also reorders keys
+    changed = tmp_path / "changed.yaml"  # outside the shared smoke run, which tests only read
+    changed.write_text(yaml.safe_dump(cfg, allow_unicode=True))  # also reorders keys
     before = {p["point_id"]: p["chunk"] for p in grids.build(yaml.safe_load(
         (smoke / "config" / "smoke.yaml").read_text())["poisson_vs_wor_table"])}
     after = {p["point_id"]: p["chunk"] for p in grids.build(block)}
     touched = {c for pid, c in {**before, **after}.items() if (pid in before) != (pid in after)}
-    out = snakemake(smoke, "--configfile", "config/changed.yaml", "-n", "--quiet", "rules")
+    out = snakemake(smoke, "--configfile", str(changed), "-n", "--quiet", "rules")
     text = out.stdout + out.stderr
     counts = {ln.split()[0]: int(ln.split()[1]) for ln in text.splitlines()
               if ln.strip() and ln.split()[0].endswith("_chunk") and ln.split()[-1].isdigit()}
