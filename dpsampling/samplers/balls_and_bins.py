@@ -42,6 +42,7 @@ from __future__ import annotations
 import functools
 import math
 
+from dpsampling.engine.numerics import bisect
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
@@ -338,12 +339,10 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
         lo, hi = hi, hi * 2.0
         if hi > 1e4:
             raise ValueError(f"epsilon={epsilon!r} needs sigma > 1e4; ask for a larger epsilon")
-    while hi / lo > 1.0 + rel_tol:
-        mid = math.sqrt(lo * hi)
-        if eps_at(mid) > epsilon:
-            lo = mid
-        else:
-            hi = mid
+    # the engine's bisection, in log σ, until hi/lo ≤ 1 + rel_tol (200 halvings: never the limit)
+    log_lo, log_hi = bisect(lambda x: eps_at(math.exp(x)) > epsilon, math.log(lo), math.log(hi), 200,
+                            width=math.log1p(rel_tol))
+    lo, hi = math.exp(float(log_lo)), math.exp(float(log_hi))
     return AccountingResult(value=hi, kind="upper", method="pld_accounting",
                             accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi)
 
