@@ -155,6 +155,15 @@ def allocation_pld(sigma, steps, epochs=1, bound="upper", *, accuracy="default",
     return gaussian_allocation_pld(params=params, config=cfg, bound_type=bt), s
 
 
+def _query_options(sigma, steps, epochs, bound, method, options):
+    """The checks ``delta`` and ``epsilon`` share: pops q, direction and both_ends from ``options`` (q must
+    be 1/steps or absent, direction add_remove) and returns (steps, epochs, both_ends)."""
+    q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
+                                                               ("both_ends", False)))
+    steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
+    return steps, epochs, both_ends
+
+
 def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **options):
     """δ(ε) of E epochs of balls-and-bins with ``steps`` batches per epoch (max over add/remove).
 
@@ -163,9 +172,7 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
     :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (n, seed, beta, half_width, ...);
     kind = ``estimate`` with its confidence interval in lower/upper.
     """
-    q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
-                                                               ("both_ends", False)))
-    steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
+    steps, epochs, both_ends = _query_options(sigma, steps, epochs, bound, method, options)
     check_epsilon(epsilon)
     if method == "montecarlo":
         from .balls_and_bins_mc import mc_delta
@@ -281,9 +288,7 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
     estimate with its (1 − β) interval, by inverting the δ(ε) estimate and its band
     (:func:`dpsampling.samplers.balls_and_bins_mc.mc_epsilon`; options n, seed, beta, importance, eps0).
     method "max_statistic": the Chua et al. lower bound."""
-    q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
-                                                               ("both_ends", False)))
-    steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
+    steps, epochs, both_ends = _query_options(sigma, steps, epochs, bound, method, options)
     check_delta(delta)
     if method == "montecarlo":
         from .balls_and_bins_mc import mc_epsilon
