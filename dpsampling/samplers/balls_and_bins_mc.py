@@ -213,13 +213,12 @@ class DirectionEstimate:
 
 
 def poisson_epsilon_guess(delta, sigma, steps, epochs):
-    """ε(δ) of Poisson q = 1/T over T·E steps (dp_accounting, coarse): sets the PLD grid step of
-    balls_and_bins and the Monte Carlo inversion's starting point (here, below both, so neither imports the other)."""
-    from dp_accounting.pld import privacy_loss_distribution as pldm
+    """ε(δ) of Poisson q = 1/T over T·E steps (the engine's composed pessimistic PLD at d = 1e-3, coarse): sets
+    the PLD grid step of balls_and_bins and the Monte Carlo inversion's starting point (here, below both, so
+    neither imports the other)."""
+    from dpsampling.engine import pld
 
-    pld = pldm.from_gaussian_mechanism(float(sigma), sampling_prob=1.0 / steps,
-                                       value_discretization_interval=1e-3).self_compose(steps * epochs)
-    return float(pld.get_epsilon_for_delta(delta))
+    return pld.epsilon(float(delta), float(sigma), 1.0 / steps, steps * epochs, "add_remove", True, 1e-3)
 
 
 def _check_run(sigma, steps, epochs, n, seed, beta, importance):
