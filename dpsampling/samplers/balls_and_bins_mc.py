@@ -158,7 +158,7 @@ def _block_losses(rng, m, sigma, steps, epochs, direction, importance, eps):
             x[:, 0] += 1.0
         loss = _log_sum(x, inv_s2, steps).reshape(m, epochs).sum(axis=1)
         return loss if direction == "remove" else -loss
-    c_r, log_p_r, c_a, log_p_a = thresholds(eps, sigma, steps)
+    _, log_p_r, c_a, _ = thresholds(eps, sigma, steps)
     if direction == "remove":
         u = rng.random((m, steps + 1))
         # M = max z given M ≥ C_R: U = F(M) = Φ(M/σ)^T uniform on [1 − p, 1], log U = log(1 − p·u₀)
