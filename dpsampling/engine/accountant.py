@@ -378,7 +378,8 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
             x = _sufficient(g, x, slope)
             # The secant stops at the first sufficient σ within SECANT_SHARE·rel_tol (log σ) above the
             # root, so the reported error adds that residual, -g(x)/|slope| (g(x) is cached: free).
-            err += max(0.0, -g(x)) / abs(slope) if np.isfinite(g(x)) else SECANT_SHARE * rel_tol
+            gx = g(x)
+            err += max(0.0, -gx) / abs(slope) if np.isfinite(gx) else SECANT_SHARE * rel_tol
             evals = {"pld_evaluations": sum(n_evals.values()), "pld_evaluations_at_discretization": n_evals.get(d, 0)}
             return math.exp(x), err, d, err <= rel_tol, evals, (x, slope)
         x += max(0.0, gx) / abs(slope)
