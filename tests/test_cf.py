@@ -355,3 +355,68 @@ def test_epsilon_add_remove_is_max_of_directions():
     er, eer = cf_epsilon(1e-5, m, "remove")
     e, ee = cf_epsilon(1e-5, m, "add_remove")
     assert ea < er and abs(e - max(ea, er)) <= ee + eer + 1e-12
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except CFAccuracyError:
+        return "CFAccuracyError"
+
+
+def _without_predictor(monkeypatch):
+    """Switch off the cheap out-of-reach test of the inversion (the march then finds out the long way);
+    returns a list that collects the test's verdicts while it is on."""
+    import dpsampling.engine.cf.inversion as inv
+
+    real, verdicts = inv._tail_out_of_reach, []
+
+    def counting(*args):
+        verdicts.append(real(*args))
+        return verdicts[-1]
+
+    def switch(on):
+        monkeypatch.setattr(inv, "_tail_out_of_reach", counting if on else (lambda *args: None))
+    return switch, verdicts
+
+
+def test_out_of_reach_predictor_never_refuses_a_reachable_budget(monkeypatch):
+    """The inversion refuses a budget up front when a necessary condition for certifying its
+    u-truncation within the work caps fails (inversion._tail_out_of_reach); the march it skips would
+    have raised too.  At settings on both sides of the line (near-lattice σ = 0.4 where it fires,
+    σ = 0.5, 0.6 where the inversion succeeds or fails later): the same outcome, bit for bit, with the
+    test on and off, and the test fires where the long march used to fail."""
+    switch, verdicts = _without_predictor(monkeypatch)
+    fired = succeeded = 0
+    cases = [(0.4, 3.0, 1e-12), (0.4, 3.0, 1e-16), (0.4, 6.0, 1e-8), (0.4, 6.0, 1e-16), (0.45, 6.0, 1e-12),
+             (0.45, 3.0, 1e-12), (0.5, 6.0, 1e-8), (0.5, 6.0, 1e-12),  # fails later (phase-2 work cap)
+             (0.5, 3.0, 1e-8), (0.6, 1.0, 1e-8), (0.6, 3.0, 1e-12), (0.6, 3.0, 1e-16), (0.6, 6.0, 1e-16),
+             (1.0, 3.0, 1e-16)]
+    for sigma, eps, err in cases:  # q = 0.01, T = 100, q·√T = 0.1 (near-lattice at small σ)
+        m = [(PoissonSubsampled(Gaussian(sigma), 0.01), 100)]
+        switch(True)
+        n = len(verdicts)
+        new = _outcome(lambda: cf_delta(eps, m, "add_remove", err=err))
+        fired += any(v is not None for v in verdicts[n:])
+        switch(False)
+        old = _outcome(lambda: cf_delta(eps, m, "add_remove", err=err))
+        assert new == old, (sigma, eps, err, new, old)
+        succeeded += new != "CFAccuracyError"
+    assert fired >= 5 and succeeded >= 6
+
+
+def test_accounting_delta_below_floor_same_as_full_tightening(monkeypatch):
+    """accounting_delta tightens its error budget in ascending steps after a first pass; at a tiny δ
+    of a near-lattice loss (σ = 0.4, q = 0.01, T = 100, ε = 30: the first pass is the Chernoff bound,
+    1.62e-12) every tighter budget fails.  Skipping those failures up front must report exactly what
+    the full loop reports (same value and certified interval), and must actually skip them."""
+    from dpsampling.engine.cf.api import accounting_delta
+
+    switch, verdicts = _without_predictor(monkeypatch)
+    switch(True)
+    new = accounting_delta(30.0, 0.4, 0.01, 100)
+    assert sum(v is not None for v in verdicts) >= 3
+    switch(False)
+    old = accounting_delta(30.0, 0.4, 0.01, 100)
+    assert new == old
+    assert new["value"] == pytest.approx(1.6198543872495843e-12, rel=1e-12) and new["lower"] == 0.0

@@ -129,7 +129,7 @@ def _pick_contour(x, c_star, terms, kernel, err):
     best = None
     for c, plan in zip(cands, plans):
         h = plan[6]
-        w = (U / h + 1) * sum(1 + (p._grid(c, U)[0].size if p.quadrature else 0) for p, _ in terms)
+        w = (U / h + 1) * sum(1 + (p._grid_size(c, U) if p.quadrature else 0) for p, _ in terms)
         if best is None or w < 0.5 * best[0]:  # prefer c closer to the saddle unless 2× cheaper
             best = (w, c, plan)
     return best[1], best[2]
@@ -274,7 +274,7 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
 
     def work(U_, h_, refine_):
         n_ = U_ / h_ + 1
-        return n_ * sum(1 + (p._grid(c, U_)[0].size * refine_ if p.quadrature else 0)
+        return n_ * sum(1 + (p._grid_size(c, U_) * refine_ if p.quadrature else 0)
                         for p, _ in terms)
 
     def too_much(U_, h_, refine_):
@@ -286,6 +286,9 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
                 "cannot meet the error budget")
 
     # phase 1: truncation point U, certified by the tail bound (independent of h)
+    why = _tail_out_of_reach(x, c, U, h, terms, kernel, Kc, budget, work)
+    if why is not None:
+        raise CFAccuracyError(f"φ inversion cannot reach err={err:g}: {why}; cannot meet the error budget")
     march_work = [0]
     for _ in range(60):
         tail_ok, tail_err, U_new = _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first,
@@ -434,30 +437,13 @@ def _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first=(), work=None):
     by the Lipschitz marches; see :func:`_march`."""
     logA = Kc - c * x
     # ratio bounds b_i(u) ≥ |M_i(c+iu)|/M_i(c), valid and non-increasing for u ≥ U
-    atom_frac = []
-    for pair, n in terms:
-        if pair.atoms is not None:
-            k = pair.cumulants(c)[0]
-            atom_frac.append(math.exp(float(logsumexp(pair.atoms[1] + c * pair.atoms[0])) - k))
-        else:
-            atom_frac.append(0.0)
+    atom_frac = _atom_fractions(terms, c)
     u_grid = U * np.exp2(np.arange(0, 61))
     log_b = np.zeros(u_grid.shape)  # log Π (a_i + b_i)^{n_i}
-    log_a = 0.0
     n_quad = sum(n for p, n in terms if p.quadrature)
-    other = np.zeros(u_grid.shape)
-    for (pair, n), a in zip(terms, atom_frac):
-        if pair.quadrature:
-            continue
-        with np.errstate(divide="ignore"):
-            other += n * np.log(np.minimum(a + pair.cont_bound(c, u_grid), 1.0 + 1e-12))
-        log_a += n * (math.log(a) if a > 0 else -np.inf)
+    other, log_a = _other_log_bound(terms, atom_frac, c, u_grid)
     if n_quad:
-        # target ratio for each quadrature factor so that the tail is within budget
-        kern_int = 1.0 / U if kernel == "hockey" else 60 * math.log(2.0)
-        log_target = (math.log(budget * math.pi / 2) - logA - other[0]
-                      - math.log(kern_int)) / n_quad
-        log_target = min(log_target, math.log(1 - 1e-9))
+        log_target = _march_log_target(budget, logA, other[0], U, kernel, n_quad)
         for pair, n in terms:
             if not pair.quadrature:
                 continue
@@ -486,6 +472,103 @@ def _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first=(), work=None):
     return True, tail, U
 
 
+def _atom_fractions(terms, c):
+    """Per term, the atomic part's share a_i of M_i(c) (0 without atoms)."""
+    out = []
+    for pair, n in terms:
+        if pair.atoms is not None:
+            k = pair.cumulants(c)[0]
+            out.append(math.exp(float(logsumexp(pair.atoms[1] + c * pair.atoms[0])) - k))
+        else:
+            out.append(0.0)
+    return out
+
+
+def _other_log_bound(terms, atom_frac, c, u_grid):
+    """log Π (a_i + b_i(u))^{n_i} over the non-quadrature terms at u_grid (non-increasing in u), and
+    log Π a_i^{n_i} over the same terms."""
+    other = np.zeros(u_grid.shape)
+    log_a = 0.0
+    for (pair, n), a in zip(terms, atom_frac):
+        if pair.quadrature:
+            continue
+        with np.errstate(divide="ignore"):
+            other += n * np.log(np.minimum(a + pair.cont_bound(c, u_grid), 1.0 + 1e-12))
+        log_a += n * (math.log(a) if a > 0 else -np.inf)
+    return other, log_a
+
+
+def _march_log_target(budget, logA, other0, U, kernel, n_quad):
+    """log of the ratio |M_i(c+iu)|/M_i(c) each quadrature factor must stay below beyond U so that the
+    tail is within budget (other0: the non-quadrature terms' log bound at U).  Non-decreasing in U
+    (other0 is non-increasing in U, and the hockey kernel's integral 1/U decreases)."""
+    kern_int = 1.0 / U if kernel == "hockey" else 60 * math.log(2.0)
+    log_target = (math.log(budget * math.pi / 2) - logA - other0 - math.log(kern_int)) / n_quad
+    return min(log_target, math.log(1 - 1e-9))
+
+
+def _tail_out_of_reach(x, c, U0, h, terms, kernel, Kc, budget, work):
+    """Why the u-truncation of the coming inversion cannot be certified within the work caps
+    (a message), or None if it may be.  A necessary condition only, read off cheap quantities, so
+    that a budget the inversion cannot meet fails in microseconds instead of after a long march.
+
+    The inversion succeeds only if phase 1 ends at a truncation U_end ≥ U0 with work(U_end, h, 1) ≤
+    _MAX_WORK (phase 2 checks exactly this with h ≤ the initial h, and work grows with U), i.e.
+    U_end < Ū for any Ū with work(Ū, h, 1) > _MAX_WORK; and only if every quadrature factor's march
+    from U_end reaches u_tv = tv/target within 400 probes and _MAX_WORK output-quadrature nodes.
+    The march's steps are at most s = max(target/λ, 1e-9 (1 + u_tv)), so each interval of length s
+    in [Ū, u_tv) holds a probe, costing at least the grid size at the interval's start (the output
+    grid grows with u); target is largest (u_tv smallest) at Ū, which makes the counts below lower
+    bounds for every admissible U_end.
+    """
+    quad = [(p, n) for p, n in terms if p.quadrature]
+    if not quad:
+        return None
+    if work(U0, h, 1.0) > _MAX_WORK:
+        return f"the trapezoid on [0, {U0:.3g}] alone needs {work(U0, h, 1.0):.3g} node evaluations"
+    lo, hi = U0, 2.0 * U0
+    while work(hi, h, 1.0) <= _MAX_WORK:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e300:
+            return None
+    for _ in range(60):  # keep work(hi) > cap, shrink towards the largest admissible U
+        mid = 0.5 * (lo + hi)
+        if work(mid, h, 1.0) > _MAX_WORK:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo <= 1e-9 * hi:
+            break
+    u_bar = hi
+    logA = Kc - c * x
+    atom_frac = _atom_fractions(terms, c)
+    ends = np.array([U0, u_bar])
+    other, _ = _other_log_bound(terms, atom_frac, c, ends)
+    n_quad = sum(n for _, n in quad)
+    # (1 ± 1e-6: rounding of the target's logarithm must not turn the bounds around)
+    t_bar = math.exp(_march_log_target(budget, logA, other[1], u_bar, kernel, n_quad)) * (1 + 1e-6)
+    t_0 = math.exp(_march_log_target(budget, logA, other[0], U0, kernel, n_quad)) * (1 - 1e-6)
+    if not t_0 > 0.0:
+        return None
+    for pair, _ in quad:
+        tv = pair.tv_bound(c)
+        u_tv_min, u_tv_max = tv / t_bar, tv / t_0
+        lam = pair.cumulants(c)[3]
+        step = max(t_bar / max(lam, 1e-300), 1e-9 * (1.0 + u_tv_max))
+        if not (math.isfinite(u_tv_max) and u_tv_min > u_bar):
+            continue
+        probes = math.floor((u_tv_min - u_bar) / step)
+        nodes, a = 0, u_bar  # dyadic pieces [a, 2a): ⌊length/s⌋ probes each, none cheaper than at a
+        while a < u_tv_min and nodes <= _MAX_WORK:
+            b = min(2.0 * a, u_tv_min)
+            nodes += math.floor((b - a) / step) * pair._grid_size(c, a)
+            a = b
+        if probes > 400 or nodes > _MAX_WORK:
+            return (f"certifying the φ tail needs ≥ {probes:.3g} probes / {nodes:.3g} output-quadrature "
+                    f"nodes (caps 400 / {_MAX_WORK:.3g}) for any truncation below u={u_bar:.3g}")
+    return None
+
+
 def _march(pair, c, U, log_target, work=None):
     """Certify |M(c+iu)|/M(c) ≤ target for all u ≥ U (quadrature pairs).
 
@@ -506,7 +589,7 @@ def _march(pair, c, U, log_target, work=None):
     for _ in range(400):
         if u >= u_tv:
             break
-        work[0] += pair._grid(c, u)[0].size
+        work[0] += pair._grid_size(c, u)
         if work[0] > _MAX_WORK:
             raise CFAccuracyError(
                 f"certifying the φ tail beyond u={u:.3g} (up to {u_tv:.3g}) exceeds the work cap "

@@ -200,7 +200,8 @@ class _SubsampledGaussianPair(_Pair):
     def _kappa_r(self, c):
         return 1.0 + c if self.sign > 0 else -c
 
-    def _grid(self, c, umax, refine=1.0):
+    def _grid_span(self, c, umax, refine=1.0):
+        """(lo, hi, n): the output grid of :meth:`_grid` is n + 1 equispaced nodes on [lo, hi]."""
         sig = self.sigma
         kr = self._kappa_r(c)
         lo, hi = min(0.0, kr) - 13.0 * sig, max(0.0, kr) + 13.0 * sig
@@ -209,6 +210,16 @@ class _SubsampledGaussianPair(_Pair):
                       2 * math.pi / (abs(umax) / sig**2 + 9.0 / sig)) / refine
         n = int(math.ceil((hi - lo) / h))
         n += n % 2
+        return lo, hi, n
+
+    def _grid_size(self, c, umax, refine=1.0):
+        """Number of nodes of :meth:`_grid` (what the inversion's work counts), without building it."""
+        return self._grid_span(c, umax, refine)[2] + 1
+
+    def _grid(self, c, umax, refine=1.0):
+        sig = self.sigma
+        kr = self._kappa_r(c)
+        lo, hi, n = self._grid_span(c, umax, refine)
         o = np.linspace(lo, hi, n + 1)
         lr = np.logaddexp(self.l1mg, self.lg + (2.0 * o - 1.0) / (2.0 * sig * sig))
         a = -0.5 * (o / sig) ** 2 - _LOG_SQRT_2PI - math.log(sig) + kr * lr
@@ -389,6 +400,9 @@ class _ShiftedPair(_Pair):
 
     def _grid(self, c, umax, refine=1.0):
         return self.p._grid(c - 1.0, umax, refine)
+
+    def _grid_size(self, c, umax, refine=1.0):
+        return self.p._grid_size(c - 1.0, umax, refine)
 
 
 def _terms(mechanisms, direction):
