@@ -38,7 +38,10 @@ Numerical error that is controlled and returned (absolute error on δ):
     never integrated: the purely atomic part of a composition is enumerated
     exactly and only the remainder (which has no atoms) is inverted.
 If the requested budget cannot be met within the work caps a CFAccuracyError
-is raised; no silent number is ever returned.
+is raised; no silent number is ever returned.  Where a necessary condition for
+certifying the u-truncation within the caps already fails (read off the march's
+largest step and grid sizes, see inversion._tail_out_of_reach) it is raised before
+any march, with the same outcome in microseconds instead of seconds.
 
 Conventions (same as dp_accounting): direction "remove" is the pair
 (M(D ∪ {x}), M(D)) and "add" is (M(D), M(D ∪ {x})).  Poisson subsampling (rate q, Zhu's γ)
