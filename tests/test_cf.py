@@ -388,10 +388,9 @@ def test_out_of_reach_predictor_never_refuses_a_reachable_budget(monkeypatch):
     test on and off, and the test fires where the long march used to fail."""
     switch, verdicts = _without_predictor(monkeypatch)
     fired = succeeded = 0
-    cases = [(0.4, 3.0, 1e-12), (0.4, 3.0, 1e-16), (0.4, 6.0, 1e-8), (0.4, 6.0, 1e-16), (0.45, 6.0, 1e-12),
-             (0.45, 3.0, 1e-12), (0.5, 6.0, 1e-8), (0.5, 6.0, 1e-12),  # fails later (phase-2 work cap)
-             (0.5, 3.0, 1e-8), (0.6, 1.0, 1e-8), (0.6, 3.0, 1e-12), (0.6, 3.0, 1e-16), (0.6, 6.0, 1e-16),
-             (1.0, 3.0, 1e-16)]
+    cases = [(0.4, 3.0, 1e-16), (0.4, 6.0, 1e-8), (0.4, 6.0, 1e-16), (0.45, 6.0, 1e-12),  # refused up front
+             (0.5, 6.0, 1e-8),  # fails later (phase-2 work cap)
+             (0.5, 3.0, 1e-8), (0.6, 1.0, 1e-8), (0.6, 3.0, 1e-12), (1.0, 3.0, 1e-16)]  # succeed
     for sigma, eps, err in cases:  # q = 0.01, T = 100, q·√T = 0.1 (near-lattice at small σ)
         m = [(PoissonSubsampled(Gaussian(sigma), 0.01), 100)]
         switch(True)
@@ -402,7 +401,7 @@ def test_out_of_reach_predictor_never_refuses_a_reachable_budget(monkeypatch):
         old = _outcome(lambda: cf_delta(eps, m, "add_remove", err=err))
         assert new == old, (sigma, eps, err, new, old)
         succeeded += new != "CFAccuracyError"
-    assert fired >= 5 and succeeded >= 6
+    assert fired >= 4 and succeeded >= 4
 
 
 def test_accounting_delta_below_floor_same_as_full_tightening(monkeypatch):

@@ -262,7 +262,8 @@ class _SubsampledGaussianPair(_Pair):
         w /= w.sum()
         L = self.sign * lr
         m1 = float(np.sum(w * L))
-        return K, m1, float(np.sum(w * (L - m1) ** 2)), float(np.sum(w * np.abs(L)))
+        cache[c] = (K, m1, float(np.sum(w * (L - m1) ** 2)), float(np.sum(w * np.abs(L))))
+        return cache[c]
 
     def tv_bound(self, c):
         """(ψ(lo)+ψ(hi)+TV ψ)/M(c) with ψ the tilted density of L in loss space."""
