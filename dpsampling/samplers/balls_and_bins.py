@@ -123,6 +123,25 @@ def _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options)
 MAX_STATISTIC_METHOD = "max-statistic events"
 
 
+def _max_statistic_floor(quantity, target, sigma, steps, epochs):
+    """(value, method) of the Chua et al. max-statistic lower bound on ε(δ) / δ(ε) at default settings, or
+    (0.0, None) where it is flagged (δ below the PLD floor) or nan.  A valid lower bound on the true curve,
+    not an estimate: MoG(1) vs N(0, σ²I) is the exact output law of E epochs on one adjacent pair, and
+    for E = 1 the hockey-stick difference of the threshold events {M ≥ C}, {M < C} is evaluated exactly
+    (closed-form Φ in log space, checked against mpmath in tests/test_max_statistic.py), for E > 1 the
+    sliced max's losses are rounded down and its FFT tail moved off δ (optimistic), see :mod:`._max_statistic`."""
+    r = _max_statistic_lower(quantity, target, sigma, steps, epochs, "lower", {})
+    if "delta_below_1e-12" in r.flags or not math.isfinite(r.value):
+        return 0.0, None
+    return float(r.value), r.method
+
+
+def _lower_label(pld_lower, floor, floor_method):
+    """accuracy entries naming which certified lower bound gave the lower end: the PLD one or the max statistic."""
+    by = floor_method if floor_method is not None and floor > pld_lower else "pld_accounting"
+    return {"lower_method": by, "lower_pld": pld_lower, "lower_max_statistic": floor if floor_method else None}
+
+
 def _config(accuracy, loss_discretization, tail_truncation, eps_scale):
     from PLD_accounting import AllocationSchemeConfig, ConvolutionMethod
 
@@ -181,10 +200,17 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
     if method == "max_statistic":
         return _max_statistic_lower("delta", epsilon, sigma, steps, epochs, bound, options)
     r = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)[0]
-    if not both_ends:
+    if both_ends:
+        other = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], **options)[0]
+        r = _bracket(r, other)
+    if r.lower is None:
         return r
-    other = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], **options)[0]
-    return _bracket(r, other)
+    # the lower end: max of the PLD lower and the max-statistic lower bound (both certified lower bounds)
+    floor, floor_method = _max_statistic_floor("delta", float(epsilon), float(sigma), steps, epochs)
+    label = _lower_label(r.lower, floor, floor_method)
+    lo = max(r.lower, floor)
+    return AccountingResult(value=lo if bound == "lower" else r.value, kind=r.kind, method=r.method,
+                            accuracy={**r.accuracy, **label}, lower=lo, upper=r.upper, flags=r.flags)
 
 
 def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
@@ -239,12 +265,14 @@ def _eps_one(sigma, steps, epochs, bound, direction, loss_discretization, tail_t
 
 
 @functools.lru_cache(maxsize=256)
-def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, loss_discretization=None):
+def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, loss_discretization=None, floor=0.0):
     """Certified [lower, upper] on ε(δ), refined until (upper − lower)/upper ≤ ``rel_width``; (lo, up, info).
 
     Each pass builds, per direction, PLD_accounting's dominating and dominated PLD at one loss step; the
     bracket keeps, per direction, the smallest upper and the largest lower seen (each is a bound, so both
-    are), and ε = max over directions.  A direction whose upper is ≤ the bracket's lower cannot move either
+    are), and ε = max over directions.  ``floor``: another certified lower bound on ε(δ) (the max-statistic
+    one, :func:`_max_statistic_floor`); the bracket's lower end is max(PLD lower, floor), a max of lower
+    bounds.  A direction whose upper is ≤ the bracket's lower cannot move either
     end and is not refined.  Pass 1 uses a step ``_COARSE`` × (target width) from a Poisson (q = 1/T)
     estimate of ε; each later pass divides the step by (measured width)/(``_AIM`` × target width), since
     the width is ∝ the step (module constants).  ``loss_discretization`` given: one pass at that step.
@@ -261,7 +289,7 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
             up[d] = min(up[d], _eps_one(sigma, steps, epochs, "upper", d, ld, tail_truncation, delta))
             lo[d] = max(lo[d], _eps_one(sigma, steps, epochs, "lower", d, ld, tail_truncation, delta))
         steps_used.append(ld)
-        e_up, e_lo = max(up.values()), max(lo.values())
+        e_up, e_lo = max(up.values()), max(floor, *lo.values())
         width = e_up - e_lo
         reached = width <= rel_width * e_up
         if reached or loss_discretization is not None or len(steps_used) == _MAX_PASSES or ld <= _MIN_LOSS_DISCRETIZATION:
@@ -274,7 +302,8 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
         factor = a * 0.5 * (e_lo + e_up) / ((1 - 0.5 * a) * width) if math.isfinite(width) and width > 0 else 0.1
         ld = max(_MIN_LOSS_DISCRETIZATION, ld * min(0.9, max(0.1, factor)))
     info = {"loss_discretization": ld, "tail_truncation": tail_truncation, "rel_width_target": rel_width,
-            "rel_width": width / e_up if e_up > 0 else 0.0, "passes": len(steps_used)}
+            "rel_width": width / e_up if e_up > 0 else 0.0, "passes": len(steps_used),
+            "lower_pld": max(lo.values())}
     flags = () if reached or loss_discretization is not None else ("rel_width_not_reached",)
     return e_lo, e_up, info, flags
 
@@ -306,8 +335,10 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
         ld = float(check_positive("loss_discretization", ld))
     tail = (float(check_positive("tail_truncation", tail)) if tail is not None
             else min(1e-7, ACCURACY[accuracy]["tail_per_delta"] * float(delta)))
+    floor, floor_method = _max_statistic_floor("epsilon", float(delta), float(sigma), steps, epochs)
     lo, up, info, flags = _epsilon_bracket(float(delta), float(sigma), steps, epochs,
-                                           ACCURACY[accuracy]["rel_width"], tail, ld)
+                                           ACCURACY[accuracy]["rel_width"], tail, ld, floor)
+    info = {**info, **_lower_label(info["lower_pld"], floor, floor_method)}  # (info is cached: not mutated)
     return AccountingResult(value=up if bound == "upper" else lo, kind=bound, method="pld_accounting",
                             accuracy={"accuracy": accuracy, **info}, lower=lo if both_ends or bound == "lower" else None,
                             upper=up if both_ends or bound == "upper" else None, flags=flags)
