@@ -21,7 +21,9 @@ Measured 2026-11-23 (CPU s per point, δ = 1e-6, default accuracy, machine loade
 σ = 2, T = 1000: E = 1: 17 → 6.0-6.9 (bracket [0.05711, 0.05949]; PLD_accounting's range for the same
 width 161 s: 23x); E = 5: 80-87 → 29 ([0.13548, 0.14130]); E = 10: 164 → 49 ([0.19648, 0.20540]);
 σ = 1, T = 100, E = 1: 0.6 s ([0.83937, 0.85967], lower end from the max statistic) vs PLD_accounting 3.2 s;
-"fine" (rel width ≤ 1e-2): 4.0 s ([0.85170, 0.85850]) vs PLD_accounting's 133 s for [0.8561, 0.8639] (issue 11).
+"fine" (rel width ≤ 1e-2): 4.0 s ([0.85170, 0.85850]) vs PLD_accounting's 133 s for [0.8561, 0.8639] (issue 11);
+σ = 2, T = 1000, E = 1 "fine": 285 s ([0.058958, 0.059478]; the GEOM lower's O(n²) cost dominates).
+PLD_accounting's range at σ = 2, T = 1000, E = 5 did not finish within ~25 min of a loaded machine.
 Before = GEOM-only bracket of main 8675ed9; after = FFT upper + one GEOM lower + max-statistic floor.
 
 Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
