@@ -9,11 +9,22 @@ scipy.special.logsumexp for the loss), which is how that method is written
 in plain numpy/scipy.  Same estimator, same inputs: both rates and the ratio.
 
 Certified bounds: ours (``dpsampling.samplers.balls_and_bins.epsilon_range`` at the
-"default" and "fine" settings: adaptive bracket, relative width ≤ 5e-2 / 1e-2) vs PLD_accounting's
+"default" and "fine" settings: adaptive bracket, relative width ≤ 5e-2 / 1e-2; upper end from
+PLD_accounting's FFT route where it is tighter than its GEOM route, lower end = max of the GEOM
+lower of one direction and the max-statistic lower bound; columns "up" / "low" say which) vs PLD_accounting's
 plain ``gaussian_allocation_epsilon_range`` asked for the same absolute width
 (``epsilon_accuracy`` = our upper − lower), on the same inputs; CPU seconds (the machine may be
 shared) and the ratio.  PLD_accounting runs its O(n²) convolutions in numba when numba is
 installed, else in a much slower numpy fallback; the table header says which.
+
+Measured 2026-11-23 (CPU s per point, δ = 1e-6, default accuracy, machine loaded ~8-17 on 2 cores):
+σ = 2, T = 1000: E = 1: 17 → 6.0-6.9 (bracket [0.05711, 0.05949]; PLD_accounting's range for the same
+width 161 s: 23x); E = 5: 80-87 → 29 ([0.13548, 0.14130]); E = 10: 164 → 49 ([0.19648, 0.20540]);
+σ = 1, T = 100, E = 1: 0.6 s ([0.83937, 0.85967], lower end from the max statistic) vs PLD_accounting 3.2 s;
+"fine" (rel width ≤ 1e-2): 4.0 s ([0.85170, 0.85850]) vs PLD_accounting's 133 s for [0.8561, 0.8639] (issue 11);
+σ = 2, T = 1000, E = 1 "fine": 285 s ([0.058958, 0.059478]; the GEOM lower's O(n²) cost dominates).
+PLD_accounting's range at σ = 2, T = 1000, E = 5 did not finish within ~25 min of a loaded machine.
+Before = GEOM-only bracket of main 8675ed9; after = FFT upper + one GEOM lower + max-statistic floor.
 
 Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
        [--cases=σ,T,E/σ,T,E...]
@@ -98,7 +109,8 @@ def bench_bounds(quick, accuracies, peer):
 
     print(f"certified bounds, delta=1e-6, CPU seconds (numba {'on' if has_numba() else 'OFF: numpy fallback'})")
     print(f"{'sigma':>5} {'T':>5} {'E':>3} {'acc':>7} | {'ours lower':>10} {'ours upper':>10} {'rel w':>8} "
-          f"{'cpu s':>7} | {'PLD_acc lower':>13} {'upper':>8} {'rel w':>8} {'cpu s':>7} | ratio", flush=True)
+          f"{'cpu s':>7} {'up':>4} {'low':>5} | {'PLD_acc lower':>13} {'upper':>8} {'rel w':>8} {'cpu s':>7} | ratio",
+          flush=True)
     cases = BOUND_CASES[:1] if quick else BOUND_CASES
     for arg in sys.argv:
         if arg.startswith("--cases="):  # e.g. --cases=2,1000,10/1,100,1
@@ -111,7 +123,8 @@ def bench_bounds(quick, accuracies, peer):
             r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs, accuracy=acc)
             dt = time.process_time() - t
             line = (f"{sigma:5.2f} {steps:5d} {epochs:3d} {acc:>7} | {r.lower:10.5f} {r.upper:10.5f} "
-                    f"{(r.upper - r.lower) / r.upper:8.2e} {dt:7.1f} |")
+                    f"{(r.upper - r.lower) / r.upper:8.2e} {dt:7.1f} {r.accuracy['upper_route']:>4} "
+                    f"{'ms' if r.accuracy['lower_method'] != 'pld_accounting' else 'pld':>5} |")
             if peer:
                 t = time.process_time()
                 up, lo = gaussian_allocation_epsilon_range(delta=1e-6, sigma=sigma, num_steps=steps,

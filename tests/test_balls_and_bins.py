@@ -338,3 +338,36 @@ def test_mc_epsilon_with_too_few_samples_says_how_many():
         mc.mc_epsilon(1e-6, sigma=1.0, steps=10, epochs=2, n=1000)
     with pytest.raises(ValueError, match="delta"):
         mc.mc_epsilon(0.0, sigma=1.0, steps=10, n=10)
+
+
+def test_lower_end_is_the_larger_of_pld_and_max_statistic_lower_bounds():
+    # σ = 0.8, T = 20: the Chua et al. max-statistic bound (threshold events, exact) beats PLD_accounting's lower;
+    # σ = 1.5: PLD_accounting's lower wins.  Either way the lower end is the max and says which one gave it.
+    for sigma, winner in ((0.8, "max-statistic events"), (1.5, "pld_accounting")):
+        r = bnb.epsilon_range(1e-5, sigma=sigma, steps=20, epochs=1)
+        ms = bnb.epsilon(1e-5, sigma=sigma, steps=20, epochs=1, bound="lower", method="max_statistic").value
+        assert r.accuracy["lower_method"] == winner
+        assert r.lower == max(ms, r.accuracy["lower_pld"]) and r.accuracy["lower_max_statistic"] == ms
+        assert r.lower <= r.upper
+    # measured at σ = 0.8: max statistic 2.7466 vs PLD lower ≤ 2.672 (the PLD one at its finer steps)
+    assert bnb.epsilon_range(1e-5, sigma=0.8, steps=20, epochs=1).lower == pytest.approx(2.746601, abs=1e-6)
+    # δ(ε): same rule, the lower end is max of the two and the upper end is untouched
+    d = bnb.delta(2.0, sigma=0.8, steps=20, epochs=1, both_ends=True)
+    ms = bnb.delta(2.0, sigma=0.8, steps=20, epochs=1, bound="lower", method="max_statistic").value
+    assert d.accuracy["lower_method"] == "max-statistic events" and d.lower == ms > d.accuracy["lower_pld"]
+    assert d.value == d.upper > d.lower
+
+
+def test_fft_upper_is_between_geom_bounds_and_tightens():
+    # PLD_accounting's FFT route (used for the upper end) against its GEOM route at a point where both run:
+    # each FFT upper is ≥ the GEOM lower, and it decreases towards it as the linear step shrinks (σ = 2, T = 100)
+    kw = {"sigma": 2.0, "steps": 100, "epochs": 1}
+    geom_lo = max(bnb._eps_one(2.0, 100, 1, "lower", d, 0.02, 1e-9, 1e-6) for d in bnb.DIRECTIONS)
+    geom_up = max(bnb._eps_one(2.0, 100, 1, "upper", d, 0.02, 1e-9, 1e-6) for d in bnb.DIRECTIONS)
+    fft = [max(bnb._fft_upper(2.0, 100, 1, d, h, 1e-9, 1e-6) for d in bnb.DIRECTIONS) for h in (2e-4, 5e-5)]
+    assert geom_lo <= fft[1] < fft[0]
+    assert fft[1] < geom_up  # and tighter than GEOM's upper at a step costing more
+    r = bnb.epsilon_range(1e-6, **kw)
+    assert r.accuracy["upper_route"] == "fft" and geom_lo <= r.upper and r.lower <= geom_up
+    assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
+    assert bnb._fft_upper(2.0, 1, 1, "remove", 1e-4, 1e-9, 1e-6) == math.inf  # T = 1: route not applicable
