@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import snakemake_fork
 import yaml
 
 logging.getLogger().setLevel(logging.ERROR)  # dp_accounting warns through the root logger
@@ -126,9 +127,8 @@ def rejects_bad_config(repo_root, tmp_path, copy_workflow):
             node = node[key]
         node[path[-1]] = value
         (work / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-        cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", "config/bad.yaml"]
-        out = subprocess.run(cmd + (["--replace-workflow-config"] if replace else []), cwd=work,
-                             capture_output=True, text=True, check=False)
+        args = ["-n", "--cores", "1", "--configfile", "config/bad.yaml"]
+        out = snakemake_fork.run(args + (["--replace-workflow-config"] if replace else []), cwd=work)
         assert out.returncode != 0
         assert needle in out.stdout + out.stderr
         assert not (work / "results").exists()

@@ -6,6 +6,7 @@ import sys
 
 import pandas as pd
 import pytest
+import snakemake_fork
 import yaml
 
 pytestmark = pytest.mark.pipeline
@@ -15,10 +16,10 @@ RESULT_COLUMNS = {"point_id", "chunk", "value", "kind", "method", "discretizatio
 
 
 def snakemake(cwd, *args, check=True):
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
-    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    """`python -m snakemake --cores 2 *args` in cwd (forked from a process that imported Snakemake once: conftest)."""
+    out = snakemake_fork.run(["--cores", "2", *args], cwd)
     if check and out.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+        raise AssertionError(f"{' '.join(out.args)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return out
 
 

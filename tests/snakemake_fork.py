@@ -1,0 +1,69 @@
+"""Run Snakemake's command line in a process forked from one that has imported Snakemake already.
+
+Starting Snakemake costs ~2.5 CPU-s per process before it does anything (importing Snakemake ~1.4 CPU-s, and the
+workflow's parse-time checks import dp_accounting and scipy), more than a dry run (`-n`) costs itself, and the
+tests run dozens of them.  ``run(args, cwd)`` behaves like ``subprocess.run([python, "-m", "snakemake", *args], cwd=cwd,
+capture_output=True, text=True)`` (same return object, same streams), but the process is forked from a
+multiprocessing forkserver that imported ``snakemake.cli`` once.  Each run is still its own process: the working
+directory, ``sys.path``, ``os.environ``, logging set-up and modules the workflow imports die with it, so runs
+cannot leak into each other or into pytest.  The environment is the forkserver's (pytest's when the first run
+starts): a run that needs another environment or PYTHONPATH (sys.path is fixed at interpreter start) must use a
+real subprocess (e.g. tests/test_pipeline.py::test_library_edit_reruns_exactly_its_importers).
+Stdlib only, so that the forkserver and its children stay cheap.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import subprocess
+import sys
+import tempfile
+
+_CONTEXT = {}
+
+
+#: imported once by the forkserver: Snakemake, and the third-party libraries the workflow imports when it is parsed
+#: (its parse-time checks call dpsampling, which imports dp_accounting and scipy).  dpsampling itself is not
+#: preloaded: every run imports it afresh, as a real subprocess would, so it sees the package's current files.
+PRELOAD = ("snakemake.cli", "dp_accounting", "scipy.optimize", "scipy.special", "scipy.stats")
+
+
+def _context():
+    if "ctx" not in _CONTEXT:
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload([*PRELOAD, __name__])
+        _CONTEXT["ctx"] = ctx
+    return _CONTEXT["ctx"]
+
+
+def _child(args, cwd, out_path, err_path):
+    """In the forked process: Snakemake's ``main(args)`` in ``cwd``, stdout/stderr into the two files."""
+    os.chdir(cwd)
+    for fd, path in ((1, out_path), (2, err_path)):
+        f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(f, fd)
+        os.close(f)
+    from snakemake import cli
+
+    try:
+        cli.main(list(args))
+        code = 0
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    os._exit(code)
+
+
+def run(args, cwd) -> subprocess.CompletedProcess:
+    """``python -m snakemake *args`` in ``cwd`` (forked, see the module doc); stdout and stderr as text."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out, err = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
+        proc = _context().Process(target=_child, args=(list(map(str, args)), str(cwd), out, err))
+        proc.start()
+        proc.join()
+        with open(out) as f_out, open(err) as f_err:
+            return subprocess.CompletedProcess([sys.executable, "-m", "snakemake", *map(str, args)], proc.exitcode,
+                                               f_out.read(), f_err.read())
