@@ -7,8 +7,8 @@ capture_output=True, text=True)`` (same return object, same streams), but the pr
 multiprocessing forkserver that imported ``snakemake.cli`` once.  Each run is still its own process: the working
 directory, ``sys.path``, ``os.environ``, logging set-up and modules the workflow imports die with it, so runs
 cannot leak into each other or into pytest.  The environment is the forkserver's (pytest's when the first run
-starts): a run that needs another environment or PYTHONPATH (sys.path is fixed at interpreter start) must use a
-real subprocess (e.g. tests/test_pipeline.py::test_library_edit_reruns_exactly_its_importers).
+starts) unless ``env`` is given; a PYTHONPATH in ``env`` is put in front of ``sys.path`` (that is enough for a
+package the forkserver has not imported, e.g. dpsampling, not for Snakemake or the preloaded libraries).
 Stdlib only, so that the forkserver and its children stay cheap.
 """
 
@@ -37,9 +37,16 @@ def _context():
     return _CONTEXT["ctx"]
 
 
-def _child(args, cwd, out_path, err_path):
-    """In the forked process: Snakemake's ``main(args)`` in ``cwd``, stdout/stderr into the two files."""
+def _child(args, cwd, out_path, err_path, env):
+    """In the forked process: Snakemake's ``main(args)`` in ``cwd``, stdout/stderr into the two files; ``env``
+    (if given) replaces the environment, and its PYTHONPATH goes to the front of ``sys.path`` after ``cwd``, as
+    ``python -m`` would set them up at start (only modules not imported yet follow it: dpsampling is not)."""
     os.chdir(cwd)
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
+        sys.path[:0] = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path.insert(0, os.getcwd())
     for fd, path in ((1, out_path), (2, err_path)):
         f = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(f, fd)
@@ -57,11 +64,12 @@ def _child(args, cwd, out_path, err_path):
     os._exit(code)
 
 
-def run(args, cwd) -> subprocess.CompletedProcess:
-    """``python -m snakemake *args`` in ``cwd`` (forked, see the module doc); stdout and stderr as text."""
+def run(args, cwd, env=None) -> subprocess.CompletedProcess:
+    """``python -m snakemake *args`` in ``cwd`` (forked, see the module doc), optionally with environment ``env``;
+    stdout and stderr as text."""
     with tempfile.TemporaryDirectory() as tmp:
         out, err = os.path.join(tmp, "stdout"), os.path.join(tmp, "stderr")
-        proc = _context().Process(target=_child, args=(list(map(str, args)), str(cwd), out, err))
+        proc = _context().Process(target=_child, args=(list(map(str, args)), str(cwd), out, err, env))
         proc.start()
         proc.join()
         with open(out) as f_out, open(err) as f_err:
