@@ -97,6 +97,7 @@ def pytest_collection_modifyitems(session, config, items):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    snakemake_fork.stop()
     proc = _SMOKE.get("proc")
     if proc is not None and proc.poll() is None:  # interrupted session: stop the run this session started
         os.killpg(proc.pid, signal.SIGTERM)

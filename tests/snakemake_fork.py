@@ -32,7 +32,9 @@ PRELOAD = ("snakemake.cli", "dp_accounting", "scipy.optimize", "scipy.special", 
 def _context():
     if "ctx" not in _CONTEXT:
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload([*PRELOAD, __name__])
+        # "__main__": pytest's entry script (when started as `pytest`, not `python -m pytest`) is imported once by the
+        # server, so that each forked run does not import it again (multiprocessing's "safe importing of main module")
+        ctx.set_forkserver_preload(["__main__", *PRELOAD, __name__])
         _CONTEXT["ctx"] = ctx
     return _CONTEXT["ctx"]
 
@@ -75,3 +77,14 @@ def run(args, cwd, env=None) -> subprocess.CompletedProcess:
         with open(out) as f_out, open(err) as f_err:
             return subprocess.CompletedProcess([sys.executable, "-m", "snakemake", *map(str, args)], proc.exitcode,
                                                f_out.read(), f_err.read())
+
+
+def stop():
+    """Stop the forkserver (if one was started) and wait for it, so that it does not outlive pytest and the CPU time
+    of the runs (its reaped children) is accounted to pytest like that of ordinary subprocesses (/usr/bin/time)."""
+    if "ctx" in _CONTEXT:
+        from multiprocessing import forkserver
+
+        stop_server = getattr(forkserver._forkserver, "_stop", None)  # CPython 3.8+; private, hence the guard
+        if stop_server is not None:
+            stop_server()
