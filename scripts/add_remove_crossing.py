@@ -27,7 +27,6 @@ import _pipeline
 import _style
 import numpy as np
 
-from dpsampling.papers.lebeda import directions
 from dpsampling.engine.validation import ONE_WAY_DIRECTIONS
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
@@ -35,6 +34,7 @@ from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
 def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_tol=None):
     """One grid point (rel_tol: the schema default, not used by Monte Carlo or fixed-grid PLD)."""
+    from dpsampling.papers.lebeda import directions  # not at the top: plot jobs skip it (issue 15)
     c = directions.add_remove_comparison(
         p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"], alpha=mc_alpha, beta=mc_beta,
         n_eps=n_eps, n_eps_pld=n_eps_pld, seed=p["seed"], discretization=discretization)

@@ -8,8 +8,6 @@
 
 import _pipeline
 import _style
-from dpsampling.engine import accountant
-from dpsampling.papers import zhu as dp
 
 METHOD_NAME = {"cf": "φ accountant", "analytic": "analytic Gaussian", "pld": "PLD", "rdp": "RDP"}
 
@@ -22,6 +20,8 @@ def _row(res, curve, value=None, kind=None):
 
 
 def compute_point(p, rel_tol, discretization):
+    from dpsampling.engine import accountant
+    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
     k = int(p["steps"])
     if p["panel"] == "a":  # T Gaussians = one Gaussian with σ/√T; q = 1
         kw = dict(sigma=p["sigma"], q=1.0, steps=k)

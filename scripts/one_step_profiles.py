@@ -6,7 +6,6 @@ import numpy as np
 
 import _pipeline
 import _style
-from dpsampling.papers import zhu as dp
 
 BASE = {"lower": None, "upper": None, "discretization": None, "rel_tol": None, "est_rel_error": None, "flags": ""}
 NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (remove)", "add": "H_α(P ‖ (1-γ)P+γQ)  (add)",
@@ -14,6 +13,7 @@ NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (remove)", "add": "H_α(P ‖ (1-γ
 
 
 def compute_point(p, eps_min, eps_max, n_eps, **_defaults):  # rel_tol: schema default, unused
+    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
     eps = np.linspace(eps_min, eps_max, n_eps)
     if p["direction"] == "add_remove":
         h = dp.wor_substitution_profile(eps, p["sigma"], p["q"], sensitivity=1.0)

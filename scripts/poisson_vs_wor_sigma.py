@@ -3,11 +3,10 @@
 import _pipeline
 import _style
 
-from dpsampling.engine import accountant
-
 
 def compute_points(points, rel_tol, log):
     """σ for every point, one warm-started curve per (sampler, ε, δ, T, direction)."""
+    from dpsampling.engine import accountant  # not at the top: plot jobs skip it (issue 15)
     key = ("sampler", "epsilon", "delta", "steps", "direction")
     rows = {}
     for line in sorted({tuple(p[k] for k in key) for p in points}):

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import snakemake_fork
 import yaml
 
 logging.getLogger().setLevel(logging.ERROR)  # dp_accounting warns through the root logger
@@ -33,8 +34,9 @@ def copy_workflow():
 
 
 # The shared smoke run starts in the background as soon as the tests are collected (when any selected test
-# needs it), so its ~2 cores of Snakemake jobs overlap the single-threaded unit tests; the modules that use
-# it run last (whole modules, in their own order, so module-scoped fixtures are set up once) and wait for it.
+# needs it), so its ~2 cores of Snakemake jobs overlap the single-threaded unit tests; the tests that use it run
+# last (in their modules' order, so module-scoped fixtures are set up once) and wait for it, after the other tests
+# of their modules.
 _SMOKE = {}
 SMOKE_CMD = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml"]
 # Agreed with the cluster check (tests/cluster/slurm_smoke.sh, .ci/run): with DPSAMPLING_SMOKE_DIR set, the
@@ -87,15 +89,22 @@ def _wait_smoke_run():
 
 
 def pytest_collection_modifyitems(session, config, items):
-    smoke_modules = {item.module for item in items if "smoke_run" in getattr(item, "fixturenames", ())}
+    def needs_smoke(item):
+        return "smoke_run" in getattr(item, "fixturenames", ())
+
+    smoke_modules = {item.module for item in items if needs_smoke(item)}
     if not smoke_modules:
         return
-    items[:] = [i for i in items if i.module not in smoke_modules] + [i for i in items if i.module in smoke_modules]
+    # those modules' other tests (bad configs, dry runs) run before the first wait for the run, not after it
+    items[:] = ([i for i in items if i.module not in smoke_modules]
+                + [i for i in items if i.module in smoke_modules and not needs_smoke(i)]
+                + [i for i in items if i.module in smoke_modules and needs_smoke(i)])
     if not config.option.collectonly:
         _start_smoke_run(config)
 
 
 def pytest_sessionfinish(session, exitstatus):
+    snakemake_fork.stop()
     proc = _SMOKE.get("proc")
     if proc is not None and proc.poll() is None:  # interrupted session: stop the run this session started
         os.killpg(proc.pid, signal.SIGTERM)
@@ -126,9 +135,8 @@ def rejects_bad_config(repo_root, tmp_path, copy_workflow):
             node = node[key]
         node[path[-1]] = value
         (work / "config" / "bad.yaml").write_text(yaml.safe_dump(cfg, allow_unicode=True))
-        cmd = [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", "config/bad.yaml"]
-        out = subprocess.run(cmd + (["--replace-workflow-config"] if replace else []), cwd=work,
-                             capture_output=True, text=True, check=False)
+        args = ["-n", "--cores", "1", "--configfile", "config/bad.yaml"]
+        out = snakemake_fork.run(args + (["--replace-workflow-config"] if replace else []), cwd=work)
         assert out.returncode != 0
         assert needle in out.stdout + out.stderr
         assert not (work / "results").exists()

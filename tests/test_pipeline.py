@@ -6,6 +6,7 @@ import sys
 
 import pandas as pd
 import pytest
+import snakemake_fork
 import yaml
 
 pytestmark = pytest.mark.pipeline
@@ -15,10 +16,10 @@ RESULT_COLUMNS = {"point_id", "chunk", "value", "kind", "method", "discretizatio
 
 
 def snakemake(cwd, *args, check=True):
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "2", *args]
-    out = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    """`python -m snakemake --cores 2 *args` in cwd (forked from a process that imported Snakemake once: conftest)."""
+    out = snakemake_fork.run(["--cores", "2", *args], cwd)
     if check and out.returncode != 0:
-        raise AssertionError(f"{' '.join(cmd)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
+        raise AssertionError(f"{' '.join(out.args)} failed:\n{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
     return out
 
 
@@ -159,14 +160,14 @@ def test_library_edit_reruns_exactly_its_importers(smoke, repo_root, tmp_path):
     shutil.copytree(smoke, work, symlinks=True)  # outputs and .snakemake metadata, mtimes kept
     shutil.copytree(repo_root / "dpsampling", work / "dpsampling", ignore=shutil.ignore_patterns("__pycache__"))
     env = {**os.environ, "PYTHONPATH": str(work)}
-    dry = [sys.executable, "-m", "snakemake", "-n", "--cores", "1", "--configfile", "config/smoke.yaml"]
-    before = subprocess.run(dry, cwd=work, capture_output=True, text=True, env=env)
+    dry = ["-n", "--cores", "1", "--configfile", "config/smoke.yaml"]
+    before = snakemake_fork.run(dry, work, env=env)
     assert before.returncode == 0 and job_rules(before.stdout) == set(), before.stdout[-2000:]  # nothing to do
     # the module defining the Monte Carlo privacy curve, wherever it lives in the package
     target = next(f for f in (work / "dpsampling").rglob("*.py") if "def mc_privacy_curve(" in f.read_text())
     src = target.read_text().replace("def mc_privacy_curve(", "def mc_privacy_curve(  # edited\n    ", 1)
     target.write_text(src)
-    after = subprocess.run(dry, cwd=work, capture_output=True, text=True, env=env)
+    after = snakemake_fork.run(dry, work, env=env)
     assert after.returncode == 0, after.stderr[-2000:]
     expected = {f"{c}_{k}" for c in MONTECARLO_IMPORTERS for k in ("chunk", "plot")}
     expected |= {"aggregate", "claims_chunk", "claims_table", "all"}  # lebeda_b2_* claims call the MC module

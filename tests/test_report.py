@@ -6,11 +6,11 @@ import base64
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+import snakemake_fork
 
 pytestmark = pytest.mark.pipeline
 
@@ -28,8 +28,7 @@ def report_outputs(repo_root):
 
 @pytest.fixture(scope="module")
 def report(smoke_run):
-    cmd = [sys.executable, "-m", "snakemake", "--configfile", "config/smoke.yaml", "--report", "report.html"]
-    out = subprocess.run(cmd, cwd=smoke_run, capture_output=True, text=True)
+    out = snakemake_fork.run(["--configfile", "config/smoke.yaml", "--report", "report.html"], cwd=smoke_run)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return smoke_run / "report.html"
 

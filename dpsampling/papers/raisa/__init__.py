@@ -12,73 +12,47 @@ The one-step closed form of Eq. (45) and σ(q) by root finding live in the engin
 (:mod:`dpsampling.engine.subsampled_gaussian`) and are re-exported here.
 """
 
-from dpsampling.engine.subsampled_gaussian import (
-    delta_one_step, hockey_stick_one_step, log_delta_one_step, log_norm_interval, sigma_one_step,
-)
+import importlib
+from typing import TYPE_CHECKING
 
-from .conjecture63 import (
-    a_minus_b_exact, a_minus_b_grid, a_minus_b_grid_bruteforce, a_minus_b_table, conjecture63_corner,
-    conjecture63_critical_c, conjecture63_holds, conjecture63_max_a_minus_b, conjecture63_violated,
-    max_a_minus_b_decreasing_in_eps, max_delta_gap, paper_grid, sigma_grid, sigma_grid_log_step,
-    theorem62_fails_near_delta, theorem62_sufficient_condition_holds,
-)
-from .fig1 import (
-    calibrate_sigma_pld, corollary54_ratio_decreasing_in_steps, corollary54_ratio_increasing_in_eps,
-    corollary54_ratio_pld, sigma_curve, sigma_eff_check, sigma_eff_decreasing_pld, sigma_q1,
-)
-from .one_step import (
-    FIG1_EPSILONS, a_minus_b, corollary54_ratio, corollary54_ratio_one_step, effective_noise, is_monotone,
-    lemma61_max_rel_error, lemma61_sigma_prime_erf, monotonicity_violations, sigma_eff_above_sigma1_one_step,
-    sigma_eff_decreasing_one_step, sigma_eff_one_step, sigma_eff_slope, sigma_prime, sigma_prime_at,
-    theorem62_log_margin,
-)
+if TYPE_CHECKING:  # the import edges, for type checkers and scripts/_codehash.py (it reads every import statement)
+    import dpsampling.engine.subsampled_gaussian  # noqa: F401
+
+    from . import conjecture63, fig1, one_step  # noqa: F401
+
+# What the package re-exports, by module.  Imported on first use (PEP 562 ``__getattr__`` below), not here:
+# ``fig1`` brings dp_accounting (~1 CPU-s to import), which the one-step and Conjecture 6.3 functions do not need
+# (e.g. the pipeline's parse-time check of the a_minus_b grids calls only ``paper_grid``; issue 15).
+_EXPORTS = {
+    "dpsampling.engine.subsampled_gaussian": (
+        "delta_one_step", "hockey_stick_one_step", "log_delta_one_step", "log_norm_interval", "sigma_one_step",
+    ),
+    ".conjecture63": (
+        "a_minus_b_exact", "a_minus_b_grid", "a_minus_b_grid_bruteforce", "a_minus_b_table", "conjecture63_corner",
+        "conjecture63_critical_c", "conjecture63_holds", "conjecture63_max_a_minus_b", "conjecture63_violated",
+        "max_a_minus_b_decreasing_in_eps", "max_delta_gap", "paper_grid", "sigma_grid", "sigma_grid_log_step",
+        "theorem62_fails_near_delta", "theorem62_sufficient_condition_holds",
+    ),
+    ".fig1": (
+        "calibrate_sigma_pld", "corollary54_ratio_decreasing_in_steps", "corollary54_ratio_increasing_in_eps",
+        "corollary54_ratio_pld", "sigma_curve", "sigma_eff_check", "sigma_eff_decreasing_pld", "sigma_q1",
+    ),
+    ".one_step": (
+        "FIG1_EPSILONS", "a_minus_b", "corollary54_ratio", "corollary54_ratio_one_step", "effective_noise",
+        "is_monotone", "lemma61_max_rel_error", "lemma61_sigma_prime_erf", "monotonicity_violations",
+        "sigma_eff_above_sigma1_one_step", "sigma_eff_decreasing_one_step", "sigma_eff_one_step", "sigma_eff_slope",
+        "sigma_prime", "sigma_prime_at", "theorem62_log_margin",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
 
 
-__all__ = [
-    "FIG1_EPSILONS",
-    "a_minus_b",
-    "a_minus_b_exact",
-    "a_minus_b_grid",
-    "a_minus_b_grid_bruteforce",
-    "a_minus_b_table",
-    "calibrate_sigma_pld",
-    "conjecture63_corner",
-    "conjecture63_critical_c",
-    "conjecture63_holds",
-    "conjecture63_max_a_minus_b",
-    "conjecture63_violated",
-    "corollary54_ratio",
-    "corollary54_ratio_decreasing_in_steps",
-    "corollary54_ratio_increasing_in_eps",
-    "corollary54_ratio_one_step",
-    "corollary54_ratio_pld",
-    "delta_one_step",
-    "effective_noise",
-    "is_monotone",
-    "lemma61_max_rel_error",
-    "lemma61_sigma_prime_erf",
-    "log_delta_one_step",
-    "log_norm_interval",
-    "max_a_minus_b_decreasing_in_eps",
-    "max_delta_gap",
-    "monotonicity_violations",
-    "paper_grid",
-    "sigma_curve",
-    "sigma_eff_above_sigma1_one_step",
-    "sigma_eff_check",
-    "sigma_eff_decreasing_one_step",
-    "sigma_eff_decreasing_pld",
-    "sigma_eff_one_step",
-    "sigma_eff_slope",
-    "sigma_grid",
-    "sigma_grid_log_step",
-    "sigma_one_step",
-    "sigma_prime",
-    "sigma_prime_at",
-    "hockey_stick_one_step",
-    "sigma_q1",
-    "theorem62_fails_near_delta",
-    "theorem62_log_margin",
-    "theorem62_sufficient_condition_holds",
-]
+def __getattr__(name):
+    if name not in _MODULE_OF:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_MODULE_OF[name], __name__), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
 
