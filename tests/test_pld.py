@@ -118,3 +118,23 @@ def test_directions_composed_is_dp_accountings(mechanism, sampler):
     ours = directions.composed_pld(mechanism, 1.3, 0.2, 16, sampler=sampler, discretization=1e-3)
     for attr in ("_pmf_remove", "_pmf_add"):
         assert np.array_equal(_entries(getattr(ours, attr))[2], _entries(getattr(ref, attr))[2])
+
+
+@pytest.mark.parametrize("sigma,q,d,steps,pessimistic", [(0.9, 0.02, 1e-3, 100, True), (1.0, 0.0126, 1e-4, 1000, True),
+                                                         (1.0, 0.0126, 1e-4, 1000, False), (0.7, 0.03, 1e-3, 10, True),
+                                                         (30.0, 1e-3, 1e-2, 3, True), (1.0, 1.0, 1e-3, 50, True)])
+def test_epsilon_for_delta_is_dp_accountings_bit_for_bit(sigma, q, d, steps, pessimistic, monkeypatch):
+    """Dense and sparse pmfs, δ from above the largest hockey-stick value (ε = 0) to below the infinity mass
+    (ε = inf); small blocks so that the stop falls in a later block than the first."""
+    monkeypatch.setattr(pld, "_EPS_BLOCK", 64)
+    composed = pld.composed(sigma, q, steps, pessimistic, d)
+    for pmf in pld.direction_pmfs(composed, "add_remove"):
+        for delta in (0.999, 0.5, 1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-13, 1e-16):
+            ours, ref = pld.epsilon_for_delta(pmf, delta), pmf.get_epsilon_for_delta(delta)
+            assert ours == ref and type(ours) is type(ref) or (ours == ref == 0), (delta, ours, ref)
+
+
+def test_sparse_result_test_is_dp_accountings_power_test():
+    for size in range(40):
+        for steps in range(1, 40):
+            assert pld._sparse_result_fits(size, steps) == (size**steps <= 1000)
