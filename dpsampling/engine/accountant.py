@@ -360,6 +360,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
     """
     log_t = math.log(dlt)
     n_evals = {}
+    measured = hint is None  # a hint's slope was predicted from other q, not measured here
     if hint is None:
         g = _log_delta_gap(eps, log_t, q, steps, direction, COARSEST_DISCRETIZATION, n_evals)
         x, slope, _ = _secant(g, math.log(_gdp_sigma_guess(eps, dlt, q, steps)), None, tol=rel_tol)
@@ -367,7 +368,8 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
     x, slope, d = hint
     while True:
         g = _log_delta_gap(eps, log_t, q, steps, direction, d, n_evals)
-        x, slope, gx = _secant(g, x, slope, tol=SECANT_SHARE * rel_tol)
+        x, slope, gx = _secant(g, x, slope, tol=SECANT_SHARE * rel_tol, first_may_stop=measured)
+        measured = True
         g10 = _log_delta_gap(eps, log_t, q, steps, direction, 10 * d, n_evals)(x)
         g100 = _log_delta_gap(eps, log_t, q, steps, direction, 100 * d, n_evals)(x)
         shift = abs(g10 - gx) / abs(slope) if np.isfinite(g10) else math.inf
@@ -476,7 +478,7 @@ def _curve_hint(done, lq):
     return extrapolate(last, [p[1] for p in last]), slope, done[-1][3]
 
 
-def _secant(f, x0, slope, tol, max_iter=40):
+def _secant(f, x0, slope, tol, max_iter=40, first_may_stop=True):
     """Root of a decreasing f near x0 by secant steps, finished on the safe side; returns (x, slope, f(x)).
 
     ``tol`` is in x units.  Each step aims ``tol``/2 above the secant root, and the search stops at the
@@ -484,8 +486,13 @@ def _secant(f, x0, slope, tol, max_iter=40):
     point evaluated is the answer (the final check :func:`_sufficient` then costs no evaluation), and a
     good starting point and slope (a warm start) make that one Newton step and its check, two evaluations.
     Steps are clipped to ±1 (a factor e in σ) and non-finite values are handled by halving the step.
+    ``first_may_stop=False`` (a slope predicted from other problems, not measured on f): the distance to
+    the root is never judged by that slope alone, so at least one step (a secant slope of f) is taken.
+    Without this, a point accepted at its first evaluation passes the predicted slope on unmeasured and
+    the predictions can run away (seen on Räisä Fig. 1, ε = 0.125, T = 1000, q > 0.4: σ 38% too large).
     """
     f0 = f(x0)
+    stop_ok = first_may_stop
     if slope is None:
         h = 0.05 if f0 > 0 else -0.05
         x1 = x0 + h
@@ -495,12 +502,16 @@ def _secant(f, x0, slope, tol, max_iter=40):
     for _ in range(max_iter):
         if not np.isfinite(f0):
             step = -0.5 if f0 < 0 else 0.5  # δ underflowed (σ too large) or exploded
-        elif f0 <= 0 and -f0 / abs(slope) <= tol:
+        elif f0 <= 0 and -f0 / abs(slope) <= tol and stop_ok:
             return x0, slope, f0
+        elif f0 <= 0 and -f0 / abs(slope) <= tol:  # in the window by the predicted slope: measure the
+            step = 0.5 * tol + f0 / abs(slope)  # slope by a step to the window's middle (≥ 0.2·tol long)
+            step = math.copysign(max(abs(step), 0.2 * tol), step)
         else:
             step = float(np.clip(-f0 / slope + 0.5 * tol, -1.0, 1.0))
         x1 = x0 + step
         f1 = f(x1)
+        stop_ok = True
         if np.isfinite(f1) and np.isfinite(f0) and f1 != f0:
             new_slope = (f1 - f0) / (x1 - x0)
             if new_slope < 0:
