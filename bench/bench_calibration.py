@@ -10,7 +10,12 @@ Peers, on the same (ε, δ, γ, T):
      method ended with, until the bracket is 1e-3 relative (the same accuracy).
 Accuracy: every σ is compared with a reference σ (ours at rel_tol=1e-4).
 
-Usage: python bench/bench_calibration.py [--eps 1] [--points 5] [--peer-a-points 2]
+``--fig2``: instead, the whole Lebeda Fig. 2 (Poisson, ε = 1, 2, 5, 10, the pipeline's 41-point γ grid
+logspace(-4, 0, 41)): CPU per curve and the mean number of PLD evaluations per warm-started σ at the final
+discretisation (issue 15 target: ≤ 2; the cold first point of each curve excluded) and in all (with the
+two error probes at 10·d and 100·d).
+
+Usage: python bench/bench_calibration.py [--eps 1] [--points 5] [--peer-a-points 2] | --fig2
 """
 
 import argparse
@@ -62,8 +67,12 @@ def main():
     ap.add_argument("--eps", type=float, default=1.0)
     ap.add_argument("--points", type=int, default=5, help="γ values sampled log-uniformly from Fig. 2's [1e-4, 1)")
     ap.add_argument("--peer-a-points", type=int, default=2, help="peer A is slow: run it on this many γ only")
+    ap.add_argument("--fig2", action="store_true", help="the whole Lebeda Fig. 2 grid: evaluations per σ")
     args = ap.parse_args()
     import numpy as np
+
+    if args.fig2:
+        return fig2()
 
     qs = [float(q) for q in np.geomspace(1e-4, 0.5, args.points)]
     eps = args.eps
@@ -94,6 +103,30 @@ def main():
     if tot["A"]:
         print(f"peer A (dp_accounting get_smallest_subsampled_gaussian_noise) on {args.peer_a_points} points: "
               f"{tot['A']:.1f}s vs ours curve (per-point share) {tot['A_ours']:.1f}s: ratio {tot['A'] / tot['A_ours']:.1f}x")
+
+
+def fig2():
+    import numpy as np
+
+    qs = [float(q) for q in np.logspace(-4, 0, 41)]
+    print(f"Lebeda Fig. 2: δ={DELTA:g}, T={STEPS}, 41 γ in [1e-4, 1], Poisson; CPU seconds")
+    warm_fine, warm_all, total = [], [], 0.0
+    for eps in (1.0, 2.0, 5.0, 10.0):
+        accountant.pld.composed.cache_clear()
+        accountant._poisson_curve.cache_clear()
+        t = time.process_time()
+        curve = accountant.calibrate_sigma_curve(eps, DELTA, qs, steps=STEPS)
+        t = time.process_time() - t
+        total += t
+        pld = [r for r in curve if r.method == "pld"][1:]  # the first point is a cold start
+        fine = [r.accuracy["pld_evaluations_at_discretization"] for r in pld]
+        every = [r.accuracy["pld_evaluations"] for r in pld]
+        warm_fine += fine
+        warm_all += every
+        print(f"ε={eps:4g}: {t:6.1f} s, per warm σ: {np.mean(fine):.2f} PLD evaluations at the final d "
+              f"(max {max(fine)}), {np.mean(every):.2f} in all")
+    print(f"all four curves: {total:.1f} s CPU; mean PLD evaluations per warm σ at the final d "
+          f"{np.mean(warm_fine):.2f} (target ≤ 2), in all {np.mean(warm_all):.2f}")
 
 
 if __name__ == "__main__":

@@ -180,6 +180,8 @@ def test_warm_started_curve_needs_at_most_two_evaluations_per_sigma(monkeypatch)
     # cold start ≥ 2; the second σ has one neighbour (Gaussian-DP shape), then a quadratic extrapolation
     # (before issue 15, this curve: 3.4 per warm σ at d, 5.4 with the probes, 6.4 as counted then, repeats included)
     assert fine[0] >= 2 and fine[1] <= 3 and max(fine[2:]) <= 2
+    # never accepted on the predicted slope alone (one evaluation): the slope is measured at every q
+    assert min(fine) >= 2
     assert max(r.accuracy["pld_evaluations"] for r in curve[2:]) <= 4
     tol = A.SECANT_SHARE * rel_tol
     for q, r in zip(qs, curve):

@@ -38,8 +38,8 @@ def test_calibration_final_check_catches_a_too_small_sigma(monkeypatch):
     """A root finder that lies (returns σ 2% below its root with the root's gap g ≈ 0) is caught."""
     real = A._secant
 
-    def lying(f, x0, slope, tol, max_iter=40):
-        x, s, gx = real(f, x0, slope, tol, max_iter)
+    def lying(f, x0, slope, tol, max_iter=40, **kw):
+        x, s, gx = real(f, x0, slope, tol, max_iter, **kw)
         return x - 0.02, s, min(gx, 0.0)
 
     monkeypatch.setattr(A, "_secant", lying)

@@ -69,6 +69,25 @@ def test_composition_is_dp_accountings_self_compose_bit_for_bit(sigma, q, d, ste
         assert np.array_equal(p_o, p_r)
 
 
+@pytest.mark.parametrize("sigma,q,d", [(0.97, 1e-3, 1e-5), (5.0, 0.5, 1e-4), (0.7, 0.03, 1e-4), (1.2, 0.01, 1e-5)])
+def test_screened_window_bounds_are_dp_accountings_integers(sigma, q, d):
+    """The FFT window of a composition: the screen (M(λ) by powers of exp(i/n)) keeps the orders that can give
+    the optimum, which are then evaluated as dp_accounting does, so the bounds are its integers, for T from 2
+    to 10^5 and both directions; on these large pmfs it keeps few of the 40 orders."""
+    from dp_accounting.pld import common
+
+    one = pld.pessimistic_pld(sigma, q, d)
+    for probs in (one._pmf_remove._probs, one._pmf_add._probs):
+        assert len(probs) >= pld._SCREEN_MIN_SIZE
+        for steps in (2, 10, 1000, 10_000, 100_000):
+            assert pld._self_convolve_bounds(probs, steps, 1e-15) == common.compute_self_convolve_bounds(
+                probs, steps, 1e-15)
+        assert len(pld._screened_orders(probs, 10_000, 1e-15)) <= 8
+    # inputs the screen cannot handle keep every order: zeros only, a negative entry
+    assert len(pld._screened_orders(np.zeros(5000), 10, 1e-15)) == 40
+    assert len(pld._screened_orders(np.r_[-1e-20, np.full(4999, 2e-4)], 10, 1e-15)) == 40
+
+
 @pytest.mark.parametrize("sigma,q,d,sens", [(*c, 1.0) for c in CASES] + [(0.6, 0.4, 1e-3, 2.0), (1.0, 1.0, 1e-3, 1.0),
                                             (50.0, 1e-4, 1e-2, 1.0)])
 def test_vectorised_privacy_buckets_are_dp_accountings_optimistic_pld_bit_for_bit(sigma, q, d, sens):

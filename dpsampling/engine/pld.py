@@ -113,10 +113,40 @@ def pessimistic_pld(sigma: float, q: float, discretization: float, sensitivity: 
     def pmf(adjacency):
         loss = _VectorisedGaussianPrivacyLoss(sigma, sensitivity=sensitivity, pessimistic_estimate=True,
                                               sampling_prob=q, adjacency_type=adjacency)
-        return _pldlib._create_pld_pmf_from_monotone_privacy_loss(  # noqa: SLF001 - see docstring
-            loss, pessimistic_estimate=True, value_discretization_interval=discretization, use_connect_dots=True)
+        return _connect_dots_pmf(loss, discretization)
 
     return _pldlib.PrivacyLossDistribution(pmf(_plm.AdjacencyType.REMOVE), pmf(_plm.AdjacencyType.ADD))
+
+
+def _connect_dots_pmf(loss, d):
+    """= dp_accounting 0.6's ``_create_pld_pmf_from_monotone_privacy_loss(loss, True, d, use_connect_dots=True)``
+    for a continuous (Gaussian) privacy loss: the hockey-stick δ at every ε_i = i·d between the connect-the-dots
+    bounds, turned into masses by ``create_pmf_pessimistic_connect_dots_fixed_gap``'s formulas.
+
+    dp_accounting then stores the masses in a dict keyed by i and converts it back into a list in a Python loop
+    (``create_pmf`` → ``common.dictionary_to_list``), two passes over ~10^5-10^6 entries; here a large pmf
+    gets the same array directly (values copied, not recomputed).  Small pmfs (dp_accounting makes them sparse)
+    and inputs dp_accounting rejects go to dp_accounting's function unchanged.
+    """
+    bounds = loss.connect_dots_bounds()
+    if bounds.epsilon_upper is None or bounds.epsilon_lower is None:  # dp_accounting raises its own error
+        return _pldlib._create_pld_pmf_from_monotone_privacy_loss(  # noqa: SLF001
+            loss, pessimistic_estimate=True, value_discretization_interval=d, use_connect_dots=True)
+    upper = math.ceil(bounds.epsilon_upper / d)
+    lower = math.floor(bounds.epsilon_lower / d)
+    deltas = np.asarray(loss.get_delta_for_epsilon(np.arange(lower, upper + 1) * d), dtype=np.float64)
+    n = upper - lower + 1
+    if (n <= _pmflib._MAX_PMF_SPARSE_SIZE or deltas.size != n or np.any(deltas < 0) or np.any(deltas > 1)  # noqa: SLF001
+            or np.any(np.diff(deltas) > _pmflib._DELTA_DIFF_TOLERANCE)):  # noqa: SLF001
+        return _pmflib.create_pmf_pessimistic_connect_dots_fixed_gap(d, lower, upper, deltas)
+    deltas = np.minimum.accumulate(deltas)  # from here on dp_accounting's arithmetic, line for line
+    delta_diffs = np.diff(deltas)
+    probs = np.zeros_like(deltas)
+    probs[0] = 1 - deltas[0] + delta_diffs[0] / math.expm1(d)
+    probs[1:-1] = (delta_diffs[1:] - delta_diffs[:-1] * math.exp(d)) / math.expm1(d)
+    probs[-1] = delta_diffs[-1] / math.expm1(-d)
+    probs = np.maximum(0.0, probs)
+    return _pmflib.DensePLDPmf(d, lower, probs, deltas[-1], True)
 
 
 def _privacy_buckets_pmf(loss, discretization: float, pessimistic_estimate: bool):
@@ -199,19 +229,25 @@ TAIL_MASS_TRUNCATION = 1e-15
 
 
 def _self_convolve_bounds(probs, num_times, tail_mass_truncation):
-    """= ``dp_accounting.pld.common.compute_self_convolve_bounds`` (default orders), batched.
+    """= ``dp_accounting.pld.common.compute_self_convolve_bounds`` (default orders): the same integers.
 
-    One ``logsumexp`` over a (orders × n) block instead of one call per order;
-    row for row the same arithmetic (checked bit for bit in tests/test_pld.py).
+    dp_accounting takes, over 40 orders λ = ±1..±20 / n, the tightest Chernoff bound
+    ⌈(T·log M(λ) + log(2/τ))/λ⌉ (log M(λ) = logsumexp(λ·i, b=probs)): 40 exponentials per pmf entry, most of a
+    composition's time on large pmfs.  Here a screen finds the orders that can give the min (upper) / max
+    (lower): M(λ) as dot products with the powers exp(i/n)^k (one exponential per entry), each bound known to
+    within a margin far above the rounding error of either computation (:func:`_bound_margins`); only the
+    orders whose bound can reach the optimum are then evaluated with dp_accounting's own arithmetic (the same
+    ``logsumexp`` rows), so the integers are exactly dp_accounting's (checked in tests/test_pld.py).
     """
     n = len(probs)
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
+    rows = _screened_orders(probs, num_times, tail_mass_truncation)
     idx = np.arange(n)
-    rows = max(1, min(len(orders), 4_000_000 // max(n, 1)))  # ≤ 32 MB per block
-    log_mgfs = np.concatenate([special.logsumexp(np.outer(orders[i:i + rows], idx), b=probs, axis=1)
-                               for i in range(0, len(orders), rows)])
+    block = max(1, min(len(rows), 4_000_000 // max(n, 1)))  # ≤ 32 MB per block
+    log_mgfs = np.concatenate([special.logsumexp(np.outer(orders[rows[i:i + block]], idx), b=probs, axis=1)
+                               for i in range(0, len(rows), block)])
     lower, upper = 0, (n - 1) * num_times
-    for order, log_mgf in zip(orders, log_mgfs):
+    for order, log_mgf in zip(orders[rows], log_mgfs):
         bound = (num_times * float(log_mgf) + math.log(2 / tail_mass_truncation)) / order
         if not math.isfinite(bound):
             continue
@@ -220,6 +256,47 @@ def _self_convolve_bounds(probs, num_times, tail_mass_truncation):
         else:
             lower = max(lower, math.floor(bound))
     return lower, upper
+
+
+#: below this pmf size all 40 orders are evaluated exactly (the screen would save little)
+_SCREEN_MIN_SIZE = 2000
+
+
+def _screened_orders(probs, num_times, tail_mass_truncation):
+    """Indices (into the 40 orders of :func:`_self_convolve_bounds`) whose Chernoff bound can be the optimum.
+
+    M(k/n) ≈ Σ p_i·e_i^k with e_i = exp(i/n) (k = ±1..±20: no overflow, e^20 < 1e9), by repeated products
+    and dot products.  Both this and dp_accounting's logsumexp are sums of n positive terms with a few
+    rounded factors each, so their log M differ by at most ~(n + 2·20)·2⁻⁵³ each; the margin allows 4(n + 100)·2⁻⁵³
+    in log M, i.e. T·that/|λ| in the bound, plus 1e-9 relative and one unit for the rounding to an integer.
+    An order is kept unless its bound, moved by its margin towards the optimum, is still beyond the optimum
+    moved the other way; non-finite, negative or empty inputs keep every order.
+    """
+    n = len(probs)
+    every = np.arange(40)
+    probs = np.asarray(probs, dtype=float)
+    if n < _SCREEN_MIN_SIZE or not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
+        return every
+    x = np.arange(n) / n
+    mgf = np.empty(40)
+    for sign, first in ((1, 20), (-1, 19)):  # row 19 + k holds order k, row 20 - k order -k
+        e = np.exp(sign * x)
+        power = e.copy()
+        for k in range(1, 21):
+            mgf[first + sign * (k - 1)] = np.add.reduce(probs * power)  # not BLAS dot: threads, slower here
+            power *= e
+    with np.errstate(divide="ignore"):
+        log_mgf = np.log(mgf)
+    orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
+    bound = (num_times * log_mgf + math.log(2 / tail_mass_truncation)) / orders
+    if not np.all(np.isfinite(bound)):
+        return every
+    margin = num_times * 4 * (n + 100) * 2.0**-53 / np.abs(orders) + 1e-9 * np.abs(bound) + 1.0
+    pos, neg = orders > 0, orders < 0
+    best_upper = np.min((bound + margin)[pos])
+    best_lower = np.max((bound - margin)[neg])
+    keep = (pos & (bound - margin <= best_upper)) | (neg & (bound + margin >= best_lower))
+    return every[keep]
 
 
 def _self_compose(pmf, num_times, tail_mass_truncation=TAIL_MASS_TRUNCATION):
@@ -239,10 +316,11 @@ def _self_compose(pmf, num_times, tail_mass_truncation=TAIL_MASS_TRUNCATION):
     out_len = upper - lower + 1
     fast_len = fft.next_fast_len(max(out_len, len(probs)))
     out = np.real(fft.ifft(fft.fft(probs, fast_len) ** num_times))
-    out = np.roll(out, -lower)[:out_len]
+    start = lower % fast_len  # = np.roll(out, -lower)[:out_len], without rolling the whole array
+    out = np.concatenate((out[start:start + out_len], out[:max(0, out_len - (fast_len - start))]))
     inf_mass = tail_mass_truncation - math.expm1(num_times * math.log1p(-pmf._infinity_mass))  # noqa: SLF001
     return _pmflib.DensePLDPmf(pmf._discretization, pmf._lower_loss * num_times + lower,  # noqa: SLF001
-                               np.array(out), inf_mass, pmf._pessimistic_estimate)  # noqa: SLF001
+                               out, inf_mass, pmf._pessimistic_estimate)  # noqa: SLF001
 
 
 def _sparse_result_fits(size: int, steps: int) -> bool:
