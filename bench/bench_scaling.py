@@ -137,7 +137,7 @@ def main():
             if prv:
                 rm, t_rm = cpu(lambda: ours(steps, rel_tol, "remove"), args.repeat)
                 try:
-                    (lo, est, up), t_v = cpu(lambda: prv(steps, rel_tol * rm.value), args.repeat)
+                    (lo, _est, up), t_v = cpu(lambda: prv(steps, rel_tol * rm.value), args.repeat)
                     line += f"{t_rm:7.2f} {t_v:7.2f} {t_rm / t_v:6.2f} | {same} [{lo:.5f}, {up:.5f}] vs ours rm {rm.value:.5f}"
                     worse += [(steps, rel_tol, "prv-accountant (remove)")] if t_rm > t_v else []
                 except Exception as exc:  # noqa: BLE001 - report the peer's failure, keep benchmarking

@@ -413,15 +413,13 @@ def epsilon_for_delta(pmf, delta_target: float):
     n = len(probs)
     loss_top = (pmf._lower_loss + n - 1) * d  # noqa: SLF001 - dp_accounting's first loss
     upper, lower = inf_mass, 0  # running masses before the block (dp_accounting's mass_upper / mass_lower)
+    first = loss_top  # the block's first loss; later ones: the previous loss − d (x − d == x + (−d) in IEEE)
     start, block = 0, _EPS_BLOCK
     while start < n:
         stop = min(n, start + block)
         steps = np.full(stop - start, -d)
-        if start == 0:
-            steps[0] = loss_top
-            losses = np.cumsum(steps)
-        else:
-            losses = np.cumsum(np.concatenate(([last_loss], steps)))[1:]  # noqa: F821 - set by the previous block
+        steps[0] = first
+        losses = np.cumsum(steps)
         if losses[-1] < -700:  # math.exp(-loss) could overflow here; dp_accounting raises only if it gets there
             return pmf.get_epsilon_for_delta(delta_target)
         p = probs[start:stop]
@@ -444,7 +442,7 @@ def epsilon_for_delta(pmf, delta_target: float):
         if kb < len(p):
             upper, lower = ups[kb], lows[kb]
             break
-        upper, lower, last_loss = ups[-1], lows[-1], losses[-1]
+        upper, lower, first = ups[-1], lows[-1], losses[-1] - d
         start, block = stop, min(2 * block, _EPS_BLOCK_MAX)
     if upper <= lower + delta_target:
         return 0
