@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -277,11 +278,10 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     path returns the safe end of its root bracket, checked the same way.
 
     Method (pld): solve log δ_pess(ε; e^x) = log δ on x = log σ with secant
-    steps, first on the coarsest PLD discretisation (cheap; a Gaussian-DP
-    approximation gives the starting point), then at d = 1e-3, 1e-4, ...
-    carrying the root and the slope over, until the discretisation error,
-    estimated from two cheap evaluations at 10·d and 100·d, is below
-    ``rel_tol`` (see :func:`_calibrate_pld`).
+    steps, at each level d = 1e-3, 1e-4, ... first at the cheap 10·d (a Gaussian-DP
+    approximation gives the first starting point), then at d from there,
+    until the discretisation error, estimated from the roots at d, 10·d and
+    100·d, is below ``rel_tol`` (see :func:`_calibrate_pld`).
     """
     scale = _check_calibration(epsilon, delta, [q], steps, sampler, direction)
     check_choice("method", method, ("pld", "rdp", "analytic"))
@@ -346,48 +346,87 @@ def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
     return g
 
 
-def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
-    """Returns (σ, estimated relative error, d, converged, evaluations, (log σ of the root at d, slope)).
+def _coarser(d):
+    """The previous discretisation level, 10·d as the decimal (1e-5 -> 1e-4, not 1.0000000000000002e-4), so that
+    a refined solve finds the coarser level's evaluations in its cache."""
+    return float(f"{d * 10:.6e}")
 
-    ``hint`` = (log σ guess, slope, d) from a neighbouring problem (e.g. the
-    previous sampling rate on a curve).  Without one (cold start), a secant
-    solve on the cheap coarsest PLD (d = 1e-2) from a Gaussian-DP guess
-    provides it, with d = 1e-3.  Then: solve at d, and estimate the
-    discretisation error as :func:`_converge` does, from two cheap evaluations
-    at 10·d and 100·d at the root: the root shift (g_{10d} - g_d)/|slope| times
-    r/(1-r), with r the ratio of successive shifts clipped to [0.01, 0.1];
-    refine d (÷10) while the error is above ``rel_tol``.
+
+def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
+    """Returns (σ, estimated relative error, d, converged, evaluations, :class:`_Solved`).
+
+    ``hint`` = (log σ guess of the root at 10·d, slope there, d, predicted shift ratio, predicted slope ratio)
+    from neighbouring problems (the previous sampling rates on a curve, :func:`_curve_hint`); without one
+    (cold start): the Gaussian-DP guess (:func:`_gdp_sigma_guess`), no slope, d = 1e-3, ratios 0.1 and 1.
+    Per level d:
+
+    1. the root at 10·d (cheap: about a tenth of an evaluation at d) by secant steps; with a hint at least
+       one step is taken, so the slope there is measured at this q (never only predicted from other q);
+    2. one cheap probe at 100·d, moved to its root by that slope: the shift s_c from 100·d to 10·d;
+    3. the root at d by secant steps from the root at 10·d moved by the predicted shift (ratio·s_c), with
+       the slope at 10·d times the predicted ratio of the slopes at d and 10·d; it stops at the first
+       sufficient point within SECANT_SHARE·rel_tol above the root by that slope, which may be the first
+       evaluation at d (the residual is counted in the error below, and checked by evaluation in tests);
+    4. the discretisation error, estimated as :func:`_converge` does: the shift s = root_d − root_10d times
+       r/(1-r), with r = s/s_c clipped to [0.01, 0.1]; refine d (÷10) while it is above ``rel_tol``, the
+       coarse stage at the new level then starting at this level's answer (cached: no evaluation).
+
+    Measured on the Lebeda Fig. 2 curves (issue 15): the answer costs 1.8 evaluations at d per warm σ on
+    average (at most 2 where the predictions hold, 3 in the curves' bends), against 2.2 when the root at d
+    was extrapolated along the curve directly and always solved by two steps at d.
     """
     log_t = math.log(dlt)
-    n_evals = {}
-    measured = hint is None  # a hint's slope was predicted from other q, not measured here
+    n_evals, gaps = {}, {}
+    tol = SECANT_SHARE * rel_tol
+
+    def gap(dd):  # one memo per level, shared by the stages of all levels
+        if dd not in gaps:
+            gaps[dd] = _log_delta_gap(eps, log_t, q, steps, direction, dd, n_evals)
+        return gaps[dd]
+
+    def root_of(x, gx, slope):  # secant estimate of the root from a point and the slope
+        return x + gx / abs(slope) if np.isfinite(gx) else x
+
     if hint is None:
-        g = _log_delta_gap(eps, log_t, q, steps, direction, COARSEST_DISCRETIZATION, n_evals)
-        x, slope, _ = _secant(g, math.log(_gdp_sigma_guess(eps, dlt, q, steps)), None, tol=rel_tol)
-        hint = (x, slope, _finer(COARSEST_DISCRETIZATION))
-    x, slope, d = hint
+        hint = (math.log(_gdp_sigma_guess(eps, dlt, q, steps)), None, _finer(COARSEST_DISCRETIZATION), 0.1, 1.0)
+    x, slope_c, d, ratio, slope_ratio = hint
+    measured = False  # slope_c: predicted from other q (a hint) or measured at this q
     while True:
-        g = _log_delta_gap(eps, log_t, q, steps, direction, d, n_evals)
-        x, slope, gx = _secant(g, x, slope, tol=SECANT_SHARE * rel_tol, first_may_stop=measured)
-        measured = True
-        g10 = _log_delta_gap(eps, log_t, q, steps, direction, 10 * d, n_evals)(x)
-        g100 = _log_delta_gap(eps, log_t, q, steps, direction, 100 * d, n_evals)(x)
-        shift = abs(g10 - gx) / abs(slope) if np.isfinite(g10) else math.inf
-        r = 0.1
-        if np.isfinite(g100) and g100 != g10:
-            r = min(0.1, max(0.01, abs(g10 - gx) / abs(g100 - g10)))
-        err = shift * r / (1 - r)
+        xc, slope_c, gxc = _secant(gap(_coarser(d)), x, slope_c, tol, first_may_stop=measured)
+        measured_c = measured or xc != x  # the coarse slope was measured at this q
+        root_c = root_of(xc, gxc, slope_c)
+        g100 = gap(_coarser(_coarser(d)))(xc)
+        shift_c = root_c - root_of(xc, g100, slope_c) if np.isfinite(g100) and np.isfinite(gxc) else math.nan
+        start = root_c + (ratio * shift_c if np.isfinite(shift_c) else 0.0) + 0.5 * tol
+        g = gap(d)
+        x, slope, gx = _secant(g, start, slope_c * slope_ratio, tol, first_may_stop=measured_c)
+        root = root_of(x, gx, slope)
+        shift = root - root_c
+        slope_d = slope if x != start else math.nan  # nan: accepted at its first evaluation, slope not measured at d
+        solved = _Solved(root, root_c, slope_c, slope_d, shift, shift / shift_c if shift_c else math.nan)
+        r = min(0.1, max(0.01, abs(solved.ratio))) if np.isfinite(solved.ratio) else 0.1
+        err = abs(shift) * r / (1 - r)
         if err <= rel_tol or d <= FINEST_DISCRETIZATION * (1 + 1e-9):
             x = _sufficient(g, x, slope)
             # The secant stops at the first sufficient σ within SECANT_SHARE·rel_tol (log σ) above the
             # root, so the reported error adds that residual, -g(x)/|slope| (g(x) is cached: free).
             gx = g(x)
-            err += max(0.0, -gx) / abs(slope) if np.isfinite(gx) else SECANT_SHARE * rel_tol
+            err += max(0.0, -gx) / abs(slope) if np.isfinite(gx) else tol
             evals = {"pld_evaluations": sum(n_evals.values()), "pld_evaluations_at_discretization": n_evals.get(d, 0)}
-            root = x - max(0.0, -gx) / abs(slope) if np.isfinite(gx) else x  # secant estimate of the root at d
-            return math.exp(x), err, d, err <= rel_tol, evals, (root, slope)
-        x += max(0.0, gx) / abs(slope)
-        d = _finer(d)
+            return math.exp(x), err, d, err <= rel_tol, evals, solved
+        # the coarse stage at the next level starts at this level's answer (cached), its slope measured here
+        slope_c, d, ratio, slope_ratio, measured = slope, _finer(d), r, 1.0, True
+
+
+class _Solved(NamedTuple):
+    """Log σ of the roots at the reported d and at 10·d, the slopes measured there, the shift root − root_coarse
+    and its ratio to the shift from 100·d to 10·d."""
+    root: float
+    root_coarse: float
+    slope_coarse: float
+    slope: float
+    shift: float
+    ratio: float
 
 
 def _sufficient(g, x, slope, max_steps=60):
@@ -414,9 +453,10 @@ def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direc
     """:func:`calibrate_sigma` (method pld) for many sampling rates at once.
 
     Solves the rates in increasing order, each warm-started from its
-    neighbours (root extrapolated linearly in log γ, slope and discretisation
-    carried over), which typically needs two fine PLD evaluations and two
-    cheap coarse ones per rate instead of a full coarse-to-fine search.
+    neighbours (:func:`_curve_hint`: root at 10·d, slope, discretisation and
+    the ratios that carry them to d), which typically needs one or two PLD
+    evaluations at the reported d and three cheap coarser ones per rate
+    instead of a full coarse-to-fine search.
     Results are returned in the order of ``qs``.  WOR reuses the Poisson curve
     (σ_WOR = 2σ_Poisson exactly, Prop. 9), cached per process.
     """
@@ -429,7 +469,7 @@ def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direc
 
 @lru_cache(maxsize=16)
 def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
-    out, done = {}, []  # done: (log q, log σ_root - log σ_GDP, slope, d)
+    out, done = {}, []  # done: (log q, log σ of the root at 10·d - log σ_GDP, d, _Solved)
     gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), steps))
     for qv in qs:  # increasing
         if qv == 1.0:
@@ -438,11 +478,11 @@ def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
         lq = math.log(qv)
         hint = None
         if done:
-            y, slope, d = _curve_hint(done, lq)
+            y, *rest = _curve_hint(done, lq)
             # aim at the middle of the secant's acceptance window [root, root + SECANT_SHARE·rel_tol]
-            hint = (gdp(lq) + y + 0.5 * SECANT_SHARE * rel_tol, slope, d)
-        s, err, d, ok, evals, (x_root, slope) = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
-        done.append((lq, x_root - gdp(lq), slope, d))
+            hint = (gdp(lq) + y + 0.5 * SECANT_SHARE * rel_tol, *rest)
+        s, err, d, ok, evals, solved = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
+        done.append((lq, solved.root_coarse - gdp(lq), d, solved))
         acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
         kind, method, flags = _sigma_kind_flags(dlt, ok)
         out[qv] = AccountingResult(s, kind, method, acc, None, s, flags)
@@ -450,16 +490,21 @@ def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
 
 
 def _curve_hint(done, lq):
-    """Warm start at log q = ``lq`` from the solved points ``done`` = [(log q, y, slope, d), ...], y = log σ of
-    the root minus log σ of the Gaussian-DP approximation (:func:`_gdp_sigma_guess`), which carries most of
-    the curve's shape.  y is extrapolated by the cubic through the last four points at the last point's
-    discretisation (fewer at the start; all levels if fewer than two are at it), the slope by the quadratic
-    through the last three points.  Measured on the Lebeda Fig. 2 and Räisä Fig. 1 curves (issue 15): the
-    cubic on y predicts the root ~10× better than the quadratic on log σ it replaced (Lebeda, 0.1-decade
-    steps in q: mean PLD evaluations per σ at the final discretisation 2.34 -> 2.12 at paper grade, with the
-    slope now measured at every q, see :func:`_secant`).  Only a starting point: the root is then solved and
-    checked at this q."""
-    same = [p for p in done if p[3] == done[-1][3]]
+    """Warm start (:func:`_calibrate_pld`'s ``hint``) at log q = ``lq`` from the solved points ``done`` =
+    [(log q, y, d, :class:`_Solved`), ...], y = log σ of the root at 10·d minus log σ of the Gaussian-DP
+    approximation (:func:`_gdp_sigma_guess`), which carries most of the curve's shape.  y is extrapolated by
+    the cubic through the last four points at the last point's discretisation (fewer at the start; all levels
+    if fewer than two are at it), the slope at 10·d by the quadratic through the last three points; the ratio
+    of the shifts (d vs 10·d over 10·d vs 100·d) and the ratio of the slopes at d and 10·d are the last point's
+    (linearly through the last two at the same d).  Only a starting point: the roots are then solved and checked at this q.
+
+    Measured on the Lebeda Fig. 2 curves (0.1-decade steps in q, issue 15): extrapolating the root at d itself
+    (a cubic on it) missed by up to 1e-2 in log σ at small q, where the discretisation shifts the root most
+    and least smoothly, and the slope at 10·d differs from that at d by up to 5%; predicting the shift at this
+    q from its own coarser shift and the slope from its own coarse slope takes the mean number of evaluations
+    at d per warm σ from 2.2 to 2.0."""
+    d = done[-1][2]
+    same = [p for p in done if p[2] == d]
     last = (same if len(same) >= 2 else done)[-4:]
 
     def extrapolate(points, values):
@@ -472,10 +517,19 @@ def _curve_hint(done, lq):
             out += w * vi
         return out
 
-    slope = extrapolate(done[-3:], [p[2] for p in done[-3:]])
+    slope = extrapolate(done[-3:], [p[3].slope_coarse for p in done[-3:]])
     if not slope < 0:  # the gap decreases in σ: keep the last measured slope if extrapolation says otherwise
-        slope = done[-1][2]
-    return extrapolate(last, [p[1] for p in last]), slope, done[-1][3]
+        slope = done[-1][3].slope_coarse
+    def trend(values):  # least-squares line through the last four points at d (measured, so noisy)
+        pts = [(p[0], v) for p, v in zip(same[-3:], values[-3:]) if np.isfinite(v)]
+        if len(pts) < 2:
+            return pts[-1][1] if pts else math.nan
+        return float(np.polyval(np.polyfit(*zip(*pts), 1), lq))
+
+    ratio = trend([p[3].ratio for p in same])
+    slope_ratio = trend([p[3].slope / p[3].slope_coarse for p in same])
+    return (extrapolate(last, [p[1] for p in last]), slope, d, ratio if np.isfinite(ratio) else 0.1,
+            slope_ratio if np.isfinite(slope_ratio) else 1.0)
 
 
 def _secant(f, x0, slope, tol, max_iter=40, first_may_stop=True):
@@ -490,6 +544,8 @@ def _secant(f, x0, slope, tol, max_iter=40, first_may_stop=True):
     the root is never judged by that slope alone, so at least one step (a secant slope of f) is taken.
     Without this, a point accepted at its first evaluation passes the predicted slope on unmeasured and
     the predictions can run away (seen on Räisä Fig. 1, ε = 0.125, T = 1000, q > 0.4: σ 38% too large).
+    :func:`_calibrate_pld` runs its cheap stage at 10·d this way on a warm start, so the slope is measured at
+    every q, and starts the stage at d from that slope.
     """
     f0 = f(x0)
     stop_ok = first_may_stop
