@@ -13,9 +13,15 @@ Accuracy: every σ is compared with a reference σ (ours at rel_tol=1e-4).
 ``--fig2``: instead, the whole Lebeda Fig. 2 (Poisson, ε = 1, 2, 5, 10, the pipeline's 41-point γ grid
 logspace(-4, 0, 41)): CPU per curve and the mean number of PLD evaluations per warm-started σ at the final
 discretisation (issue 15 target: ≤ 2; the cold first point of each curve excluded) and in all (with the
-two error probes at 10·d and 100·d).
+cheaper evaluations at 10·d and 100·d).  ``--fig1``: the same count on Räisä et al. Fig. 1's curves (δ = 1e-5,
+q = logspace(-3, 0, 100), every ε of the figure, T = 10, 100, 1000; ``--fig1-steps`` for others).
 
-Usage: python bench/bench_calibration.py [--eps 1] [--points 5] [--peer-a-points 2] | --fig2
+Measured (issue 15, CPU seconds with OPENBLAS_NUM_THREADS=1, evaluations at the final d per warm σ):
+  before (90007f9): Fig. 2 2.20 (16.9 s for the four curves), --fig1 2.01 (62.9 s);
+  after: Fig. 2 1.79 (15.2 s), --fig1 1.23 (52.8 s); Räisä Fig. 1 at paper grade (all 2382 PLD σ of the
+  pipeline, T up to 1e5): 2.01 -> 1.26.
+
+Usage: python bench/bench_calibration.py [--eps 1] [--points 5] [--peer-a-points 2] | --fig2 | --fig1
 """
 
 import argparse
@@ -68,11 +74,16 @@ def main():
     ap.add_argument("--points", type=int, default=5, help="γ values sampled log-uniformly from Fig. 2's [1e-4, 1)")
     ap.add_argument("--peer-a-points", type=int, default=2, help="peer A is slow: run it on this many γ only")
     ap.add_argument("--fig2", action="store_true", help="the whole Lebeda Fig. 2 grid: evaluations per σ")
+    ap.add_argument("--fig1", action="store_true", help="Räisä Fig. 1 curves: evaluations per σ")
+    ap.add_argument("--fig1-steps", type=int, nargs="+", default=[10, 100, 1000])
     args = ap.parse_args()
     import numpy as np
 
     if args.fig2:
-        return fig2()
+        return evaluations_per_sigma("Lebeda Fig. 2", DELTA, STEPS, np.logspace(-4, 0, 41), (1.0, 2.0, 5.0, 10.0))
+    if args.fig1:
+        return evaluations_per_sigma("Räisä Fig. 1", 1e-5, args.fig1_steps, np.logspace(-3, 0, 100),
+                                     (0.125, 0.25, 0.5, 1.0, 2.0, 4.0))
 
     qs = [float(q) for q in np.geomspace(1e-4, 0.5, args.points)]
     eps = args.eps
@@ -105,27 +116,31 @@ def main():
               f"{tot['A']:.1f}s vs ours curve (per-point share) {tot['A_ours']:.1f}s: ratio {tot['A'] / tot['A_ours']:.1f}x")
 
 
-def fig2():
+def evaluations_per_sigma(name, delta, steps_values, q_grid, eps_values):
+    """CPU per curve and mean PLD evaluations per warm-started σ (the first, cold, point of each curve excluded)."""
     import numpy as np
 
-    qs = [float(q) for q in np.logspace(-4, 0, 41)]
-    print(f"Lebeda Fig. 2: δ={DELTA:g}, T={STEPS}, 41 γ in [1e-4, 1], Poisson; CPU seconds")
+    qs = [float(q) for q in q_grid]
+    steps_values = np.atleast_1d(steps_values)
+    print(f"{name}: δ={delta:g}, T={', '.join(str(t) for t in steps_values)}, {len(qs)} γ in "
+          f"[{qs[0]:g}, {qs[-1]:g}], Poisson; CPU seconds")
     warm_fine, warm_all, total = [], [], 0.0
-    for eps in (1.0, 2.0, 5.0, 10.0):
-        accountant.pld.composed.cache_clear()
-        accountant._poisson_curve.cache_clear()
-        t = time.process_time()
-        curve = accountant.calibrate_sigma_curve(eps, DELTA, qs, steps=STEPS)
-        t = time.process_time() - t
-        total += t
-        pld = [r for r in curve if r.method == "pld"][1:]  # the first point is a cold start
-        fine = [r.accuracy["pld_evaluations_at_discretization"] for r in pld]
-        every = [r.accuracy["pld_evaluations"] for r in pld]
-        warm_fine += fine
-        warm_all += every
-        print(f"ε={eps:4g}: {t:6.1f} s, per warm σ: {np.mean(fine):.2f} PLD evaluations at the final d "
-              f"(max {max(fine)}), {np.mean(every):.2f} in all")
-    print(f"all four curves: {total:.1f} s CPU; mean PLD evaluations per warm σ at the final d "
+    for steps in steps_values:
+        for eps in eps_values:
+            accountant.pld.composed.cache_clear()
+            accountant._poisson_curve.cache_clear()
+            t = time.process_time()
+            curve = accountant.calibrate_sigma_curve(eps, delta, qs, steps=int(steps))
+            t = time.process_time() - t
+            total += t
+            pld = [r for r in curve if r.method == "pld"][1:]  # the first point is a cold start
+            fine = [r.accuracy["pld_evaluations_at_discretization"] for r in pld]
+            every = [r.accuracy["pld_evaluations"] for r in pld]
+            warm_fine += fine
+            warm_all += every
+            print(f"T={steps:>6} ε={eps:5g}: {t:6.1f} s, per warm σ: {np.mean(fine):.2f} PLD evaluations at the "
+                  f"final d (max {max(fine)}), {np.mean(every):.2f} in all")
+    print(f"all curves: {total:.1f} s CPU; mean PLD evaluations per warm σ at the final d "
           f"{np.mean(warm_fine):.2f} (target ≤ 2), in all {np.mean(warm_all):.2f}")
 
 
