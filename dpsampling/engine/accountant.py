@@ -360,7 +360,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
     (cold start): the Gaussian-DP guess (:func:`_gdp_sigma_guess`), no slope, d = 1e-3, ratios 0.1 and 1.
     Per level d:
 
-    1. the root at 10·d (cheap: about a tenth of an evaluation at d) by secant steps; with a hint at least
+    1. the root at 10·d (cheap: a third of an evaluation at d = 1e-3, a tenth or less below) by secant steps; with a hint at least
        one step is taken, so the slope there is measured at this q (never only predicted from other q);
     2. one cheap probe at 100·d, moved to its root by that slope: the shift s_c from 100·d to 10·d;
     3. the root at d by secant steps from the root at 10·d moved by the predicted shift (ratio·s_c), with
@@ -419,8 +419,8 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
 
 
 class _Solved(NamedTuple):
-    """Log σ of the roots at the reported d and at 10·d, the slopes measured there, the shift root − root_coarse
-    and its ratio to the shift from 100·d to 10·d."""
+    """Log σ of the roots at the reported d and at 10·d, the slopes measured there (``slope`` nan if the answer
+    was the first evaluation at d), the shift root − root_coarse and its ratio to the shift from 100·d to 10·d."""
     root: float
     root_coarse: float
     slope_coarse: float
@@ -495,14 +495,15 @@ def _curve_hint(done, lq):
     approximation (:func:`_gdp_sigma_guess`), which carries most of the curve's shape.  y is extrapolated by
     the cubic through the last four points at the last point's discretisation (fewer at the start; all levels
     if fewer than two are at it), the slope at 10·d by the quadratic through the last three points; the ratio
-    of the shifts (d vs 10·d over 10·d vs 100·d) and the ratio of the slopes at d and 10·d are the last point's
-    (linearly through the last two at the same d).  Only a starting point: the roots are then solved and checked at this q.
+    of the shifts (d vs 10·d over 10·d vs 100·d) and the ratio of the slopes at d and 10·d by least-squares
+    lines through the last three points at the same d (measured, so noisy).  Only a starting point: the roots
+    are then solved and checked at this q.
 
     Measured on the Lebeda Fig. 2 curves (0.1-decade steps in q, issue 15): extrapolating the root at d itself
     (a cubic on it) missed by up to 1e-2 in log σ at small q, where the discretisation shifts the root most
     and least smoothly, and the slope at 10·d differs from that at d by up to 5%; predicting the shift at this
     q from its own coarser shift and the slope from its own coarse slope takes the mean number of evaluations
-    at d per warm σ from 2.2 to 2.0."""
+    at d per warm σ from 2.2 to 1.8."""
     d = done[-1][2]
     same = [p for p in done if p[2] == d]
     last = (same if len(same) >= 2 else done)[-4:]
@@ -520,7 +521,8 @@ def _curve_hint(done, lq):
     slope = extrapolate(done[-3:], [p[3].slope_coarse for p in done[-3:]])
     if not slope < 0:  # the gap decreases in σ: keep the last measured slope if extrapolation says otherwise
         slope = done[-1][3].slope_coarse
-    def trend(values):  # least-squares line through the last four points at d (measured, so noisy)
+
+    def trend(values):  # least-squares line through the last three points at d (measured, so noisy)
         pts = [(p[0], v) for p, v in zip(same[-3:], values[-3:]) if np.isfinite(v)]
         if len(pts) < 2:
             return pts[-1][1] if pts else math.nan
