@@ -13,7 +13,12 @@ Peer on the same inputs: dp_accounting's pessimistic PLD (connect-the-dots, d = 
 self_compose + get_delta_for_epsilon, which the pipeline also runs before falling back to φ; its δ here
 is below 1e-10, where it is not a reliable bound).
 
-Run:  python bench/bench_cf_below_floor.py [--eps 11.8 13.6 16.0]
+Second table (σ = 1, q = 1e-3, T = 1000, ε = 0.7-5.8: Chua App. Fig. 7, the largest samplers_delta_vs_eps chunk):
+there the tighter budgets fail at the rounding floor of the output quadrature, after passes at refine 1, 2, 4.
+A refine-1 pass, or one at refine ≥ 4, is now evaluated on its first 64 u-nodes only when those alone settle it
+(inversion.output_pass); "before" evaluates every pass whole (inversion.U_CHUNK huge).  Same numbers (checked).
+
+Run:  python bench/bench_cf_below_floor.py [--eps 11.8 13.6 16.0] [--eps-fig7 0.7 1.3 2.5 4.4 5.8]
 """
 
 from __future__ import annotations
@@ -46,6 +51,30 @@ def ours(eps, skip_check=True):
         inv._tail_out_of_reach = real
 
 
+def fig7(eps_list):
+    """ours vs every output pass evaluated whole, σ = 1, q = 1e-3, T = 1000 (add/remove)."""
+    import dpsampling.engine.cf.inversion as inv
+    from dpsampling.engine.cf.api import accounting_delta
+
+    print("σ=1, q=0.001, T=1000, add/remove (tighter budgets fail at the output-quadrature rounding floor)")
+    tot_new = tot_old = 0.0
+    for e in eps_list:
+        r_new, c_new = cpu(lambda: accounting_delta(e, 1.0, 1e-3, 1000))
+        chunk, inv.U_CHUNK = inv.U_CHUNK, 10**9
+        try:
+            r_old, c_old = cpu(lambda: accounting_delta(e, 1.0, 1e-3, 1000))
+        finally:
+            inv.U_CHUNK = chunk
+        if r_new != r_old:
+            print(f"ε={e}: MISMATCH ours {r_new} vs before {r_old}")
+            return 1
+        tot_new, tot_old = tot_new + c_new, tot_old + c_old
+        print(f"ε={e:5.2f}: δ ∈ [{r_new['lower']:.3g}, {r_new['upper']:.3g}] (certified)  ours {c_new:.3f} s cpu, "
+              f"before {c_old:.3f} s cpu, ratio before/ours {c_old / max(c_new, 1e-9):.1f}x")
+    print(f"total: ours {tot_new:.2f} s, before {tot_old:.2f} s, ratio {tot_old / max(tot_new, 1e-9):.1f}x")
+    return 0
+
+
 def peer(eps_list):
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -59,9 +88,12 @@ def peer(eps_list):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--eps", type=float, nargs="+", default=[11.8, 13.6, 16.0])
+    ap.add_argument("--eps-fig7", type=float, nargs="+", default=[0.7, 1.3, 2.5, 4.4, 5.8])
     args = ap.parse_args()
     logging.disable(logging.WARNING)
     ours(args.eps[0])  # warm-up (imports)
+    if fig7(args.eps_fig7):
+        return 1
     print(f"Poisson-subsampled Gaussian σ={SIGMA}, q={Q:g}, T={T}, add/remove: certified δ(ε) below the PLD floor")
     tot_new = tot_old = 0.0
     for e in args.eps:
