@@ -51,28 +51,31 @@ def ours(eps, skip_check=True):
         inv._tail_out_of_reach = real
 
 
-def fig7(eps_list):
-    """ours vs every output pass evaluated whole, σ = 1, q = 1e-3, T = 1000 (add/remove)."""
-    import dpsampling.engine.cf.inversion as inv
-    from dpsampling.engine.cf.api import accounting_delta
-
-    print("σ=1, q=0.001, T=1000, add/remove (tighter budgets fail at the output-quadrature rounding floor)")
+def compare(eps_list, new, old):
+    """ours (``new(ε)``) vs before (``old(ε)``) per ε, each (result, cpu); (totals) or None on a mismatch."""
     tot_new = tot_old = 0.0
     for e in eps_list:
-        r_new, c_new = cpu(lambda: accounting_delta(e, 1.0, 1e-3, 1000))
-        chunk, inv.U_CHUNK = inv.U_CHUNK, 10**9
-        try:
-            r_old, c_old = cpu(lambda: accounting_delta(e, 1.0, 1e-3, 1000))
-        finally:
-            inv.U_CHUNK = chunk
+        (r_new, c_new), (r_old, c_old) = new(e), old(e)
         if r_new != r_old:
             print(f"ε={e}: MISMATCH ours {r_new} vs before {r_old}")
-            return 1
+            return None
         tot_new, tot_old = tot_new + c_new, tot_old + c_old
         print(f"ε={e:5.2f}: δ ∈ [{r_new['lower']:.3g}, {r_new['upper']:.3g}] (certified)  ours {c_new:.3f} s cpu, "
               f"before {c_old:.3f} s cpu, ratio before/ours {c_old / max(c_new, 1e-9):.1f}x")
-    print(f"total: ours {tot_new:.2f} s, before {tot_old:.2f} s, ratio {tot_old / max(tot_new, 1e-9):.1f}x")
-    return 0
+    return tot_new, tot_old
+
+
+def fig7(eps, whole=False):
+    """σ = 1, q = 1e-3, T = 1000 (add/remove); ``whole=True``: every output pass evaluated whole (before)."""
+    import dpsampling.engine.cf.inversion as inv
+    from dpsampling.engine.cf.api import accounting_delta
+
+    chunk = inv.U_CHUNK
+    inv.U_CHUNK = 10**9 if whole else chunk
+    try:
+        return cpu(lambda: accounting_delta(eps, 1.0, 1e-3, 1000))
+    finally:
+        inv.U_CHUNK = chunk
 
 
 def peer(eps_list):
@@ -92,19 +95,16 @@ def main():
     args = ap.parse_args()
     logging.disable(logging.WARNING)
     ours(args.eps[0])  # warm-up (imports)
-    if fig7(args.eps_fig7):
+    print("σ=1, q=0.001, T=1000, add/remove (tighter budgets fail at the output-quadrature rounding floor)")
+    tot = compare(args.eps_fig7, fig7, lambda e: fig7(e, whole=True))
+    if tot is None:
         return 1
+    print(f"total: ours {tot[0]:.2f} s, before {tot[1]:.2f} s, ratio {tot[1] / max(tot[0], 1e-9):.1f}x")
     print(f"Poisson-subsampled Gaussian σ={SIGMA}, q={Q:g}, T={T}, add/remove: certified δ(ε) below the PLD floor")
-    tot_new = tot_old = 0.0
-    for e in args.eps:
-        r_new, c_new = ours(e)
-        r_old, c_old = ours(e, skip_check=False)
-        if r_new != r_old:
-            print(f"ε={e}: MISMATCH ours {r_new} vs before {r_old}")
-            return 1
-        tot_new, tot_old = tot_new + c_new, tot_old + c_old
-        print(f"ε={e:5.2f}: δ ∈ [{r_new['lower']:.3g}, {r_new['upper']:.3g}] (certified)  ours {c_new:.3f} s cpu, "
-              f"before {c_old:.2f} s cpu, ratio before/ours {c_old / max(c_new, 1e-9):.0f}x")
+    tot = compare(args.eps, ours, lambda e: ours(e, skip_check=False))
+    if tot is None:
+        return 1
+    tot_new, tot_old = tot
     try:
         d_peer, c_peer = peer(args.eps)
     except ImportError:
