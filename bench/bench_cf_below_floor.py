@@ -13,7 +13,12 @@ Peer on the same inputs: dp_accounting's pessimistic PLD (connect-the-dots, d = 
 self_compose + get_delta_for_epsilon, which the pipeline also runs before falling back to φ; its δ here
 is below 1e-10, where it is not a reliable bound).
 
-Run:  python bench/bench_cf_below_floor.py [--eps 11.8 13.6 16.0]
+Second table (σ = 1, q = 1e-3, T = 1000, ε = 0.7-5.8: Chua App. Fig. 7, the largest samplers_delta_vs_eps chunk):
+there the tighter budgets fail at the rounding floor of the output quadrature, after passes at refine 1, 2, 4.
+A refine-1 pass, or one at refine ≥ 4, is now evaluated on its first 64 u-nodes only when those alone settle it
+(inversion.output_pass); "before" evaluates every pass whole (inversion.U_CHUNK huge).  Same numbers (checked).
+
+Run:  python bench/bench_cf_below_floor.py [--eps 11.8 13.6 16.0] [--eps-fig7 0.7 1.3 2.5 4.4 5.8]
 """
 
 from __future__ import annotations
@@ -46,6 +51,33 @@ def ours(eps, skip_check=True):
         inv._tail_out_of_reach = real
 
 
+def compare(eps_list, new, old):
+    """ours (``new(ε)``) vs before (``old(ε)``) per ε, each (result, cpu); (totals) or None on a mismatch."""
+    tot_new = tot_old = 0.0
+    for e in eps_list:
+        (r_new, c_new), (r_old, c_old) = new(e), old(e)
+        if r_new != r_old:
+            print(f"ε={e}: MISMATCH ours {r_new} vs before {r_old}")
+            return None
+        tot_new, tot_old = tot_new + c_new, tot_old + c_old
+        print(f"ε={e:5.2f}: δ ∈ [{r_new['lower']:.3g}, {r_new['upper']:.3g}] (certified)  ours {c_new:.3f} s cpu, "
+              f"before {c_old:.3f} s cpu, ratio before/ours {c_old / max(c_new, 1e-9):.1f}x")
+    return tot_new, tot_old
+
+
+def fig7(eps, whole=False):
+    """σ = 1, q = 1e-3, T = 1000 (add/remove); ``whole=True``: every output pass evaluated whole (before)."""
+    import dpsampling.engine.cf.inversion as inv
+    from dpsampling.engine.cf.api import accounting_delta
+
+    chunk = inv.U_CHUNK
+    inv.U_CHUNK = 10**9 if whole else chunk
+    try:
+        return cpu(lambda: accounting_delta(eps, 1.0, 1e-3, 1000))
+    finally:
+        inv.U_CHUNK = chunk
+
+
 def peer(eps_list):
     from dp_accounting.pld import privacy_loss_distribution as pld
 
@@ -59,20 +91,20 @@ def peer(eps_list):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--eps", type=float, nargs="+", default=[11.8, 13.6, 16.0])
+    ap.add_argument("--eps-fig7", type=float, nargs="+", default=[0.7, 1.3, 2.5, 4.4, 5.8])
     args = ap.parse_args()
     logging.disable(logging.WARNING)
     ours(args.eps[0])  # warm-up (imports)
+    print("σ=1, q=0.001, T=1000, add/remove (tighter budgets fail at the output-quadrature rounding floor)")
+    tot = compare(args.eps_fig7, fig7, lambda e: fig7(e, whole=True))
+    if tot is None:
+        return 1
+    print(f"total: ours {tot[0]:.2f} s, before {tot[1]:.2f} s, ratio {tot[1] / max(tot[0], 1e-9):.1f}x")
     print(f"Poisson-subsampled Gaussian σ={SIGMA}, q={Q:g}, T={T}, add/remove: certified δ(ε) below the PLD floor")
-    tot_new = tot_old = 0.0
-    for e in args.eps:
-        r_new, c_new = ours(e)
-        r_old, c_old = ours(e, skip_check=False)
-        if r_new != r_old:
-            print(f"ε={e}: MISMATCH ours {r_new} vs before {r_old}")
-            return 1
-        tot_new, tot_old = tot_new + c_new, tot_old + c_old
-        print(f"ε={e:5.2f}: δ ∈ [{r_new['lower']:.3g}, {r_new['upper']:.3g}] (certified)  ours {c_new:.3f} s cpu, "
-              f"before {c_old:.2f} s cpu, ratio before/ours {c_old / max(c_new, 1e-9):.0f}x")
+    tot = compare(args.eps, ours, lambda e: ours(e, skip_check=False))
+    if tot is None:
+        return 1
+    tot_new, tot_old = tot
     try:
         d_peer, c_peer = peer(args.eps)
     except ImportError:

@@ -419,3 +419,31 @@ def test_accounting_delta_below_floor_same_as_full_tightening(monkeypatch):
     old = accounting_delta(30.0, 0.4, 0.01, 100)
     assert new == old
     assert new["value"] == pytest.approx(1.6198543872495843e-12, rel=1e-12) and new["lower"] == 0.0
+
+
+def test_output_pass_settled_by_its_first_nodes_is_the_full_pass(monkeypatch):
+    """Phase 2 of the inversion evaluates a refine-1 pass, or a pass at refine ≥ 4, on its first U_CHUNK u-nodes
+    only when those alone put the output-quadrature error over the budget (refine 1: the pass is discarded; ≥ 4:
+    the budget is refused).  At σ = 1, q = 1e-3, T = 1000 (samplers_delta_vs_eps, below the PLD floor) tighter
+    budgets fail at that floor: the same results bit for bit (value, certified interval, budget reached, errors
+    raised) with the head test on and off (U_CHUNK huge: every pass whole), and the head test must fire."""
+    import dpsampling.engine.cf.inversion as inv
+    from dpsampling.engine.cf.api import accounting_delta
+
+    heads = []
+    real = inv._integrand
+
+    def counting(x, c, u, *args, **kw):
+        heads.append(u.size == inv.U_CHUNK)
+        return real(x, c, u, *args, **kw)
+
+    monkeypatch.setattr(inv, "_integrand", counting)
+    m = [(PoissonSubsampled(Gaussian(1.0), 1e-3), 1000)]
+    for eps in (1.3, 2.5, 4.4):
+        new = (accounting_delta(eps, 1.0, 1e-3, 1000), _outcome(lambda: cf_delta(eps, m, "remove", err=1e-30)))
+        monkeypatch.setattr(inv, "U_CHUNK", 10**9)
+        old = (accounting_delta(eps, 1.0, 1e-3, 1000), _outcome(lambda: cf_delta(eps, m, "remove", err=1e-30)))
+        monkeypatch.setattr(inv, "U_CHUNK", 64)
+        assert new == old, eps
+        assert new[0]["accuracy"]["err_budget"] > 1e-6 * new[0]["value"]  # the tighter budgets failed
+    assert new[1] == "CFAccuracyError" and sum(heads) >= 6

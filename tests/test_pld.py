@@ -157,3 +157,34 @@ def test_sparse_result_test_is_dp_accountings_power_test():
     for size in range(40):
         for steps in range(1, 40):
             assert pld._sparse_result_fits(size, steps) == (size**steps <= 1000)
+
+
+@pytest.mark.parametrize("sigma,q,d,steps", [(0.5675554512, 0.4641588834, 1.03e-3, 10_000), (5.0, 0.05, 1.4e-5, 10_000),
+                                             (1.0, 0.01, 1e-4, 1000), (2.0, 0.1, 1e-4, 100), (10.0, 1e-4, 1e-5, 10_000),
+                                             (0.3, 1.0, 1e-3, 10_000)])
+def test_composition_skipping_zero_powers_is_dp_accountings_bits(sigma, q, d, steps):
+    """T ≥ 100, where _power computes z**T only on the entries whose power is not 0 (Conjecture 12 settings):
+    the composed pmfs of both estimates are dp_accounting's ``self_compose`` of the same one-step pmf, compared
+    as raw 64-bit patterns (signs of zeros included), and _power itself differs from ``**`` only by zeros."""
+    for pessimistic in (True, False):
+        one = (pld.pessimistic_pld if pessimistic else pld.optimistic_pld)(sigma, q, d)
+        ref = one.self_compose(steps)
+        ours = pld.self_compose(one, steps)
+        for attr in ("_pmf_remove", "_pmf_add"):
+            t_r, lo_r, p_r, inf_r = _entries(getattr(ref, attr))
+            t_o, lo_o, p_o, inf_o = _entries(getattr(ours, attr))
+            assert (t_o, lo_o, inf_o) == (t_r, lo_r, inf_r)
+            assert np.array_equal(p_o.view(np.uint64), p_r.view(np.uint64))
+    spectrum = np.fft.fft(one._pmf_add.to_dense_pmf()._probs, 50_000)
+    fast, slow = pld._power(spectrum, steps), spectrum**steps
+    assert np.array_equal(fast, slow)
+    bits_differ = (fast.view(np.uint64) != slow.view(np.uint64)).reshape(-1, 2).any(axis=1)
+    assert np.all(fast[bits_differ] == 0)
+    assert np.count_nonzero(fast) < 0.2 * fast.size  # the skipped entries are most of them
+
+
+def test_power_keeps_nonfinite_entries_and_small_exponents():
+    z = np.array([np.nan + 0j, np.inf + 1j, 1.0 + 0j, 0.999 + 0.01j, 0.0 + 0j, 1e-3 + 0j])
+    for steps in (2, 99, 100, 10_000):
+        with np.errstate(all="ignore"):
+            assert np.array_equal(pld._power(z, steps), z**steps, equal_nan=True)

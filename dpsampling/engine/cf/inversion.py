@@ -14,7 +14,7 @@ import numpy as np
 
 from ..numerics import find_root, logsumexp
 from .mechanisms import CFAccuracyError
-from .pairs import _clogsumexp, _compose_atoms, _atomic_value
+from .pairs import U_CHUNK, _clogsumexp, _compose_atoms, _atomic_value
 
 _C_MAX = 2000.0          # largest contour abscissa we use
 _MAX_WORK = 60_000_000   # cap on (#u nodes × #output nodes) per δ evaluation
@@ -306,24 +306,46 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
     n_nodes += n_nodes % 2
     too_much(n_nodes * h, h, refine)
     u = h * np.arange(n_nodes + 1)
-    F, Fe, D = _integrand(x, c, u, terms, kernel, Kc, split, refine, first)
     last_phi = np.inf
+
+    def over_budget(phi):  # the output-quadrature error alone exceeds the budget
+        return quad and scale * phi / math.pi > budget
+
+    def at_floor(phi):  # ... and it no longer halves when the output grid is refined: err cannot be met
+        return refine >= 4.0 and phi > 0.5 * last_phi
+
+    def output_pass():
+        """_integrand on u at the current ``refine``, or on its first U_CHUNK nodes only when those settle the pass
+        (their φ error h·ΣFe is a lower bound on the whole one, Fe ≥ 0; φ is largest near u = 0): over the budget
+        at refine 1, whose values are then discarded (``last_phi`` is compared from refine 4 on, after a refine-2
+        pass has replaced it), or at the floor at refine ≥ 4, where the inversion raises.  The head is a whole
+        chunk of the pairs' log_mgf, so head and rest are the values the full evaluation gives."""
+        if refine == 2.0 or u.size <= 2 * U_CHUNK:
+            return _integrand(x, c, u, terms, kernel, Kc, split, refine, first)
+        head = _integrand(x, c, u[:U_CHUNK], terms, kernel, Kc, split, refine, first)
+        phi = h * (0.5 * head[1][0] + head[1][1:].sum())
+        if over_budget(phi) and (refine == 1.0 or at_floor(phi)):
+            return head
+        rest = _integrand(x, c, u[U_CHUNK:], terms, kernel, Kc, split, refine, first)
+        return tuple(np.concatenate(parts) for parts in zip(head, rest))
+
+    F, Fe, D = output_pass()
     for _ in range(16):
-        val_f = h * (0.5 * F[0] + F[1:].sum())
-        val_c = 2 * h * (0.5 * F[0] + F[2::2].sum())
-        trap_err = abs(val_f - val_c)  # |T_h - T_2h| (bounds the error of T_h)
         phi_err = h * (0.5 * Fe[0] + Fe[1:].sum())  # output quadrature + rounding
-        if quad and scale * phi_err / math.pi > budget:
-            if refine >= 4.0 and phi_err > 0.5 * last_phi:
+        if over_budget(phi_err):
+            if at_floor(phi_err):
                 raise CFAccuracyError(
                     f"output-space quadrature error of the one-step φ is at its rounding "
-                    f"floor ({scale * phi_err / math.pi:.3g} after {len(terms)}-term "
+                    f"floor (≥ {scale * phi_err / math.pi:.3g} after {len(terms)}-term "
                     f"composition) above the budget err/4={budget:g}; cannot meet err={err:g}")
             last_phi = phi_err
             refine *= 2.0
             too_much(u[-1], h, refine)
-            F, Fe, D = _integrand(x, c, u, terms, kernel, Kc, split, refine, first)
+            F, Fe, D = output_pass()
             continue
+        val_f = h * (0.5 * F[0] + F[1:].sum())
+        val_c = 2 * h * (0.5 * F[0] + F[2::2].sum())
+        trap_err = abs(val_f - val_c)  # |T_h - T_2h| (bounds the error of T_h)
         if scale * trap_err / math.pi > budget:
             too_much(u[-1], h / 2, refine)
             um = u[:-1] + 0.5 * h

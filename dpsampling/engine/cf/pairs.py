@@ -179,6 +179,11 @@ class _LaplacePair(_Pair):
         return np.exp(bnd - lM)
 
 
+#: u values per output grid in :meth:`_SubsampledGaussianPair.log_mgf` (the grid is as fine as the chunk's largest
+#: |u| needs): an evaluation on the first k·U_CHUNK of ascending u gives the values of the evaluation on all of them
+U_CHUNK = 64
+
+
 class _SubsampledGaussianPair(_Pair):
     """Poisson-subsampled Gaussian (Theorem 11), φ by output-space quadrature.
 
@@ -231,7 +236,7 @@ class _SubsampledGaussianPair(_Pair):
         err = np.empty(u.shape)
         # chunks of u so the output grid is only as fine as the chunk needs
         order = np.argsort(np.abs(u))
-        chunk = 64
+        chunk = U_CHUNK
         for i in range(0, u.size, chunk):
             idx = order[i:i + chunk]
             uc = u[idx]

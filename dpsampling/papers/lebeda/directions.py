@@ -307,7 +307,7 @@ def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discr
     check_positive("cap", cap)
     pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=True,
                        discretization=discretization)
-    e = max(pld._pmf_add.get_epsilon_for_delta(d), pld._pmf_remove.get_epsilon_for_delta(d))
+    e = max(pldmod.epsilon_for_delta(pld._pmf_add, d), pldmod.epsilon_for_delta(pld._pmf_remove, d))
     if not math.isfinite(e):
         return float(cap)
     return float(min(cap, max(step, step * math.ceil(e / step - 1e-9))))
@@ -499,8 +499,9 @@ def conjecture12_eps_grid(sigma, q, steps, n_eps=200, discretization=None, eps_c
     d = choose_discretization(sigma, q) if discretization is None else float(discretization)
     pld = composed_pld("gaussian", sigma, q, check_int("steps", steps), sampler="poisson", pessimistic=True,
                        discretization=d)
-    emax = max(pld._pmf_add.get_epsilon_for_delta(RELIABLE_DELTA_FLOOR),
-               pld._pmf_remove.get_epsilon_for_delta(RELIABLE_DELTA_FLOOR))
+    # pldmod.epsilon_for_delta: dp_accounting's ε(δ), the same float, without its Python loop over the bins
+    emax = max(pldmod.epsilon_for_delta(pld._pmf_add, RELIABLE_DELTA_FLOOR),
+               pldmod.epsilon_for_delta(pld._pmf_remove, RELIABLE_DELTA_FLOOR))
     capped = not (emax <= eps_cap)
     emax = min(float(emax), float(eps_cap))
     if emax <= 0:
