@@ -36,12 +36,12 @@ SETTINGS = [(0.70, 1e-3, 10, 1e-3), (1.03, 0.03, 10, 1e-3), (7.70, 0.03, 100, 1e
             (0.5676, 0.4642, 10000, 1.029e-3), (5.286, 0.04642, 10000, 1.408e-5)]  # Conjecture 12 grid points
 
 
-def best(f, repeat):
+def best(f, repeat, *args):
     times = []
     for _ in range(repeat):
         pld.composed.cache_clear()
         t = time.process_time()
-        out = f()
+        out = f(*args)
         times.append(time.process_time() - t)
     return out, min(times)
 
@@ -84,11 +84,11 @@ def main():
     tot_p = tot_o = 0.0
     for sigma, q, steps, d in SETTINGS:
         one = (pld.pessimistic_pld if pessimistic else pld.optimistic_pld)(sigma, q, d) if args.compose_only else None
-        ref, t_p = best(lambda: peer(sigma, q, steps, d, pessimistic, one), args.repeat)
+        ref, t_p = best(peer, args.repeat, sigma, q, steps, d, pessimistic, one)
         if one is None:
-            ours, t_o = best(lambda: pld.composed(sigma, q, steps, pessimistic, d), args.repeat)
+            ours, t_o = best(pld.composed, args.repeat, sigma, q, steps, pessimistic, d)
         else:
-            ours, t_o = best(lambda: pld.self_compose(one, steps), args.repeat)
+            ours, t_o = best(pld.self_compose, args.repeat, one, steps)
         tot_p, tot_o = tot_p + t_p, tot_o + t_o
         print(f"{sigma:6g} {q:6g} {steps:6d} {d:6g} | {t_p:13.3f} {t_o:7.3f} {t_p / t_o:5.1f}x | {same(ref, ours)}",
               flush=True)
