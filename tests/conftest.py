@@ -104,6 +104,7 @@ def pytest_collection_modifyitems(session, config, items):
                 + [i for i in items if i.module in smoke_modules and needs_smoke(i)])
     if not config.option.collectonly:
         _start_smoke_run(config)
+        snakemake_fork.start()  # those modules' dry runs need it; its imports overlap the first tests
 
 
 def pytest_sessionfinish(session, exitstatus):

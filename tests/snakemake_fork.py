@@ -82,6 +82,15 @@ def run(args, cwd, env=None) -> subprocess.CompletedProcess:
                                                f_out.read(), f_err.read())
 
 
+def start():
+    """Start the forkserver now, without waiting: its imports (~3 CPU-s) then run beside the tests that come before
+    the first Snakemake run instead of in front of it (the first ``run`` connects and waits until it is ready)."""
+    from multiprocessing import forkserver
+
+    _context()
+    forkserver.ensure_running()
+
+
 def stop():
     """Stop the forkserver (if one was started) and wait for it, so that it does not outlive pytest and the CPU time
     of the runs (its reaped children) is accounted to pytest like that of ordinary subprocesses (/usr/bin/time)."""
