@@ -38,7 +38,10 @@ def copy_workflow():
 # last (in their modules' order, so module-scoped fixtures are set up once) and wait for it, after the other tests
 # of their modules.
 _SMOKE = {}
-SMOKE_CMD = [sys.executable, "-m", "snakemake", "--cores", "2", "--configfile", "config/smoke.yaml"]
+# --scheduler greedy: the default ILP scheduler solves a PuLP problem at every scheduling round (measured on the smoke
+# run: ~8 CPU-s of the run's ~140, on the same cores the tests use); job order does not change any result.
+SMOKE_CMD = [sys.executable, "-m", "snakemake", "--cores", "2", "--scheduler", "greedy",
+             "--configfile", "config/smoke.yaml"]
 # Agreed with the cluster check (tests/cluster/slurm_smoke.sh, .ci/run): with DPSAMPLING_SMOKE_DIR set, the
 # smoke run happens in exactly that directory and stays there, and SMOKE_OK is written into it only after a
 # complete successful run, so a later step can reuse the run instead of repeating it.  Unset: a temp directory.
@@ -101,6 +104,7 @@ def pytest_collection_modifyitems(session, config, items):
                 + [i for i in items if i.module in smoke_modules and needs_smoke(i)])
     if not config.option.collectonly:
         _start_smoke_run(config)
+        snakemake_fork.start()  # those modules' dry runs need it; its imports overlap the first tests
 
 
 def pytest_sessionfinish(session, exitstatus):
