@@ -26,6 +26,12 @@ width 161 s: 23x); E = 5: 80-87 → 29 ([0.13548, 0.14130]); E = 10: 164 → 49 
 PLD_accounting's range at σ = 2, T = 1000, E = 5 did not finish within ~25 min of a loaded machine.
 Before = GEOM-only bracket of main 8675ed9; after = FFT upper + one GEOM lower + max-statistic floor.
 
+Measured 2026-11-25, corner grid (CPU s, one process, main 90007f9 → bnb branch; every other corner ≤ 3.6 s):
+σ = 1, T = 1000: E = 1 67 (width 6.5e-2: target missed) → 6.1 (4.6e-2); E = 5 → 33; E = 10 → 81 (4.6e-2;
+FFT upper loose there, both ends GEOM of REMOVE); σ = 2, T = 1000: E = 1 5.6 → 3.0; E = 5 25 → 13; E = 10 42 → 24.
+Where the time goes (σ = 2, T = 1000, E = 10): the GEOM lower's first exp-space convolutions (grid 74k → 57k
+points: 6 of 15 s; the first four 86 %), PLD_accounting spreading its step evenly over ~15 stages and E epochs.
+
 Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
        [--cases=σ,T,E/σ,T,E...] [--peer-all]
 """
