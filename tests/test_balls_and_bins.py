@@ -400,3 +400,17 @@ def test_delta_curve_lower_end_takes_the_max_statistic_floor():
         assert low.accuracy["lower_max_statistic"] == ms and "lower_method" not in upp.accuracy
     assert lo[1].accuracy["lower_method"] == "max-statistic events" and lo[1].value > lo[1].accuracy["lower_pld"]
     assert bnb.delta(2.0, bound="lower", **kw) == lo[1]  # delta at one ε is the curve's point
+
+
+def test_loose_fft_upper_of_the_smaller_direction_is_refined_by_geom():
+    # T = 4, σ = 2: ADD's ε is well below REMOVE's but its FFT upper is not (27 GEOM steps above ADD's lower),
+    # so refining ADD's lower alone cannot close the width; the bracket must stop trusting that FFT upper,
+    # refine REMOVE's lower instead and meet its width (before: the width was missed after 81 CPU-s at E = 1)
+    kw = {"sigma": 2.0, "steps": 4, "epochs": 2}
+    r = bnb.epsilon_range(1e-5, **kw)
+    assert not r.flags and 0 < r.lower <= r.upper
+    assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
+    ref = {b: bnb.allocation_pld(bound=b, loss_discretization=2e-3, tail_truncation=1e-10,
+                                 **kw)[0].get_epsilon_for_delta(1e-5) for b in bnb.BOUNDS}
+    assert ref["lower"] <= r.upper and r.lower <= ref["upper"]  # both certified: they overlap
+    assert ref["upper"] - ref["lower"] < 0.5 * (r.upper - r.lower)
