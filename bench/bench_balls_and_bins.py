@@ -26,8 +26,14 @@ width 161 s: 23x); E = 5: 80-87 → 29 ([0.13548, 0.14130]); E = 10: 164 → 49 
 PLD_accounting's range at σ = 2, T = 1000, E = 5 did not finish within ~25 min of a loaded machine.
 Before = GEOM-only bracket of main 8675ed9; after = FFT upper + one GEOM lower + max-statistic floor.
 
+Measured 2026-11-25, corner grid (CPU s, one process, main 90007f9 → bnb branch; every other corner ≤ 3.6 s):
+σ = 1, T = 1000: E = 1 67 (width 6.5e-2: target missed) → 6.1 (4.6e-2); E = 5 → 33; E = 10 → 81 (4.6e-2;
+FFT upper loose there, both ends GEOM of REMOVE); σ = 2, T = 1000: E = 1 5.6 → 3.0; E = 5 25 → 13; E = 10 42 → 24.
+Where the time goes (σ = 2, T = 1000, E = 10): the GEOM lower's first exp-space convolutions (grid 74k → 57k
+points: 6 of 15 s; the first four 86 %), PLD_accounting spreading its step evenly over ~15 stages and E epochs.
+
 Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
-       [--cases=σ,T,E/σ,T,E...]
+       [--cases=σ,T,E/σ,T,E...] [--peer-all]
 """
 
 from __future__ import annotations
@@ -95,22 +101,28 @@ def bench_mc(quick):
               f"{r_p:,.0f} samples/s; ratio {r_o / r_p:.1f}x (CPU time)", flush=True)
 
 
-#: (σ, steps per epoch, epochs): the corners and middle of the issue's range (σ ∈ [0.35, 2], 100–1000
-#: steps, 1–10 epochs); --quick: one cheap point
-BOUND_CASES = [(1.0, 100, 1), (0.35, 100, 1), (2.0, 100, 1), (0.35, 1000, 1), (0.7, 1000, 1), (2.0, 1000, 1),
-               (1.0, 100, 10), (2.0, 100, 10), (0.35, 1000, 10), (2.0, 1000, 5), (2.0, 1000, 10)]
+#: (σ, steps per epoch, epochs): the corner grid of the issue's range (σ ∈ [0.35, 2], 100–1000 steps,
+#: 1–10 epochs) and its middle σ; --quick: one cheap point
+BOUND_CASES = [(s, t, e) for s in (0.35, 1.0, 2.0) for t in (100, 1000) for e in (1, 5, 10)]
+
+
+def _peer_affordable(steps, epochs):
+    """PLD_accounting's range is run by default where it takes seconds to minutes: T·E ≤ 100 (measured:
+    σ = 2, T = 1000, E = 1 161 s; E = 5 not done in ~25 min); --peer-all runs it everywhere."""
+    return steps * epochs <= 100 or "--peer-all" in sys.argv
 
 
 def bench_bounds(quick, accuracies, peer):
-    """Table: our certified ε(δ = 1e-6) bracket (CPU s, relative width) and PLD_accounting's
+    """Table: our certified ε(δ = 1e-6) bracket (CPU s, wall s, relative width) and PLD_accounting's
     ``gaussian_allocation_epsilon_range`` asked for the same absolute width (CPU s), and the ratio."""
     from PLD_accounting import gaussian_allocation_epsilon_range
     from PLD_accounting.types import has_numba
 
-    print(f"certified bounds, delta=1e-6, CPU seconds (numba {'on' if has_numba() else 'OFF: numpy fallback'})")
+    print(f"certified bounds, delta=1e-6, CPU and wall seconds, one process "
+          f"(numba {'on' if has_numba() else 'OFF: numpy fallback'})")
     print(f"{'sigma':>5} {'T':>5} {'E':>3} {'acc':>7} | {'ours lower':>10} {'ours upper':>10} {'rel w':>8} "
-          f"{'cpu s':>7} {'up':>4} {'low':>5} | {'PLD_acc lower':>13} {'upper':>8} {'rel w':>8} {'cpu s':>7} | ratio",
-          flush=True)
+          f"{'cpu s':>7} {'wall s':>7} {'up':>4} {'low':>5} | {'PLD_acc lower':>13} {'upper':>8} {'rel w':>8} "
+          f"{'cpu s':>7} | ratio", flush=True)
     cases = BOUND_CASES[:1] if quick else BOUND_CASES
     for arg in sys.argv:
         if arg.startswith("--cases="):  # e.g. --cases=2,1000,10/1,100,1
@@ -119,20 +131,20 @@ def bench_bounds(quick, accuracies, peer):
         for acc in accuracies:
             bnb._directional_pmf.cache_clear()
             bnb._epsilon_bracket.cache_clear()
-            t = time.process_time()
+            t, w = time.process_time(), time.perf_counter()
             r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs, accuracy=acc)
-            dt = time.process_time() - t
+            dt, dw = time.process_time() - t, time.perf_counter() - w
             line = (f"{sigma:5.2f} {steps:5d} {epochs:3d} {acc:>7} | {r.lower:10.5f} {r.upper:10.5f} "
-                    f"{(r.upper - r.lower) / r.upper:8.2e} {dt:7.1f} {r.accuracy['upper_route']:>4} "
+                    f"{(r.upper - r.lower) / r.upper:8.2e} {dt:7.1f} {dw:7.1f} {r.accuracy['upper_route']:>4} "
                     f"{'ms' if r.accuracy['lower_method'] != 'pld_accounting' else 'pld':>5} |")
-            if peer:
+            if peer and _peer_affordable(steps, epochs):
                 t = time.process_time()
                 up, lo = gaussian_allocation_epsilon_range(delta=1e-6, sigma=sigma, num_steps=steps,
                                                            num_epochs=epochs, epsilon_accuracy=r.upper - r.lower)
                 dp = time.process_time() - t
                 line += f" {lo:13.5f} {up:8.5f} {(up - lo) / up:8.2e} {dp:7.1f} | {dp / dt:5.1f}x"
             else:
-                line += " (PLD_accounting range not run: --no-peer)"
+                line += " (PLD_accounting range not run: " + ("--no-peer)" if not peer else "T·E > 100; --peer-all)")
             print(line, flush=True)
 
 

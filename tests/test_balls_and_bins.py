@@ -371,3 +371,46 @@ def test_fft_upper_is_between_geom_bounds_and_tightens():
     assert r.accuracy["upper_route"] == "fft" and geom_lo <= r.upper and r.lower <= geom_up
     assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
     assert bnb._fft_upper(2.0, 1, 1, "remove", 1e-4, 1e-9, 1e-6) == math.inf  # T = 1: route not applicable
+
+
+def test_fft_first_bracket_contains_a_high_accuracy_reference():
+    # σ ≥ _FFT_FIRST_SIGMA, E > 1: the bracket starts from the FFT uppers of both directions and one GEOM lower
+    # (ADD) at the step its error model predicts (no coarse pass).  Reference: PLD_accounting's two-direction
+    # GEOM pair (upper: an independent route) at a step 20× below the one the bracket used; both are
+    # certified, so they overlap, and the reference (narrow) sits inside ours
+    kw = {"sigma": 1.5, "steps": 20, "epochs": 3}
+    r = bnb.epsilon_range(1e-6, **kw)
+    assert r.accuracy["upper_route"] == "fft" and not r.flags
+    assert 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
+    ref = {b: bnb.allocation_pld(bound=b, loss_discretization=r.accuracy["loss_discretization"] / 20,
+                                 tail_truncation=1e-10, **kw)[0].get_epsilon_for_delta(1e-6) for b in bnb.BOUNDS}
+    assert ref["lower"] <= ref["upper"] < ref["lower"] + 0.2 * (r.upper - r.lower)
+    assert r.lower <= ref["lower"] and ref["upper"] <= r.upper
+
+
+def test_delta_curve_lower_end_takes_the_max_statistic_floor():
+    # δ(ε) curve: the lower end at each ε is max(PLD lower, max-statistic lower), labelled, as in delta;
+    # at σ = 0.8, T = 20 the max statistic wins at large ε; the upper curve is the dominating PLD's, unchanged
+    kw = {"sigma": 0.8, "steps": 20, "epochs": 1}
+    eps = [0.5, 2.0, 3.0]
+    lo, up = (bnb.delta_curve(eps, bound=b, **kw) for b in ("lower", "upper"))
+    for e, low, upp in zip(eps, lo, up):
+        ms = bnb.delta(e, bound="lower", method="max_statistic", **kw).value
+        assert low.value == low.lower == max(ms, low.accuracy["lower_pld"]) <= upp.value
+        assert low.accuracy["lower_max_statistic"] == ms and "lower_method" not in upp.accuracy
+    assert lo[1].accuracy["lower_method"] == "max-statistic events" and lo[1].value > lo[1].accuracy["lower_pld"]
+    assert bnb.delta(2.0, bound="lower", **kw) == lo[1]  # delta at one ε is the curve's point
+
+
+def test_loose_fft_upper_of_the_smaller_direction_is_refined_by_geom():
+    # T = 4, σ = 2: ADD's ε is well below REMOVE's but its FFT upper is not (27 GEOM steps above ADD's lower),
+    # so refining ADD's lower alone cannot close the width; the bracket must stop trusting that FFT upper,
+    # refine REMOVE's lower instead and meet its width (before: the width was missed after 81 CPU-s at E = 1)
+    kw = {"sigma": 2.0, "steps": 4, "epochs": 2}
+    r = bnb.epsilon_range(1e-5, **kw)
+    assert not r.flags and 0 < r.lower <= r.upper
+    assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
+    ref = {b: bnb.allocation_pld(bound=b, loss_discretization=2e-3, tail_truncation=1e-10,
+                                 **kw)[0].get_epsilon_for_delta(1e-5) for b in bnb.BOUNDS}
+    assert ref["lower"] <= r.upper and r.lower <= ref["upper"]  # both certified: they overlap
+    assert ref["upper"] - ref["lower"] < 0.5 * (r.upper - r.lower)

@@ -41,14 +41,29 @@ The certified ε(δ) bracket (:func:`_epsilon_bracket`) combines, each end a max
   convolution) and FFT (linear exp-space grid, O(n log n), DOMINATES only; tight and cheap where the
   per-step loss is light-tailed, σ ≳ 1, useless at σ ≲ 0.7), both dominating PLDs of the pair above;
   checked against each other in tests/test_balls_and_bins.py (FFT upper ≥ GEOM lower, decreasing in
-  its step).  Measured at σ = 2, T = 1000, E = 1: 0.05945 in 2 s vs GEOM 0.06060 in 5 s.
+  its step).  Measured at σ = 2, T = 1000, E = 1: 0.05945 in 2 s vs GEOM 0.06060 in 5 s.  Why it stays
+  above: DOMINATES rounds every loss up in each stage and moves truncated tail mass to +∞ (PLD_accounting),
+  and E dominating epoch PLDs compose to one dominating the E-epoch pair (losses add; dominating pairs
+  compose: Zhu, Dong & Wang, AISTATS 2022).
 * lower end = max(GEOM lower of one direction, the max-statistic lower bound), labelled in
   ``accuracy["lower_method"]``: each is a lower bound on ε of the pair (a lower bound on one
-  direction's ε is one on the max over directions), so the max is one too.
+  direction's ε is one on the max over directions), so the max is one too.  Why the GEOM lower stays
+  below: IS_DOMINATED rounds every loss down and drops truncated tail mass, and E dominated epoch PLDs
+  compose to one dominated by the E-epoch pair (same theorem, roles swapped).  (PLD_accounting's FFT route
+  has no dominated version: its linear-grid sums round up; it is never used for the lower end.)
+* the steps: at σ ≥ 1 the bracket starts from the FFT uppers and one GEOM lower (ADD, the cheaper
+  direction) at the step an error model predicts; elsewhere (or if ADD is far below REMOVE) from a coarse
+  GEOM pass of both ends.  The FFT upper of a direction is trusted (GEOM no longer refines that upper) only
+  where it sits low in that direction's GEOM bracket: at σ = 1, T = 1000 it does not, and refining the GEOM
+  upper there took σ = 1, T = 1000, E = 1 from 67 CPU-s with the width missed to 7 s.  Steps only change
+  the cost and the width, never the side of a bound.  With E epochs PLD_accounting uses the step / E per
+  epoch (the rounding of E epochs adds up: measured, the width at E = 10 is the same multiple of the step
+  as at E = 1), so the step is chosen from the E-epoch ε, not the one-epoch one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 
@@ -82,15 +97,26 @@ _MIN_LOSS_DISCRETIZATION = 1e-4
 _COARSE = 4.0
 _AIM = 0.92
 _MAX_PASSES = 4
-#: FFT upper (PLD_accounting's FFT route, :func:`_fft_upper`): linear step = _FFT_STEP × (width aimed at) / T;
+#: FFT upper (PLD_accounting's FFT route, :func:`_fft_upper`): linear step h = _FFT_STEP × (width aimed at) / T;
+#: its error ε_FFT − ε ≈ _FFT_ERR·T·h (measured σ = 2, T = 1000: 0.3·T·h at E = 1, 0.1–0.2·T·h at E = 5, 10);
 #: its grid cap (PLD_accounting's default 1e6 points is too coarse at T = 1000: ε 0.0614 vs 0.0595 at σ = 2)
-_FFT_STEP = 0.2
+_FFT_STEP = 0.4
+_FFT_ERR = 0.3
 _FFT_MAX_GRID = 10**8
-#: with the FFT upper, the GEOM lower aims at _AIM_FFT × the width target (a third pass costs as much as the
-#: second: measured σ = 2, T = 1000, E = 10, aim 0.92 missed by 2 %); relative GEOM cost per direction
+#: the FFT upper of a direction replaces GEOM's refinement of it only where it is below
+#: lower + _FFT_TRUST × (GEOM upper − lower) of that direction (see :func:`_epsilon_bracket`)
+_FFT_TRUST = 0.7
+#: with the FFT upper, the GEOM lower aims at _AIM_FFT × the width target; relative GEOM cost per direction
 #: (measured: REMOVE ≈ 2.4× ADD at σ = 2, T = 1000, E = 1 and 10); constants, so the result is reproducible
-_AIM_FFT = 0.8
+_AIM_FFT = 0.92
 _GEOM_COST = {"remove": 2.4, "add": 1.0}
+#: σ from which the bracket starts with the FFT uppers and ONE GEOM lower (ADD, the cheaper direction) at a
+#: step from the model  ε − GEOM lower ≈ _GEOM_LOWER_ERR × loss_discretization  (measured ADD, σ = 2,
+#: T = 1000: 0.48–0.55 at E = 1, 5, 10), skipping the coarse GEOM pass of both ends and directions (at σ = 2,
+#: T = 1000, E = 10 it cost 10 of 42 CPU-s and only fixed the step).  Below it the FFT upper is loose (σ ≲ 0.7)
+#: and the coarse pass is kept.  Either way every end is a certified bound; these only pick steps.
+_FFT_FIRST_SIGMA = 1.0
+_GEOM_LOWER_ERR = 0.5
 
 
 def _check(sigma, steps, epochs, bound, method, q=None, direction="add_remove"):
@@ -221,19 +247,22 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
     r = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)[0]
     if both_ends:
         other = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], **options)[0]
+        low = r if bound == "lower" else other
         r = _bracket(r, other)
-    if r.lower is None:
-        return r
-    # the lower end: max of the PLD lower and the max-statistic lower bound (both certified lower bounds)
-    floor, floor_method = _max_statistic_floor("delta", float(epsilon), float(sigma), steps, epochs)
-    label = _lower_label(r.lower, floor, floor_method)
-    lo = max(r.lower, floor)
-    return AccountingResult(value=lo if bound == "lower" else r.value, kind=r.kind, method=r.method,
-                            accuracy={**r.accuracy, **label}, lower=lo, upper=r.upper, flags=r.flags)
+        r = dataclasses.replace(r, accuracy={**r.accuracy, **{k: low.accuracy[k] for k in _LOWER_LABEL_KEYS}})
+    return r
+
+
+#: accuracy entries of a lower end that say which certified lower bound gave it (:func:`_lower_label`)
+_LOWER_LABEL_KEYS = ("lower_method", "lower_pld", "lower_max_statistic")
 
 
 def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
-    """δ(ε) at each ε of ``epsilons`` from one PLD (method "pld"); a list of AccountingResult."""
+    """δ(ε) at each ε of ``epsilons`` from one PLD (method "pld"); a list of AccountingResult.
+
+    ``bound="lower"``: each value is max(PLD lower, max-statistic lower bound), both certified lower bounds
+    (module doc), labelled in ``accuracy`` (lower_method, lower_pld, lower_max_statistic) as in
+    :func:`delta`; ``bound="upper"``: the dominating PLD's δ."""
     steps, epochs = _check(sigma, steps, epochs, bound, "pld")
     for e in epsilons:
         check_epsilon(e)
@@ -241,8 +270,13 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
     out = []
     for e in epsilons:
         d = float(pld.get_delta_for_epsilon(float(e)))
+        acc = s
+        if bound == "lower":  # the lower end: the larger of the two certified lower bounds
+            floor, floor_method = _max_statistic_floor("delta", float(e), float(sigma), steps, epochs)
+            acc = {**s, **_lower_label(d, floor, floor_method)}
+            d = max(d, floor)
         flags = ("delta_below_1e-12",) if d < 1e-12 else ()
-        out.append(AccountingResult(value=d, kind=bound, method="pld_accounting", accuracy=s,
+        out.append(AccountingResult(value=d, kind=bound, method="pld_accounting", accuracy=acc,
                                     lower=d if bound == "lower" else None,
                                     upper=d if bound == "upper" else None, flags=flags))
     return out
@@ -301,6 +335,34 @@ def _fft_upper(sigma, steps, epochs, direction, h, tail_truncation, delta):
         return math.inf
 
 
+def _fft_error_floor(sigma, steps):
+    """Predicted error of the FFT upper that no step removes: PLD_accounting caps one step's linear grid at
+    _FFT_MAX_GRID / T points over a lognormal factor whose range is ≈ e^{1/(2σ²) + 8/σ} / T, so its step is
+    ≥ e^{1/(2σ²) + 8/σ} / _FFT_MAX_GRID, error ≈ _FFT_ERR·T·step (σ = 1, T = 1000: predicted 0.015, measured
+    ε_FFT − ε ≈ 0.01 at every h ≤ 4e-6; σ = 2: 2e-4).  Only picks whether the FFT route is tried."""
+    return _FFT_ERR * steps * math.exp(0.5 / sigma**2 + 8.0 / sigma) / _FFT_MAX_GRID
+
+
+def _fft_first(delta, sigma, steps, epochs, rel_width, tail_truncation, fft_up, fft_h):
+    """Start of the bracket at σ ≥ ``_FFT_FIRST_SIGMA``: the FFT upper of both directions (filled into
+    ``fft_up``, ``fft_h``) at a step from the Poisson estimate of ε, and the GEOM step for the ADD lower that
+    the error models predict to close the width (``_AIM_FFT`` × target); None (nothing filled) where an FFT
+    upper is not available.  Both are certified bounds whatever the step; the model only picks the step."""
+    guess = _poisson_guess(delta, sigma, steps, epochs)
+    if _fft_error_floor(sigma, steps) > 0.25 * rel_width * guess:
+        return None
+    h = _FFT_STEP * rel_width * guess / steps
+    f = {d: _fft_upper(sigma, steps, epochs, d, h, tail_truncation, delta) for d in DIRECTIONS}
+    if not all(math.isfinite(v) for v in f.values()):
+        return None
+    for d in DIRECTIONS:
+        fft_up[d], fft_h[d] = f[d], h
+    e_up = max(f.values())
+    # allowed error of the ADD lower: the aimed width less the FFT error allowance and ADD's gap to the max
+    b = _AIM_FFT * rel_width * e_up - _FFT_ERR * steps * h - (e_up - f["add"])
+    return max(_MIN_LOSS_DISCRETIZATION, b / _GEOM_LOWER_ERR) if b > 0 else None
+
+
 @functools.lru_cache(maxsize=256)
 def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, loss_discretization=None, floor=0.0):
     """Certified [lower, upper] on ε(δ), refined until (upper − lower)/upper ≤ ``rel_width``; (lo, up, info).
@@ -317,18 +379,41 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
     up = dict.fromkeys(DIRECTIONS, math.inf)  # per direction: min over the GEOM and FFT upper bounds seen
     lo = dict.fromkeys(DIRECTIONS, 0.0)
     fft_h = dict.fromkeys(DIRECTIONS, None)  # linear step of the last FFT upper tried per direction
-    from_fft = dict.fromkeys(DIRECTIONS, False)  # whether up[d] is the FFT one (then GEOM does not refine it)
+    geom_up = dict.fromkeys(DIRECTIONS, math.inf)  # per direction: the GEOM upper alone
+    fft_up = dict.fromkeys(DIRECTIONS, math.inf)  # and the FFT one alone
+
+    lo_step = dict.fromkeys(DIRECTIONS, None)  # step of d's last GEOM lower
+
+    def from_fft(d):
+        """Whether d's FFT upper is trusted, so that GEOM does not refine d's upper: where GEOM has bracketed d,
+        only if the FFT upper is below lower + _FFT_TRUST·(GEOM upper − lower) (its error grows as σ falls: at
+        σ = 1, T = 1000 it sits at 96 % of that bracket, at σ = 2 at 53 %); with only d's GEOM lower, at step s,
+        the GEOM upper is taken as lower + 2·s (measured GEOM widths: ≈ 0.6–1.0·s): at T = 4 ADD's FFT upper is
+        27·s above its lower.  Untrusted, GEOM refines the upper too (up[d] stays the min of both: both are
+        upper bounds)."""
+        geom = geom_up[d] if math.isfinite(geom_up[d]) else lo[d] + 2 * lo_step[d] if lo_step[d] else math.inf
+        return fft_up[d] < lo[d] + _FFT_TRUST * (geom - lo[d])
+
     if loss_discretization is None:
         ld = max(_MIN_LOSS_DISCRETIZATION, _COARSE * rel_width * max(1e-3, _poisson_guess(delta, sigma, steps, epochs)))
     else:
         ld = loss_discretization
     upper_dirs = lower_dirs = list(DIRECTIONS)
+    if loss_discretization is None and sigma >= _FFT_FIRST_SIGMA and steps >= 2:
+        ld_fft = _fft_first(delta, sigma, steps, epochs, rel_width, tail_truncation, fft_up, fft_h)
+        up.update(fft_up)
+        if ld_fft is not None:
+            ld, upper_dirs, lower_dirs = ld_fft, [], ["add"]
     steps_used = []
     while True:
-        for d in upper_dirs:
-            up[d] = min(up[d], _eps_one(sigma, steps, epochs, "upper", d, ld, tail_truncation, delta))
+        refined = -math.inf  # largest upper refined in this pass: a direction below it cannot be the max
+        for d in sorted(upper_dirs, key=lambda d: -up[d]):
+            if up[d] > refined:
+                geom_up[d] = min(geom_up[d], _eps_one(sigma, steps, epochs, "upper", d, ld, tail_truncation, delta))
+                up[d] = min(up[d], geom_up[d])
+                refined = max(refined, up[d])
         for d in lower_dirs:
-            lo[d] = max(lo[d], _eps_one(sigma, steps, epochs, "lower", d, ld, tail_truncation, delta))
+            lo[d], lo_step[d] = max(lo[d], _eps_one(sigma, steps, epochs, "lower", d, ld, tail_truncation, delta)), ld
         steps_used.append(ld)
         e_up, e_lo = max(up.values()), max(floor, *lo.values())
         width = e_up - e_lo
@@ -337,20 +422,20 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
             break
         active = [d for d in DIRECTIONS if up[d] > e_lo]
         # FFT uppers: linear step h = _FFT_STEP·W/T for the absolute width W = rel_width·(lower end) aimed at
-        # (measured error of the FFT upper ≈ 0.2–0.5·T·h, i.e. ≤ 0.1·W); tried again at h/4 only when that
-        # error allowance 0.5·T·h exceeds a quarter of the width aimed at (the lower end rose or fell a lot).
+        # (error ≈ _FFT_ERR·T·h ≈ 0.16·W); tried again at h/4 only when that error allowance exceeds a
+        # quarter of the width aimed at (the lower end rose or fell a lot).
         # Cheap (O(n log n)) where the per-step privacy loss is light-tailed (σ ≳ 1); where it is not, it
         # comes out above GEOM's and is not used.
-        for d in active:
+        for d in active if _fft_error_floor(sigma, steps) <= 0.25 * rel_width * e_lo else ():
             h = _FFT_STEP * rel_width * e_lo / steps
             if fft_h[d] is not None:
-                if not from_fft[d] or 0.5 * steps * fft_h[d] <= 0.25 * rel_width * e_lo:
+                if not from_fft(d) or _FFT_ERR * steps * fft_h[d] <= 0.25 * rel_width * e_lo:
                     continue
                 h = min(h, fft_h[d] / 4)
             fft_h[d] = h
             f = _fft_upper(sigma, steps, epochs, d, h, tail_truncation, delta)
-            if f < up[d]:
-                up[d], from_fft[d] = f, True
+            fft_up[d] = min(fft_up[d], f)
+            up[d] = min(up[d], f)
         e_up = max(up.values())
         width = e_up - e_lo
         reached = width <= rel_width * e_up
@@ -358,18 +443,18 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
             break
         # GEOM refines the uppers not given by FFT, and the lower of ONE direction (a lower bound of any one
         # direction bounds the pair's ε from below)
-        upper_dirs = [d for d in active if not from_fft[d]]
+        upper_dirs = [d for d in active if not from_fft(d)]
         top = max(active, key=lambda d: up[d])
-        if all(from_fft[d] for d in active):
+        if all(from_fft(d) for d in active):
             # only lowers shrink with the GEOM step.  Direction d's lower can reach ≈ its ε ≈ up[d] − u
-            # (u = 0.5·T·h, the FFT upper's error allowance), so it must close lower gap g_d = up[d] − u − lo[d]
+            # (u = _FFT_ERR·T·h, the FFT upper's error allowance), so it must close lower gap g_d = up[d] − u − lo[d]
             # to b_d = a·e_up − u − (e_up − up[d]) (a = _AIM_FFT·rel_width): step factor b_d/g_d, GEOM cost
             # ∝ _GEOM_COST[d]·(g_d/b_d)²; the cheapest direction is refined (guesses that only pick the step:
             # the loop checks the achieved width)
             a = _AIM_FFT * rel_width
             best = None
             for d in active:
-                u = 0.5 * steps * fft_h[d]
+                u = _FFT_ERR * steps * fft_h[d]
                 g, b = up[d] - u - lo[d], a * e_up - u - (e_up - up[d])
                 if g > 0 and b > 0 and (best is None or _GEOM_COST[d] * (g / b) ** 2 < best[0]):
                     best = (_GEOM_COST[d] * (g / b) ** 2, d, b / g)
@@ -386,7 +471,7 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
     info = {"loss_discretization": ld, "tail_truncation": tail_truncation, "rel_width_target": rel_width,
             "rel_width": width / e_up if e_up > 0 else 0.0, "passes": len(steps_used),
             "lower_pld": max(lo.values()),
-            "upper_route": "fft" if from_fft[max(DIRECTIONS, key=lambda d: up[d])] else "geom",
+            "upper_route": "geom" if up[max(DIRECTIONS, key=lambda d: up[d])] in geom_up.values() else "fft",
             "fft_step": min((h for h in fft_h.values() if h is not None), default=None)}
     flags = () if reached or loss_discretization is not None else ("rel_width_not_reached",)
     return e_lo, e_up, info, flags
