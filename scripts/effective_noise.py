@@ -9,12 +9,6 @@ The plot rule also writes figures/effective_noise.md: per (ε, T) the ratio at t
 (→ 1 as T grows) and the check that σ_eff decreases in q.
 """
 
-import os
-
-# One OpenBLAS thread: dp_accounting's δ(ε) is an np.dot, whose idle OpenBLAS threads spin after each call and
-# doubled this job's CPU (issue 15).  Set before numpy loads (the Snakemake preamble does not import it).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import time
 
 import numpy as np

@@ -1,11 +1,5 @@
 """Lebeda et al. Fig. 2: smallest σ for (ε, δ) vs sampling rate, Poisson vs WOR."""
 
-import os
-
-# One OpenBLAS thread: dp_accounting's δ(ε) is an np.dot, whose idle OpenBLAS threads spin after each call and
-# doubled this job's CPU (issue 15).  Set before numpy loads (the Snakemake preamble does not import it).
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-
 import _pipeline
 import _style
 

@@ -11,6 +11,9 @@ import snakemake_fork
 import yaml
 
 logging.getLogger().setLevel(logging.ERROR)  # dp_accounting warns through the root logger
+# One OpenBLAS thread, as in the pipeline's jobs (workflow/rules/common.smk): set before any test module loads numpy,
+# so the tests and the Snakemake runs they fork do not pay for OpenBLAS's spinning idle threads.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 WORKFLOW_PARTS = ("Snakefile", "workflow", "config", "scripts", "profiles")
 

@@ -16,6 +16,11 @@ validate(config, "../schemas/config.schema.yaml")
 # `shell:` rules (none yet) would run the `python` on PATH; put ours first.
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
 
+# One OpenBLAS thread in every job (inherited from this process; a value the user set wins).  dp_accounting reads δ(ε)
+# off with np.dot, and after each call OpenBLAS's idle worker threads spin: with the default thread count a
+# calibration job used ~1.8x the CPU for the same result (issue 15), and jobs already fill the cores side by side.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 # Library code as a rerun trigger: every rule that runs scripts/<name>.py gets
 # `code_hash=code_hash("<name>")` in its params, a hash of the dpsampling modules (and script helpers)
 # the script imports, transitively (scripts/_codehash.py walks the import graph with ast at parse time,
