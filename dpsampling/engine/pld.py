@@ -411,6 +411,11 @@ def delta(eps, sigma, q, steps, direction, pessimistic, discretization):
 def epsilon(delta_target, sigma, q, steps, direction, pessimistic, discretization):
     """ε(δ) from the composed PLD (inf when δ is below the infinity mass)."""
     pld = composed(float(sigma), float(q), int(steps), bool(pessimistic), float(discretization))
+    return pld_epsilon(pld, delta_target, direction)
+
+
+def pld_epsilon(pld, delta_target, direction="add_remove"):
+    """ε(δ) of a dp_accounting PLD (max over ``direction``'s pmfs), read off by :func:`epsilon_for_delta`."""
     return max(float(epsilon_for_delta(p, float(delta_target))) for p in direction_pmfs(pld, direction))
 
 

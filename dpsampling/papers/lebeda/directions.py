@@ -307,7 +307,7 @@ def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discr
     check_positive("cap", cap)
     pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=True,
                        discretization=discretization)
-    e = max(pldmod.epsilon_for_delta(pld._pmf_add, d), pldmod.epsilon_for_delta(pld._pmf_remove, d))
+    e = pldmod.pld_epsilon(pld, d)
     if not math.isfinite(e):
         return float(cap)
     return float(min(cap, max(step, step * math.ceil(e / step - 1e-9))))
@@ -499,9 +499,7 @@ def conjecture12_eps_grid(sigma, q, steps, n_eps=200, discretization=None, eps_c
     d = choose_discretization(sigma, q) if discretization is None else float(discretization)
     pld = composed_pld("gaussian", sigma, q, check_int("steps", steps), sampler="poisson", pessimistic=True,
                        discretization=d)
-    # pldmod.epsilon_for_delta: dp_accounting's ε(δ), the same float, without its Python loop over the bins
-    emax = max(pldmod.epsilon_for_delta(pld._pmf_add, RELIABLE_DELTA_FLOOR),
-               pldmod.epsilon_for_delta(pld._pmf_remove, RELIABLE_DELTA_FLOOR))
+    emax = pldmod.pld_epsilon(pld, RELIABLE_DELTA_FLOOR)  # dp_accounting's ε(δ), the same float, no Python loop
     capped = not (emax <= eps_cap)
     emax = min(float(emax), float(eps_cap))
     if emax <= 0:
