@@ -403,7 +403,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
         root = root_of(x, gx, slope)
         shift = root - root_c
         slope_d = slope if x != start else math.nan  # nan: accepted at its first evaluation, slope not measured at d
-        solved = _Solved(root, root_c, slope_c, slope_d, shift, shift / shift_c if shift_c else math.nan)
+        solved = _Solved(root_c, slope_c, slope_d, shift / shift_c if shift_c else math.nan)
         r = min(0.1, max(0.01, abs(solved.ratio))) if np.isfinite(solved.ratio) else 0.1
         err = abs(shift) * r / (1 - r)
         if err <= rel_tol or d <= FINEST_DISCRETIZATION * (1 + 1e-9):
@@ -419,13 +419,12 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
 
 
 class _Solved(NamedTuple):
-    """Log σ of the roots at the reported d and at 10·d, the slopes measured there (``slope`` nan if the answer
-    was the first evaluation at d), the shift root − root_coarse and its ratio to the shift from 100·d to 10·d."""
-    root: float
+    """What the next point of a curve is predicted from: log σ of the root at 10·d, the slopes at 10·d and at d
+    (``slope`` nan if the answer was the first evaluation at d), and the ratio of the shift root_d − root_10d to
+    the shift from 100·d to 10·d."""
     root_coarse: float
     slope_coarse: float
     slope: float
-    shift: float
     ratio: float
 
 

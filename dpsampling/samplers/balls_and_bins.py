@@ -381,7 +381,6 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
     fft_h = dict.fromkeys(DIRECTIONS, None)  # linear step of the last FFT upper tried per direction
     geom_up = dict.fromkeys(DIRECTIONS, math.inf)  # per direction: the GEOM upper alone
     fft_up = dict.fromkeys(DIRECTIONS, math.inf)  # and the FFT one alone
-
     lo_step = dict.fromkeys(DIRECTIONS, None)  # step of d's last GEOM lower
 
     def from_fft(d):
@@ -468,10 +467,11 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
             factor = (a * 0.5 * (e_lo + e_up) / ((1 - 0.5 * a) * width) if math.isfinite(width) and width > 0
                       else 0.1)
         ld = max(_MIN_LOSS_DISCRETIZATION, ld * min(0.9, max(0.1, factor)))
+    top = max(DIRECTIONS, key=lambda d: up[d])  # the direction that gives the upper end, and which route gave it
     info = {"loss_discretization": ld, "tail_truncation": tail_truncation, "rel_width_target": rel_width,
             "rel_width": width / e_up if e_up > 0 else 0.0, "passes": len(steps_used),
             "lower_pld": max(lo.values()),
-            "upper_route": "geom" if up[max(DIRECTIONS, key=lambda d: up[d])] in geom_up.values() else "fft",
+            "upper_route": "geom" if up[top] == geom_up[top] else "fft",
             "fft_step": min((h for h in fft_h.values() if h is not None), default=None)}
     flags = () if reached or loss_discretization is not None else ("rel_width_not_reached",)
     return e_lo, e_up, info, flags
