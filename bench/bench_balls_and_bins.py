@@ -32,7 +32,7 @@ FFT upper loose there, both ends GEOM of REMOVE); σ = 2, T = 1000: E = 1 5.6 �
 Where the time goes (σ = 2, T = 1000, E = 10): the GEOM lower's first exp-space convolutions (grid 74k → 57k
 points: 6 of 15 s; the first four 86 %), PLD_accounting spreading its step evenly over ~15 stages and E epochs.
 
-Usage: python3 bench/bench_balls_and_bins.py [--quick] [--mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
+Usage: python3 bench/bench_balls_and_bins.py [--quick] [--kernel | --mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
        [--cases=σ,T,E/σ,T,E...] [--peer-all]
 """
 
@@ -148,9 +148,67 @@ def bench_bounds(quick, accuracies, peer):
             print(line, flush=True)
 
 
+def bench_kernel(quick):
+    """PLD_accounting's geometric convolution kernel (the peer) against ours (dpsampling.samplers._geometric_kernel)
+    on the same inputs: every convolution of one REMOVE upper bound (σ = 1, T = 1000, E = 5 at the step the
+    bracket uses there, 0.0279; --quick: T = 100), recorded from PLD_accounting's own run.  CPU and wall seconds
+    summed over the convolutions, ours on one and on two numba threads, and the largest relative difference
+    over bins above 1e-12."""
+    import numba
+    import PLD_accounting.geometric_convolution as gc
+
+    from dpsampling.samplers._geometric_kernel import windowed_geometric_kernel
+
+    steps = 100 if quick else 1000
+    calls, library = [], gc._geometric_kernel
+
+    def record(**kw):
+        calls.append(kw)
+        return library(**kw)
+
+    gc._geometric_kernel = record
+    try:
+        from PLD_accounting import (
+            AllocationSchemeConfig,
+            BoundType,
+            ConvolutionMethod,
+            Direction,
+            PrivacyParams,
+            gaussian_allocation_directional_pld,
+        )
+
+        gaussian_allocation_directional_pld(
+            params=PrivacyParams(sigma=1.0, num_steps=steps, num_epochs=5), direction=Direction.REMOVE,
+            config=AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM, loss_discretization=0.0279,
+                                          tail_truncation=1e-9), bound_type=BoundType.DOMINATES)
+    finally:
+        gc._geometric_kernel = library
+    windowed_geometric_kernel(**calls[-1])  # compile / load numba's cache
+    print(f"geometric convolution kernel, sigma=1, T={steps}, E=5, REMOVE upper, loss_discretization=0.0279: "
+          f"{len(calls)} convolutions, grids up to {max(c['pmf_base'].size for c in calls)} points")
+
+    def timed(fn):
+        t, w, outs = time.process_time(), time.perf_counter(), [fn(**c) for c in calls]
+        return time.process_time() - t, time.perf_counter() - w, outs
+
+    peer_cpu, peer_wall, ref = timed(library)
+    before = numba.get_num_threads()
+    for threads in sorted({1, min(2, numba.config.NUMBA_NUM_THREADS)}):
+        numba.set_num_threads(threads)
+        cpu, wall, outs = timed(windowed_geometric_kernel)
+        worst = max(float(np.max(np.abs(o[r > 1e-12] / r[r > 1e-12] - 1))) for o, r in zip(outs, ref))
+        print(f"  PLD_accounting {peer_cpu:6.2f} CPU s {peer_wall:6.2f} wall s | ours, {threads} thread(s): "
+              f"{cpu:6.2f} CPU s {wall:6.2f} wall s | ratio CPU {peer_cpu / cpu:4.1f}x wall {peer_wall / wall:4.1f}x | "
+              f"max rel diff (bins > 1e-12) {worst:.1e}", flush=True)
+    numba.set_num_threads(before)
+
+
 if __name__ == "__main__":
     warnings.simplefilter("ignore")
     quick = "--quick" in sys.argv
+    if "--kernel" in sys.argv:
+        bench_kernel(quick)
+        sys.exit(0)
     if "--bounds-only" not in sys.argv:
         bench_mc(quick)
     if "--mc-only" not in sys.argv:
