@@ -60,3 +60,22 @@ def test_editing_a_module_changes_exactly_its_importers_hashes(repo_root, tmp_pa
     after = hashes()
     changed = {s for s in scripts if before[s] != after[s]}
     assert changed == {"laplace_substitution", "add_remove_crossing"}
+
+
+def test_every_rule_whose_script_imports_the_library_has_its_code_hash(codehash, repo_root):
+    # the rerun trigger only works where the rule carries `code_hash=code_hash("<script>")`: a rule module
+    # without it keeps stale results after a library edit (balls_and_bins had none until 2026-11-25: its
+    # paper-grade results survived a change of its bracket).  Generic scripts that import no dpsampling
+    # module (write_grid, aggregate, gallery) need none.
+    import re
+
+    missing = []
+    for smk in sorted((repo_root / "workflow" / "rules").glob("*.smk")):
+        for block in re.split(r"\n(?=(?:local)?rule )", smk.read_text()):
+            script = re.search(r'script:\s*\n\s*"\.\./\.\./scripts/(\w+)\.py"', block)
+            if not script:
+                continue
+            imports_library = any(label.startswith("dpsampling") for label in labels(codehash, repo_root, script[1]))
+            if imports_library and not re.search(rf'code_hash=.*code_hash\("{script[1]}"', block):
+                missing.append(f"{smk.name}: {block.split(':')[0]}")
+    assert not missing, missing

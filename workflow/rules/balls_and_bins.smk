@@ -7,6 +7,7 @@ rule balls_and_bins_chunk:
     output:
         "results/balls_and_bins/chunks/{chunk}.csv",
     params:
+        code_hash=code_hash("balls_and_bins"),
         points=lambda wc: chunk_points("balls_and_bins", wc.chunk),
         settings=settings("balls_and_bins"),
     log:
@@ -23,6 +24,8 @@ rule balls_and_bins_plot:
     output:
         report("figures/balls_and_bins.pdf", caption="../report/balls_and_bins.rst", category="Chua et al."),
         "figures/balls_and_bins.png",
+    params:
+        code_hash=code_hash("balls_and_bins"),
     log:
         "logs/balls_and_bins/plot.log",
     message:
