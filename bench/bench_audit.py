@@ -31,7 +31,8 @@ def main():
     t = time.perf_counter()
     r = account("balls_and_bins", "epsilon", DELTA, sigma=SIGMA, steps=steps, epochs=1)
     print(f"    balls_and_bins at 1 epoch only: {time.perf_counter() - t:6.2f} s (ε ≤ {r.value:.4g}); "
-          f"skipped by default above {dpsampling.audit.BALLS_AND_BINS_MAX_STEPS} total steps")
+          f"skipped by default above {dpsampling.audit.BALLS_AND_BINS_MAX_STEPS} total steps or "
+          f"{dpsampling.audit.BALLS_AND_BINS_MAX_STEPS_PER_EPOCH} steps per epoch")
 
     try:
         from dp_accounting.pld import privacy_loss_distribution as pldm

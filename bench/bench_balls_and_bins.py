@@ -32,6 +32,14 @@ FFT upper loose there, both ends GEOM of REMOVE); σ = 2, T = 1000: E = 1 5.6 �
 Where the time goes (σ = 2, T = 1000, E = 10): the GEOM lower's first exp-space convolutions (grid 74k → 57k
 points: 6 of 15 s; the first four 86 %), PLD_accounting spreading its step evenly over ~15 stages and E epochs.
 
+Measured 2026-11-25 (second session), idle, 2 cores, after the window-sum kernel (dpsampling/samplers/_geometric_kernel.py):
+--kernel, the 17 convolutions of one REMOVE upper (σ = 1, T = 1000, E = 5): PLD_accounting 15.4 CPU s, ours 2.4 CPU s
+on one thread (6.5x), 1.26 s wall on two (12.2x), largest relative difference 4e-16.  Whole grid σ ∈ {0.35, 0.5, 0.7,
+1, 1.25, 1.5, 1.75, 2} × T ∈ {100, 1000} × E ∈ {1, 5, 10} (48 points, wall s on 2 cores, width ≤ 5e-2 everywhere):
+45 ≤ 10 s; over: σ = 1.25 / 1.5 / 1.75, T = 1000, E = 10: 12.3 / 14.4 / 10.5 s (21 / 25 / 13 CPU s; before: 63 CPU s
+with the width missed / 65 / 13); σ = 1, T = 1000: E = 5 4.4 s, E = 10 9.4 s (were 32 / 81 CPU s); σ = 2, T = 1000,
+E = 10 9.3 s (22 CPU s before).
+
 Usage: python3 bench/bench_balls_and_bins.py [--quick] [--kernel | --mc-only | --bounds-only] [--default-only] [--fine-only] [--no-peer]
        [--cases=σ,T,E/σ,T,E...] [--peer-all]
 """

@@ -26,10 +26,13 @@ The verdicts (plain sentences comparing the rows: is Poisson accounting of a shu
 wrong? how far are fixed batches and balls-and-bins from Poisson?) are in ``df.attrs["verdicts"]`` (a
 list of str); ``df.attrs["question"]`` is ``"epsilon"``, ``"sigma"`` or ``"epochs"``.
 
-balls_and_bins is costly (PLD_accounting, measured ~20 s for 235 steps of one epoch, > 5 min for
-235 × 60): with ``samplers=None`` it is computed only when ``steps_per_epoch · epochs`` ≤
-:data:`BALLS_AND_BINS_MAX_STEPS` and otherwise listed with value NaN and the flag ``skipped_cost``;
-naming it in ``samplers`` computes it regardless.
+balls_and_bins can be costly (PLD_accounting's certified bracket; its cost grows with the steps per epoch
+and as ε falls): with ``samplers=None`` it is computed only when the steps per epoch are ≤
+:data:`BALLS_AND_BINS_MAX_STEPS_PER_EPOCH` and ``steps_per_epoch · epochs`` ≤ :data:`BALLS_AND_BINS_MAX_STEPS`
+(measured on 2 cores, 2026-11-25: 235 steps × 60 epochs at σ = 1.1 11 s wall; every σ ∈ [0.35, 2] with
+≤ 1000 steps × ≤ 10 epochs ≤ 15 s; outside: 2000 steps × 10 epochs at σ = 0.8 16 s, 10 000 steps × 2 epochs
+at σ = 3 five minutes), and otherwise listed with value NaN and the flag ``skipped_cost``; naming it in
+``samplers`` computes it regardless.
 """
 
 from __future__ import annotations
@@ -41,8 +44,9 @@ from dpsampling.engine.validation import check_delta, check_int
 
 #: every sampler audit knows, in table order
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
-#: balls_and_bins is computed by default only up to this many total steps (see module docstring)
-BALLS_AND_BINS_MAX_STEPS = 100
+#: balls_and_bins is computed by default only up to this many steps per epoch and total steps (module docstring)
+BALLS_AND_BINS_MAX_STEPS_PER_EPOCH = 1000
+BALLS_AND_BINS_MAX_STEPS = 15_000
 #: epochs search stops here (the answer is then "at least MAX_EPOCHS")
 MAX_EPOCHS = 10_000
 #: the PLD samplers (poisson, wor, balls_and_bins) compose at most this many steps (as the CLI's
@@ -296,7 +300,8 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     rows = []
     for sampler in chosen or SAMPLERS:
         total = run.steps * (epochs if epochs is not None else 1)
-        if chosen is None and sampler == "balls_and_bins" and (total > BALLS_AND_BINS_MAX_STEPS or question != "epsilon"):
+        costly = total > BALLS_AND_BINS_MAX_STEPS or run.steps > BALLS_AND_BINS_MAX_STEPS_PER_EPOCH
+        if chosen is None and sampler == "balls_and_bins" and (costly or question != "epsilon"):
             row = _row(sampler, question, _NAN, KIND[sampler], "pld_accounting", None, None, ("skipped_cost",))
         elif question == "epsilon":
             row = _forward(run, sampler, float(sigma), epochs)
@@ -315,7 +320,7 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     return df
 
 
-__all__ = ["BALLS_AND_BINS_MAX_STEPS", "COLUMNS", "MAX_EPOCHS", "SAMPLERS", "audit"]
+__all__ = ["BALLS_AND_BINS_MAX_STEPS", "BALLS_AND_BINS_MAX_STEPS_PER_EPOCH", "COLUMNS", "MAX_EPOCHS", "SAMPLERS", "audit"]
 
 
 class _CallableModule(__import__("types").ModuleType):
