@@ -176,19 +176,12 @@ def bench_kernel(quick):
 
     gc._geometric_kernel = record
     try:
-        from PLD_accounting import (
-            AllocationSchemeConfig,
-            BoundType,
-            ConvolutionMethod,
-            Direction,
-            PrivacyParams,
-            gaussian_allocation_directional_pld,
-        )
+        import PLD_accounting as pa
 
-        gaussian_allocation_directional_pld(
-            params=PrivacyParams(sigma=1.0, num_steps=steps, num_epochs=5), direction=Direction.REMOVE,
-            config=AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM, loss_discretization=0.0279,
-                                          tail_truncation=1e-9), bound_type=BoundType.DOMINATES)
+        pa.gaussian_allocation_directional_pld(
+            params=pa.PrivacyParams(sigma=1.0, num_steps=steps, num_epochs=5), direction=pa.Direction.REMOVE,
+            config=pa.AllocationSchemeConfig(convolution_method=pa.ConvolutionMethod.GEOM, loss_discretization=0.0279,
+                                             tail_truncation=1e-9), bound_type=pa.BoundType.DOMINATES)
     finally:
         gc._geometric_kernel = library
     windowed_geometric_kernel(**calls[-1])  # compile / load numba's cache
