@@ -18,8 +18,8 @@ s is nondecreasing with slope in [0, 1], so the d-axis splits into runs of one k
 greedy split gives about (log 2)/log r runs instead of n values of d (n·R instead of n² products:
 R ≈ 2 200 against n ≈ 53 000 at σ = 1, T = 1000, E = 5).  Window sums are differences of prefix sums
 kept in double-double (a TwoSum running error), so a window in a tail keeps its relative accuracy.
-Measured on the 17 convolutions of one REMOVE bound (σ = 1, T = 1000, E = 5): 13.6 CPU-s in
-PLD_accounting's kernel, 2.0 here on one thread, 1.1 s wall on two (``bench/bench_balls_and_bins.py --kernel``).
+Measured on the 17 convolutions of one REMOVE bound (σ = 1, T = 1000, E = 5): 15.4 CPU-s in
+PLD_accounting's kernel, 2.4 here on one thread, 1.26 s wall on two (``bench/bench_balls_and_bins.py --kernel``).
 
 Every pair's mass goes to exactly the bin PLD_accounting assigns it (the offsets are PLD_accounting's own
 arrays), so the side of every rounding, and with it whether a result is an upper or a lower bound, is
@@ -176,7 +176,7 @@ def windowed_geometric_kernel(*, pmf_base, pmf_scaled, delta_lohi, delta_hilo, d
     out = np.zeros(output_size)
     k = np.arange(n) + np.asarray(diagonal_bins[:n], dtype=np.int64)
     on = (k >= 0) & (k < output_size)
-    np.add.at(out, k[on], (a * b)[on])  # the diagonal d = 0: one term per bin at most
+    np.add.at(out, k[on], (a * b)[on])  # the diagonal d = 0 (two neighbours can share a bin: add.at sums them)
     if n < 2:
         return out
     na, a_prefix = _nonzero_end(a), _prefix_dd(a)
@@ -191,13 +191,10 @@ def windowed_geometric_kernel(*, pmf_base, pmf_scaled, delta_lohi, delta_hilo, d
 
 
 @contextlib.contextmanager
-def geometric_kernel(enabled=True):
+def geometric_kernel():
     """While active, PLD_accounting's geometric convolutions use :func:`windowed_geometric_kernel`."""
     import PLD_accounting.geometric_convolution as gc
 
-    if not enabled:
-        yield
-        return
     library = gc._geometric_kernel
     gc._geometric_kernel = windowed_geometric_kernel
     try:

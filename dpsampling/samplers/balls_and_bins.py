@@ -360,7 +360,8 @@ def _fft_first(delta, sigma, steps, epochs, rel_width, tail_truncation, fft_up, 
     """Start of the bracket at σ ≥ ``_FFT_FIRST_SIGMA``: the FFT upper of both directions (filled into
     ``fft_up``, ``fft_h``) at a step from the Poisson estimate of ε, and (step, direction) of the GEOM lower
     that the error models predict to close the width (``_AIM_FFT`` × target) at the least cost; None where an
-    FFT upper is not available (nothing filled) or no lower can close the width.  Both are certified bounds whatever the step; the model only picks the step."""
+    FFT upper is not available (nothing filled) or no lower can close the width.  Both are certified bounds
+    whatever the step; the model only picks the step."""
     guess = _poisson_guess(delta, sigma, steps, epochs)
     if _fft_error_floor(sigma, steps, epochs) > 0.25 * rel_width * guess:
         return None
