@@ -1,13 +1,15 @@
 """Input checks shared by the library, the CLI and the scripts.
 
-Every check raises ``ValueError`` with one line naming the parameter, the
-allowed range and the offending value, so the CLI and the pipeline can pass
-the message to the user unchanged.
+Every check raises :class:`ParameterError` (a ``ValueError``) carrying the parameter, the allowed
+range and the offending value (one line of text naming all three), so the CLI names the flag from
+``param`` and the pipeline passes the message on unchanged.
 """
 
 from __future__ import annotations
 
 import numpy as np
+
+from .errors import ParameterError
 
 #: neighbouring directions of an accountant question (add_remove = the max of both)
 DIRECTIONS = ("add", "remove", "add_remove")
@@ -26,7 +28,7 @@ def _values(x):
 
 
 def _fail(name, rule, value):
-    raise ValueError(f"{name} must be {rule} (got {value!r})")
+    raise ParameterError(name, rule, value)
 
 
 def check_positive(name, value):

@@ -1,76 +1,135 @@
-"""Batch samplers: one module per sampler, one entry point :func:`account` for all of them.
+"""Batch samplers: one module per sampler, one registry, one entry point :func:`account` for all of them.
 
-Each module (``poisson``, ``wor``, ``shuffle``, ``deterministic``, ``balls_and_bins``) states its dominating pair and the
-bounds it can give (``BOUNDS``) and answers ``delta(ε)``, ``epsilon(δ)`` and ``sigma(ε, δ)`` (or says
-in a ValueError why it cannot).  This layer imports the engine only.
+Each module (``poisson``, ``wor``, ``shuffle``, ``deterministic``, ``balls_and_bins``) states its dominating
+pair and answers ``delta(ε)``, ``epsilon(δ)`` and ``sigma(ε, δ)`` (or says in a ValueError why it cannot),
+and ends with ``SPEC`` (:class:`dpsampling.samplers.spec.SamplerSpec`): what it is, as data.  A sampler
+joins by one :func:`register` line below; :data:`SAMPLERS`, :func:`account`, the command line, ``audit``
+and the pipeline read the registry.  This layer imports the engine only.
 """
 
 from __future__ import annotations
 
-from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_choice
+from dpsampling.engine.errors import ParameterError
 
-from . import balls_and_bins, deterministic, poisson, shuffle, wor
+from .spec import TIME_LIMIT, Question, SamplerSpec, check_cost
 
-#: every batch sampler, in the order the CLI lists them
-SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
-_MODULES = {"poisson": poisson, "wor": wor, "shuffle": shuffle, "deterministic": deterministic,
-            "balls_and_bins": balls_and_bins}
+#: name -> SamplerSpec, in registration order (the order the CLI and the audit list them)
+_REGISTRY: dict[str, SamplerSpec] = {}
 QUANTITIES = ("epsilon", "delta", "sigma")
+#: every batch sampler, in the order the CLI lists them (kept equal to the registry by register/unregister)
+SAMPLERS: tuple = ()
+
+
+def register(spec: SamplerSpec) -> SamplerSpec:
+    """Add a sampler (its name must be new); returns the spec."""
+    global SAMPLERS
+    if spec.name in _REGISTRY:
+        raise ValueError(f"sampler {spec.name!r} is already registered")
+    _REGISTRY[spec.name] = spec
+    SAMPLERS = tuple(_REGISTRY)
+    return spec
+
+
+def unregister(name: str) -> None:
+    """Remove a sampler from the registry (tests register toy samplers and remove them)."""
+    global SAMPLERS
+    del _REGISTRY[name]
+    SAMPLERS = tuple(_REGISTRY)
+
+
+def get_spec(name: str) -> SamplerSpec:
+    """The spec of sampler ``name`` (ParameterError naming ``sampler`` if there is none)."""
+    if name not in _REGISTRY:
+        raise ParameterError("sampler", "one of " + ", ".join(_REGISTRY), name)
+    return _REGISTRY[name]
+
+
+def specs() -> tuple:
+    """Every registered SamplerSpec, in order."""
+    return tuple(_REGISTRY.values())
+
+
+def _method(spec, method):
+    if not spec.methods:
+        if method is not None:
+            raise ParameterError("method", "unset", method, message=f"method does not apply to sampler "
+                                 f"'{spec.name}' (got {method!r}); leave it unset")
+        return None
+    method = spec.default_method if method is None else method
+    if method not in spec.methods:
+        raise ParameterError("method", "one of " + ", ".join(spec.methods), method,
+                             message=f"method must be one of {', '.join(spec.methods)} for sampler '{spec.name}' "
+                                     f"(got {method!r})")
+    return method
+
+
+def question(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, method=None, **options) -> Question:
+    """The :class:`Question` the cost model of ``sampler`` sees for these arguments of :func:`account`."""
+    spec = get_spec(sampler)
+    return Question(quantity, sigma=sigma, steps=steps, epochs=epochs, q=q, target=target,
+                    method=_method(spec, method), options=options)
 
 
 def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, bound=None, method=None,
-            direction="add_remove", **accuracy_options) -> AccountingResult:
-    """ε(δ), δ(ε) or σ(ε, δ) of ``steps·epochs`` steps of DP-SGD under ``sampler``.
+            direction="add_remove", force=False, **options):
+    """ε(δ), δ(ε) or σ(ε, δ) of ``steps·epochs`` steps of DP-SGD under ``sampler``; an AccountingResult.
 
     ``target`` is δ for ``quantity="epsilon"``, ε for ``"delta"`` and (ε, δ) for ``"sigma"``.
     ``steps`` is the number of steps per epoch, ``epochs`` (integer ≥ 1) the number of epochs.
-    ``q`` (sampling rate) is required for poisson/wor; shuffle/deterministic/balls_and_bins have one
-    batch per step (q = 1/steps; checked if given).  ``bound=None`` takes the sampler's first bound
-    (``BOUNDS[0]``: upper for poisson/wor/balls_and_bins, lower for shuffle, exact for deterministic).
+    ``q`` (sampling rate) is required for samplers with a free rate (``spec.batch == "rate"``: poisson,
+    wor); samplers with one batch per step (shuffle, deterministic, balls_and_bins) have q = 1/steps
+    (checked if given).  ``bound=None`` takes the sampler's default bound for the method
+    (``spec.bounds[method][0]``: upper for poisson/wor/balls_and_bins pld, lower for shuffle and
+    balls_and_bins max_statistic, exact for deterministic); ``method=None`` its default method.
 
-    Per sampler:
+    Per sampler (its module and ``SPEC`` say more):
 
-    * poisson / wor: steps·epochs steps at q; ``method`` pld/rdp/analytic/cf; kind = ``bound``.
-    * deterministic: exact, the Gaussian at σ/√E (E = 1: today's one-epoch value).
+    * poisson / wor: ``method`` pld/rdp/analytic/cf; kind = ``bound``.
+    * deterministic: exact, the Gaussian at σ/√E.
     * shuffle: kind ``lower`` with ``upper`` = the deterministic value (Chua Thm 4.1), i.e. the interval
-      [lower, upper]; option ``mode`` "dynamic" (default, fresh permutation each epoch) or "persistent".
-      σ: only ``bound="lower"`` (the σ below which ε provably exceeds the target; ``upper`` = deterministic σ).
-    * balls_and_bins: ``method`` "pld" (default; certified PLD_accounting bracket, kind = ``bound``
-      upper/lower with both ends filled), "montecarlo" (δ only; kind ``estimate`` with its band in
-      lower/upper; options n, seed, beta, half_width, max_samples) or "max_statistic" (Chua et al. lower
-      bound, kind ``lower``).
+      [lower, upper]; option ``mode`` "dynamic" (default) or "persistent".  σ: only ``bound="lower"``.
+    * balls_and_bins: ``method`` "pld" (default; certified PLD_accounting bracket with both ends filled),
+      "montecarlo" (kind ``estimate`` with its band; options mc_samples, mc_seed, mc_failure_prob,
+      mc_half_width) or "max_statistic" (Chua et al. lower bound, kind ``lower``).
 
-    ``accuracy_options``: ``rel_tol``, ``discretization``, ``finest_discretization`` (PLD),
-    ``c_grid``/``mode``/``discretization`` (shuffle), ``accuracy``/``loss_discretization``/``tail_truncation``
-    (balls_and_bins pld).
+    ``options``: the sampler's options (``spec.options``; e.g. ``rel_tol``, ``discretization``,
+    ``accuracy``, ``mode``).  A question whose predicted time (``spec.cost``) exceeds
+    :data:`~dpsampling.samplers.spec.TIME_LIMIT` seconds raises :class:`~dpsampling.samplers.spec.CostError`
+    unless ``force=True``.  Bad input raises ParameterError (a ValueError) naming the parameter.
     """
-    check_choice("sampler", sampler, SAMPLERS)
-    check_choice("quantity", quantity, QUANTITIES)
-    mod = _MODULES[sampler]
-    kw = dict(steps=steps, epochs=epochs, q=q, **accuracy_options)
-    if sampler != "deterministic":
-        kw["direction"] = direction
-    if sampler in ("poisson", "wor"):
+    spec = get_spec(sampler)
+    if quantity not in QUANTITIES:
+        raise ParameterError("quantity", "one of " + ", ".join(QUANTITIES), quantity)
+    method = _method(spec, method)
+    for name, value in options.items():
+        opt = spec.option(name)
+        if opt is not None:
+            opt.check(value)
+    check_cost(spec, Question(quantity, sigma=sigma, steps=steps, epochs=epochs, q=q, target=target, method=method,
+                              options=options), force=force)
+    kw = dict(steps=steps, epochs=epochs, q=q, direction=direction, **options)
+    if method is not None:
         kw["method"] = method
-    elif sampler == "balls_and_bins":
-        kw["method"] = "pld" if method is None else method
-    elif method is not None:
-        raise ValueError(f"method does not apply to sampler '{sampler}' (got {method!r}); leave it unset")
     if quantity == "sigma":
+        if bound is not None and bound not in spec.sigma_bounds:
+            raise ParameterError("bound", "one of " + ", ".join(spec.sigma_bounds), bound,
+                                 message=f"bound must be {' or '.join(map(repr, spec.sigma_bounds))} for sigma with "
+                                         f"sampler '{spec.name}' (got {bound!r})")
         eps, dlt = target
-        if sampler in ("poisson", "wor"):
-            if bound not in (None, "upper"):
-                raise ValueError(f"bound must be 'upper' for sigma with sampler '{sampler}' (got {bound!r}): the "
-                                 "calibrated σ is sufficient, i.e. an upper bound on the smallest σ")
-        else:
-            kw["bound"] = bound
-        return mod.sigma(eps, dlt, **kw)
-    if sampler == "balls_and_bins":
-        if kw["method"] == "max_statistic" and bound is None:
-            bound = "lower"
-        kw["both_ends"] = kw["method"] == "pld"
-    return getattr(mod, quantity)(target, sigma=sigma, bound=mod.BOUNDS[0] if bound is None else bound, **kw)
+        return spec.sigma(eps, dlt, bound=bound, **kw)
+    if method in spec.bracket_methods:
+        kw["both_ends"] = True
+    bound = spec.default_bound(method) if bound is None else bound
+    return getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw)
 
 
-__all__ = ["SAMPLERS", "QUANTITIES", "account", "balls_and_bins", "deterministic", "poisson", "shuffle", "wor"]
+from . import balls_and_bins, deterministic, poisson, shuffle, wor  # noqa: E402  (they import .spec)
+
+register(poisson.SPEC)
+register(wor.SPEC)
+register(shuffle.SPEC)
+register(deterministic.SPEC)
+register(balls_and_bins.SPEC)
+
+__all__ = ["QUANTITIES", "SAMPLERS", "TIME_LIMIT", "account", "balls_and_bins", "deterministic", "get_spec", "poisson",
+           "question", "register", "shuffle", "specs", "unregister", "wor"]

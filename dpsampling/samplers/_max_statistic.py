@@ -42,13 +42,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from dp_accounting.pld import pld_pmf as _pmflib
-from scipy.special import log_ndtr, ndtr, ndtri
 
-from dpsampling.engine import pld as _pld
-from dpsampling.engine.numerics import log1mexp, logsubexp
+from dpsampling.engine import lazy
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
-from dpsampling.samplers._checks import check_sigma_steps
+
+# heavy modules load on first use (the sampler descriptions are read by the command line's parser)
+_pmflib = lazy.module("dp_accounting.pld.pld_pmf")
+_pld = lazy.module("dpsampling.engine.pld")
+log_ndtr, ndtr, ndtri = (lazy.function("scipy.special", f) for f in ("log_ndtr", "ndtr", "ndtri"))
+log1mexp, logsubexp = (lazy.function("dpsampling.engine.numerics", f) for f in ("log1mexp", "logsubexp"))
+
+from dpsampling.samplers._checks import check_sigma_steps  # noqa: E402
 
 DIRECTIONS = ("add", "remove", "add_remove")
 #: Default PLD value discretisation Δ (the peer's default too).  The per-epoch loss is rounded

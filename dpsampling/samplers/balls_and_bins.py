@@ -73,12 +73,15 @@ import dataclasses
 import functools
 import math
 
-from dpsampling.engine.numerics import bisect
+from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
-from ._geometric_kernel import geometric_kernel
-from .balls_and_bins_mc import poisson_epsilon_guess as _poisson_guess
+
+# heavy modules (scipy, numba, PLD_accounting) load on first use
+bisect = lazy.function("dpsampling.engine.numerics", "bisect")
+geometric_kernel = lazy.function("dpsampling.samplers._geometric_kernel", "geometric_kernel")
+_poisson_guess = lazy.function("dpsampling.samplers.balls_and_bins_mc", "poisson_epsilon_guess")
 
 NAME = "balls_and_bins"
 BOUNDS = ("upper", "lower")
@@ -592,3 +595,71 @@ def not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=100, epochs=1):
 
 
 __all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "not_worse_than_poisson", "sigma"]
+
+
+# --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
+#: cost model of the certified bracket (method pld): CPU seconds ≈ _PLD_SECONDS · (T/1000)^_PLD_T_EXP · E^_PLD_E_EXP
+#: (fitted to bench/bench_cost_model.py on 2 cores: σ ∈ {0.5, 1, 2, 3} × T ∈ {100, 235, 1000, 5005} × E ∈ {1, 5, 60});
+#: Monte Carlo: MC_DRAWS_PER_SECOND normal draws per direction; σ: about SIGMA_EVALUATIONS brackets (bisection)
+_PLD_SECONDS = 3.5
+_PLD_T_EXP = 1.2
+_PLD_E_EXP = 0.8
+MC_DRAWS_PER_SECOND = 10**10 / 60
+SIGMA_EVALUATIONS = 15
+#: Monte Carlo samples per direction when neither mc_samples nor mc_half_width is given; the budget with mc_half_width
+MC_SAMPLES = 100_000
+MC_MAX_SAMPLES = 10**9
+
+
+def _cost(question):
+    """Predicted seconds of one question (see the constants above)."""
+    from .spec import Cost
+
+    t, e = float(question.steps), float(question.epochs)
+    if question.method == "montecarlo":
+        n = question.options.get("mc_samples") or MC_SAMPLES
+        return Cost(0.5 + 2 * n * t * e / MC_DRAWS_PER_SECOND)
+    if question.method == "max_statistic":
+        return Cost(0.3 if e == 1 else 1.5)
+    one = 0.5 + _PLD_SECONDS * (t / 1000.0) ** _PLD_T_EXP * e ** _PLD_E_EXP
+    if question.options.get("accuracy") == "fine":
+        one *= 5.0
+    return Cost(one * (SIGMA_EVALUATIONS if question.quantity == "sigma" else 1))
+
+
+def _spec():
+    from .spec import Option, SamplerSpec
+
+    mc, pld = ("montecarlo",), ("pld",)
+    return SamplerSpec(
+        name=NAME, summary="balls-and-bins: every record goes to one uniformly random step of each epoch",
+        pair_add="(N(0,σ²I_T), MoG(1)) per epoch, MoG(1) = (1/T) Σ_t N(e_t, σ²I_T)",
+        pair_remove="(MoG(1), N(0,σ²I_T)) per epoch", batch="one_per_step",
+        bounds={"pld": ("upper", "lower"), "montecarlo": ("upper", "lower"), "max_statistic": ("lower",)},
+        sigma_bounds=("upper",), methods=METHODS, default_method="pld", bracket_methods=pld,
+        quantities={"montecarlo": ("epsilon", "delta"), "max_statistic": ("epsilon", "delta")},
+        options=(
+            Option("accuracy", "accuracy", str, "certified bounds: default (relative width ≤ 5e-2) or fine (≤ 1e-2)",
+                   default="default", choices=tuple(ACCURACY), methods=pld),
+            Option("loss_discretization", "loss-discretization", float, "fixed PLD_accounting step", low=0.0,
+                   low_open=True, methods=pld, cli=False),
+            Option("tail_truncation", "tail-truncation", float, "PLD_accounting tail mass", low=0.0, low_open=True,
+                   methods=pld, cli=False),
+            Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
+                   quantities=("sigma",), cli=False),
+            Option("mc_samples", "mc-samples", int, f"samples per direction (default {MC_SAMPLES:g}); with "
+                   "--mc-half-width, the sample budget", low=1, high=MC_MAX_SAMPLES, methods=mc),
+            Option("mc_seed", "mc-seed", int, "seed (default 0)", low=0, methods=mc),
+            Option("mc_failure_prob", "mc-failure-prob", float, "probability β that the band misses the true value "
+                   "(default 0.01)", low=0.0, high=1.0, low_open=True, high_open=True, methods=mc),
+            Option("mc_half_width", "mc-half-width", float, "requested half-width of the band on δ; the sample size "
+                   "is computed (exit 1 if it exceeds --mc-samples)", low=0.0, low_open=True, methods=mc,
+                   quantities=("delta",)),
+            Option("c_grid", "c-grid", object, "threshold grid", methods=("max_statistic",), cli=False),
+            Option("discretization", "discretization", float, "max-statistic PLD step", low=0.0, low_open=True,
+                   methods=("max_statistic",), cli=False),
+        ),
+        audit_kind="upper", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma)
+
+
+SPEC = _spec()

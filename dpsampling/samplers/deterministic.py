@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpsampling.engine import accountant, gaussian
+from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
 
 from ._checks import check_epochs, check_quantity
+
+accountant, gaussian = (lazy.module(f"dpsampling.engine.{m}") for m in ("accountant", "gaussian"))  # on first use
 
 NAME = "deterministic"
 #: the closed form is the curve itself
@@ -127,3 +129,25 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, **options) -> 
         return r
     v = float(np.sqrt(epochs)) * r.value
     return AccountingResult(v, r.kind, r.method, {**r.accuracy, "epochs": epochs}, v, v, r.flags)
+
+
+# --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
+def _cost(question):
+    from .spec import Cost
+
+    return Cost(0.05)  # closed form
+
+
+def _spec():
+    from .spec import SamplerSpec
+
+    return SamplerSpec(
+        name=NAME, summary="fixed batches: the same partition into steps batches every epoch (exact)",
+        pair_add="(N(0,σ²), N(1,σ²)) per epoch (the record's one batch), E epochs: N(0,σ²/E) vs N(1,σ²/E)",
+        pair_remove="(N(1,σ²), N(0,σ²)) per epoch, E epochs: N(1,σ²/E) vs N(0,σ²/E)", batch="one_per_step",
+        bounds={None: ("exact",)}, sigma_bounds=("exact", "upper", "lower"), methods=(), options=(),
+        audit_kind="exact", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
+        directions=("add_remove", "add", "remove"))
+
+
+SPEC = _spec()

@@ -10,10 +10,12 @@ One epoch of Chua et al. (q = 1/T): :func:`poisson_epoch_result`.
 
 from __future__ import annotations
 
-from dpsampling.engine import accountant
+from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 
 from ._checks import check_epochs, check_quantity, check_sigma_steps
+
+accountant = lazy.module("dpsampling.engine.accountant")  # heavy (dp_accounting): loaded on first use
 
 NAME = "poisson"
 BOUNDS = ("upper", "lower")
@@ -112,3 +114,116 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="ad
     """Smallest σ (an upper bound on it): :func:`dpsampling.engine.accountant.calibrate_sigma`."""
     kw = _kw(q, steps, epochs, _sampler, method, rel_tol, options)
     return accountant.calibrate_sigma(epsilon, delta, direction=direction, **kw)
+
+
+# --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
+# The cost model: a PLD of a composed subsampled Gaussian needs about (width of its privacy-loss support) / d grid
+# points, and self-composition costs about that many points times log2(T).  Beyond FEASIBLE_POINTS a laptop runs
+# out of memory (measured: σ = 1e-3, q = 0.5, T = 1e3 took > 5 GB), so such a question cannot run at all; the time
+# grows with points × log2(T) (FEASIBLE_WORK ≈ TIME_LIMIT: σ = 0.8, q = 1e-3, T = 1e9 and σ = 100, q = 1, T = 1e9 ran
+# > 60 s) and with T itself, as the accountant refines its discretisation until the composed error meets rel_tol
+# (MAX_PLD_STEPS ≈ TIME_LIMIT: σ = 1.5, q = 1e-3, T = 1e6, rel_tol 0.01 lands at d = 1e-5; T = 1e7 ran > 100 s).
+FEASIBLE_POINTS = 2e6
+FEASIBLE_WORK = 2e7
+MAX_PLD_STEPS = 10**6
+_TAIL_SDS = 8.0  # the PLD keeps the loss support within about ±8 standard deviations (tail mass ~1e-15)
+_ESTIMATE_DISCRETIZATION = 1e-3  # the accountant refines from 1e-2; 1e-3 is where rel_tol 1e-3 usually lands
+
+
+def _log_step_loss_sd(sigma, q):
+    """log of (an upper estimate of) the per-step privacy-loss spread of a q-subsampled Gaussian:
+    min(1/σ, q·sqrt(e^{1/σ²} − 1)) (the exact spread for q = 1; the χ²-divergence scale for small q)."""
+    import math
+
+    log_x = -2.0 * math.log(sigma)  # x = 1/σ², kept in log space (σ may be 1e-300 or 1e300)
+    if log_x < -230:  # e^x − 1 = x to double precision
+        log_expm1 = log_x
+    elif log_x < math.log(700):
+        log_expm1 = math.log(math.expm1(math.exp(log_x)))
+    else:  # log(e^x − 1) = x for x ≥ 700 (and x may overflow to inf: then the PLD is infeasible anyway)
+        log_expm1 = math.exp(min(log_x, 709.0))
+    return min(-math.log(sigma), math.log(q) + 0.5 * log_expm1)
+
+
+def pld_size_estimate(sigma, q, steps, discretization=_ESTIMATE_DISCRETIZATION):
+    """(grid points, points × log2 T) of the composed PLD: a cheap estimate, no PLD is built."""
+    import math
+
+    width = 2 * _TAIL_SDS * (math.exp(min(_log_step_loss_sd(sigma, q) + 0.5 * math.log(steps), 700.0))
+                             + math.exp(min(-math.log(sigma), 700.0)))
+    points = width / discretization
+    return points, points * max(1.0, math.log2(steps))
+
+
+def _sigma_for_gdp_mu(epsilon, delta, q, steps):
+    """σ at which the composed loss spread sqrt(T)·s(σ, q) equals the Gaussian-DP μ of (ε, δ):
+    μ solves ε = z_δ μ + μ²/2 (z_δ the standard normal quantile of 1 − δ); bisection in log σ."""
+    import math
+    from statistics import NormalDist
+
+    from dpsampling.engine.numerics import bisect
+
+    z = NormalDist().inv_cdf(1 - delta) if delta < 0.5 else 0.0
+    mu = -z + math.sqrt(z * z + 2 * epsilon) if epsilon > 0 else 1e-300
+    target = math.log(mu) - 0.5 * math.log(steps)
+    _, hi = bisect(lambda m: _log_step_loss_sd(math.exp(m), q) > target, -700.0, 700.0, 200)  # in log σ
+    return math.exp(hi)
+
+
+def cost(question):
+    """Predicted seconds of a PLD question (the other accountants: well under a second).  A PLD that does not fit
+    in memory (more than FEASIBLE_POINTS grid points) cannot run: Cost(inf, why)."""
+    import math
+
+    from .spec import TIME_LIMIT, Cost
+
+    if question.method not in (None, "pld"):
+        return Cost(0.5)
+    steps = question.steps * question.epochs
+    q = question.q
+    if question.quantity == "sigma":
+        eps, dlt = question.target
+        if not (0 < dlt < 1 and 0 <= eps < math.inf):
+            return Cost(0.0)  # out of range: the library names the parameter
+        sigma = _sigma_for_gdp_mu(eps, dlt, q, steps)
+    else:
+        sigma = question.sigma
+    points, work = pld_size_estimate(sigma, q, steps)
+    if points > FEASIBLE_POINTS:
+        return Cost(math.inf, f"these inputs need a PLD of about {points:.2g} grid points composed {steps} times "
+                              f"(limit {FEASIBLE_POINTS:.0e} points): more memory than a laptop has; use a larger "
+                              f"sigma, a smaller q or steps, or method rdp")
+    return Cost(max(0.5, TIME_LIMIT * work / FEASIBLE_WORK, TIME_LIMIT * steps / MAX_PLD_STEPS))
+
+
+def _options():
+    from .spec import Option
+
+    return (
+        Option("rel_tol", "rel-tol", float, "relative accuracy of PLD results (default 1e-3)", default=1e-3,
+               low=0.0, high=0.1, low_open=True),
+        Option("discretization", "discretization", float, "PLD value discretisation (None: refined to rel_tol)",
+               low=0.0, low_open=True, cli=False),
+        Option("finest_discretization", "finest-discretization", float, "PLD refinement stops here",
+               low=0.0, low_open=True, cli=False),
+    )
+
+
+def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma):
+    """The description of a rate sampler whose curves are a subsampled Gaussian's (poisson, wor)."""
+    from .spec import SamplerSpec
+
+    def sigma_entry(epsilon, delta, *, bound=None, **kw):  # the calibrated σ is sufficient: an upper bound
+        return sigma(epsilon, delta, **kw)
+
+    methods = ("pld", "rdp", "analytic", "cf")
+    return SamplerSpec(
+        name=name, summary=summary, pair_add=pair_add, pair_remove=pair_remove, batch="rate",
+        bounds={"pld": ("upper", "lower"), "rdp": ("upper",), "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
+        sigma_bounds=("upper",), methods=methods, default_method="pld", options=_options(), audit_kind="upper",
+        cost=cost, delta=delta, epsilon=epsilon, sigma=sigma_entry,
+        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"))
+
+
+SPEC = _spec(NAME, "Poisson subsampling: each record joins each batch with probability q",
+             "(N(0,σ²), (1-q)N(0,σ²) + qN(1,σ²))", "((1-q)N(0,σ²) + qN(1,σ²), N(0,σ²))", delta, epsilon, sigma)

@@ -57,9 +57,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr
 
-from dpsampling.engine.numerics import log1mexp
+from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
 
@@ -67,6 +66,9 @@ from ._checks import check_epochs, check_quantity, check_sigma_steps
 from . import _max_statistic as ms
 from . import deterministic
 from ._max_statistic import DEFAULT_C_GRID, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
+
+log_ndtr = lazy.function("scipy.special", "log_ndtr")  # heavy modules load on first use
+log1mexp = lazy.function("dpsampling.engine.numerics", "log1mexp")
 
 NAME = "shuffle"
 #: the E_C sets give a lower bound only (no dominating pair is known for shuffling)
@@ -370,3 +372,36 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, direction="add
 
 
 epsilon_fn = epsilon
+
+
+# --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
+def _cost(question):
+    """Predicted seconds: one epoch is closed form over the C grid; E > 1 dynamic epochs compose the max-statistic
+    PLD (measured by bench/bench_cost_model.py); σ is a bisection of about 15 lower bounds."""
+    from .spec import Cost
+
+    one = 0.3 if question.epochs == 1 or question.options.get("mode") == "persistent" else 1.5
+    return Cost(one * (15 if question.quantity == "sigma" else 1))
+
+
+def _spec():
+    from .spec import Option, SamplerSpec
+
+    return SamplerSpec(
+        name=NAME, summary="shuffling: a random permutation cut into steps batches (lower bound; the deterministic "
+                           "value is the upper end, Chua Thm 4.1)",
+        pair_add="none known (lower bound from the pair MoG(2) vs MoG(1), Chua ICML 2024 eqs. (1)-(2))",
+        pair_remove="none known (same pair)", batch="one_per_step",
+        bounds={None: ("lower",)}, sigma_bounds=("lower",), methods=(),
+        options=(Option("mode", "shuffle-mode", str, "a fresh permutation every epoch (dynamic, default) or one "
+                        "reused (persistent)", default="dynamic", choices=SHUFFLE_MODES),
+                 Option("c_grid", "c-grid", object, "threshold grid of the E_C events", cli=False),
+                 Option("discretization", "discretization", float, "max-statistic PLD step", low=0.0,
+                        low_open=True, cli=False),
+                 Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
+                        quantities=("sigma",), cli=False)),
+        audit_kind="interval", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
+        audit_options={"sigma": {"bound": "lower"}})
+
+
+SPEC = _spec()

@@ -18,3 +18,9 @@ BOUNDS = ("upper", "lower")
 delta = partial(poisson.delta, _sampler=NAME)
 epsilon = partial(poisson.epsilon, _sampler=NAME)
 sigma = partial(poisson.sigma, _sampler=NAME)
+
+
+# --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
+SPEC = poisson._spec(NAME, "sampling without replacement: a fixed batch of b = q·n records",
+                     "Poisson's add pair at σ/2 (sensitivity 2)", "Poisson's remove pair at σ/2 (sensitivity 2)",
+                     delta, epsilon, sigma)

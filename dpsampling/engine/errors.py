@@ -1,0 +1,16 @@
+"""The one exception for bad input: :class:`ParameterError` carries the parameter it is about.
+
+Importing it costs nothing (no numpy), so the command line can catch it before any accountant loads.
+"""
+
+from __future__ import annotations
+
+
+class ParameterError(ValueError):
+    """A value outside its allowed range: ``param`` (the library's keyword), ``allowed`` (the allowed range
+    as text) and ``got`` (the value).  The command line names the flag of ``param`` from its option table;
+    the text is ``<param> must be <allowed> (got <got>)`` unless a ``message`` is given."""
+
+    def __init__(self, param, allowed, got, message=None):
+        self.param, self.allowed, self.got = param, allowed, got
+        super().__init__(message if message is not None else f"{param} must be {allowed} (got {got!r})")

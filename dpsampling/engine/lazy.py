@@ -1,0 +1,51 @@
+"""Deferred imports: a module (or one function of it) loaded on first use.
+
+The sampler modules describe themselves as data (``SPEC``) that the command line reads to build its parser;
+importing them must therefore not load scipy, dp_accounting or numba (about 1 s of CPU).  Their heavy
+imports go through :func:`module` and :func:`function`, which load on first attribute access or call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+
+class _Deferred:
+    """Stands for a module; imports it on the first attribute access."""
+
+    def __init__(self, name):
+        self._name, self._module = name, None
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        if self._module is None:
+            self._module = importlib.import_module(self._name)
+        return getattr(self._module, attr)
+
+    def __repr__(self):
+        return f"<deferred module {self._name!r}>"
+
+
+def module(name: str):
+    """Module ``name`` (itself if already imported, else a stand-in that imports it on first attribute access)."""
+    return sys.modules[name] if name in sys.modules else _Deferred(name)
+
+
+def function(module_name: str, name: str):
+    """A stand-in for ``from module_name import name`` (a callable) that imports on its first call."""
+    target = None
+
+    def call(*args, **kwargs):
+        nonlocal target
+        if target is None:
+            target = getattr(importlib.import_module(module_name), name)
+        return target(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"{module_name}.{name} (imported on first call)"
+    return call
+
+
+__all__ = ["function", "module"]

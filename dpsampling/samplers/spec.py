@@ -1,0 +1,190 @@
+"""What a batch sampler is, as data: :class:`SamplerSpec` (one per sampler module) and its :class:`Option` s.
+
+Every sampler module ends with ``SPEC = SamplerSpec(...)``; ``dpsampling.samplers.register`` adds it to
+the registry that :func:`dpsampling.samplers.account`, the command line, ``audit``, the config check and
+the pipeline read.  This module imports nothing heavy (no numpy, scipy or dp_accounting), so the command
+line builds its parser from the registry without loading an accountant.
+
+One limit for every entry point: :data:`TIME_LIMIT` seconds of predicted time (a spec's cost model,
+measured on a 2-core machine by bench/bench_cost_model.py).  :func:`check_cost` refuses a question
+predicted beyond it, saying the predicted time in words and how to force it (``force=True`` in the
+library, ``--force`` on the command line).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from dpsampling.engine.errors import ParameterError
+
+#: predicted seconds beyond which a question is refused unless forced (CLI, audit, account, pipeline)
+TIME_LIMIT = 60.0
+#: the batch models: ``rate`` = q is a free sampling rate (required); ``one_per_step`` = one batch per step,
+#: q = 1/steps (optional, checked)
+BATCH_MODELS = ("rate", "one_per_step")
+
+
+@dataclass(frozen=True)
+class Option:
+    """One sampler option: library keyword ``name``, command-line ``flag`` (without ``--``), type, default,
+    allowed values (``choices``, or ``low``/``high`` with open/closed ends), and where it applies
+    (``methods``/``quantities``; None = everywhere).  ``cli=False``: a library-only option (no flag)."""
+
+    name: str
+    flag: str
+    type: type
+    help: str
+    default: object = None
+    choices: tuple | None = None
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+    methods: tuple | None = None
+    quantities: tuple | None = None
+    cli: bool = True
+
+    @property
+    def allowed(self) -> str:
+        """The allowed values as text (as a ParameterError carries them)."""
+        if self.choices is not None:
+            return "one of " + ", ".join(map(str, self.choices))
+        kind = "an integer" if self.type is int else "a number"
+        if self.low is not None and self.high is not None:
+            return f"in {'(' if self.low_open else '['}{self.low:g}, {self.high:g}{')' if self.high_open else ']'}"
+        if self.low is not None:
+            return f"{kind} {'>' if self.low_open else '>='} {self.low:g}"
+        if self.high is not None:
+            return f"{kind} {'<' if self.high_open else '<='} {self.high:g}"
+        return kind
+
+    def check(self, value):
+        """``value`` if allowed, else ParameterError naming this option."""
+        if value is None or (self.choices is None and self.type not in (int, float)):
+            return value  # free-form options (grids, specs) are checked by the sampler
+        ok = True
+        if self.choices is not None:
+            ok = value in self.choices
+        else:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                ok = False
+            else:
+                ok = not math.isnan(v) and not (self.type is int and (isinstance(value, bool) or v != int(v)))
+                if ok and self.low is not None:
+                    ok = v > self.low if self.low_open else v >= self.low
+                if ok and self.high is not None:
+                    ok = v < self.high if self.high_open else v <= self.high
+        if not ok:
+            raise ParameterError(self.name, self.allowed, value)
+        return value
+
+    def applies(self, quantity, method) -> bool:
+        return ((self.methods is None or method in self.methods)
+                and (self.quantities is None or quantity in self.quantities))
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question to a sampler, as the cost model sees it (``steps`` per epoch)."""
+
+    quantity: str
+    sigma: float | None
+    steps: int
+    epochs: int = 1
+    q: float | None = None
+    target: object = None
+    method: str | None = None
+    options: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """Predicted seconds of one question, and (if it cannot run at all) why, in words."""
+
+    seconds: float
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class SamplerSpec:
+    """A batch sampler as data.
+
+    ``bounds``: method -> the bounds it gives on ε/δ (first = default); ``sigma_bounds``: the bounds the σ
+    calibration gives; ``methods``: () when the sampler has no method choice (``method`` must stay unset);
+    ``bracket_methods``: methods whose ε/δ answers carry both ends of a certified bracket through
+    :func:`account`; ``quantities``: method -> the quantities it answers (default: all three);
+    ``directions``: neighbouring directions accepted; ``audit_kind``: the kind of its audit row;
+    ``cost``: the cost model, Question -> :class:`Cost`.
+    """
+
+    name: str
+    summary: str
+    pair_add: str
+    pair_remove: str
+    batch: str
+    bounds: dict
+    sigma_bounds: tuple
+    methods: tuple
+    options: tuple
+    audit_kind: str
+    cost: Callable
+    delta: Callable
+    epsilon: Callable
+    sigma: Callable
+    default_method: str | None = None
+    bracket_methods: tuple = ()
+    quantities: dict = field(default_factory=dict)
+    directions: tuple = ("add_remove",)
+    audit_options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.batch not in BATCH_MODELS:
+            raise ValueError(f"batch must be one of {', '.join(BATCH_MODELS)} (got {self.batch!r})")
+
+    def default_bound(self, method) -> str:
+        return self.bounds[method][0]
+
+    def answers(self, quantity, method) -> bool:
+        return quantity in self.quantities.get(method, ("epsilon", "delta", "sigma"))
+
+    def predict_seconds(self, question: Question) -> float:
+        return float(self.cost(question).seconds)
+
+    def option(self, name) -> Option | None:
+        return next((o for o in self.options if o.name == name), None)
+
+
+def in_words(seconds: float) -> str:
+    """``about 4 minutes``, ``about 20 s``, ``more than a day``."""
+    if not math.isfinite(seconds) or seconds > 86400:
+        return "more than a day"
+    if seconds < 90:
+        return f"about {max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"about {round(seconds / 60)} minutes"
+    return f"about {round(seconds / 3600)} hours"
+
+
+class CostError(ParameterError):
+    """A question predicted beyond :data:`TIME_LIMIT` (``param`` = "force")."""
+
+
+def check_cost(spec: SamplerSpec, question: Question, *, force=False, limit=TIME_LIMIT, force_name="force=True"):
+    """Raise :class:`CostError` if ``spec`` predicts more than ``limit`` seconds for ``question`` (or says it
+    cannot run), unless ``force``.  Returns the :class:`Cost`."""
+    try:
+        c = spec.cost(question)
+    except (TypeError, ValueError, ArithmeticError):  # out-of-range input: the sampler itself names the parameter
+        return Cost(0.0)
+    if c.why and not force:
+        raise CostError("force", f"a question that fits ({force_name} tries it anyway)", question,
+                        message=f"{spec.name}: {c.why}")
+    if c.seconds > limit and not force:
+        raise CostError("force", f"predicted time <= {limit:g} s", question,
+                        message=f"{spec.name} {question.quantity} would take {in_words(c.seconds)} "
+                                f"(limit {limit:g} s); {force_name} to run it")
+    return c
