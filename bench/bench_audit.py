@@ -31,8 +31,7 @@ def main():
     t = time.perf_counter()
     r = account("balls_and_bins", "epsilon", DELTA, sigma=SIGMA, steps=steps, epochs=1)
     print(f"    balls_and_bins at 1 epoch only: {time.perf_counter() - t:6.2f} s (ε ≤ {r.value:.4g}); "
-          f"skipped by default above {dpsampling.audit.BALLS_AND_BINS_MAX_STEPS} total steps or "
-          f"{dpsampling.audit.BALLS_AND_BINS_MAX_STEPS_PER_EPOCH} steps per epoch")
+          f"skipped by default where its cost model predicts more than {dpsampling.samplers.TIME_LIMIT:g} s")
 
     try:
         from dp_accounting.pld import privacy_loss_distribution as pldm

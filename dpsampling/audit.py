@@ -26,35 +26,39 @@ The verdicts (plain sentences comparing the rows: is Poisson accounting of a shu
 wrong? how far are fixed batches and balls-and-bins from Poisson?) are in ``df.attrs["verdicts"]`` (a
 list of str); ``df.attrs["question"]`` is ``"epsilon"``, ``"sigma"`` or ``"epochs"``.
 
-balls_and_bins can be costly (PLD_accounting's certified bracket; its cost grows with the steps per epoch
-and as ε falls): with ``samplers=None`` it is computed only when the steps per epoch are ≤
-:data:`BALLS_AND_BINS_MAX_STEPS_PER_EPOCH` and ``steps_per_epoch · epochs`` ≤ :data:`BALLS_AND_BINS_MAX_STEPS`
-(measured on 2 cores, 2026-11-25: 235 steps × 60 epochs at σ = 1.1 11 s wall; every σ ∈ [0.35, 2] with
-≤ 1000 steps × ≤ 10 epochs ≤ 15 s; outside: 2000 steps × 10 epochs at σ = 0.8 16 s, 10 000 steps × 2 epochs
-at σ = 3 five minutes), and otherwise listed with value NaN and the flag ``skipped_cost``; naming it in
-``samplers`` computes it regardless.
+A row whose question the sampler's cost model (``SamplerSpec.cost``, the limit of
+:data:`dpsampling.samplers.spec.TIME_LIMIT` seconds that the CLI and :func:`dpsampling.samplers.account` apply too)
+predicts beyond the limit stops the audit with :class:`~dpsampling.samplers.spec.CostError` (a ParameterError
+naming the parameters to change), except an optional row (``SamplerSpec.audit_optional``: balls_and_bins) of an
+audit with ``samplers=None``: it is listed with value NaN and the flag ``skipped_cost``, its reason in
+``df.attrs["skipped"]`` (sampler -> the CostError).  ``force=True`` computes every row.  The σ question costs
+about 15 ε questions (a bisection); the epochs search stops at the largest number of epochs whose ε question is
+predicted within the limit (then the answer is "at least" that many).
 """
 
 from __future__ import annotations
 
 import math
 
+from dpsampling import samplers as _samplers
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.engine.validation import check_delta, check_int
+from dpsampling.samplers.spec import CostError, Question, check_cost
 
-#: every sampler audit knows, in table order
-SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
-#: balls_and_bins is computed by default only up to this many steps per epoch and total steps (module docstring)
-BALLS_AND_BINS_MAX_STEPS_PER_EPOCH = 1000
-BALLS_AND_BINS_MAX_STEPS = 15_000
+
+def __getattr__(name):
+    if name == "SAMPLERS":  # every registered sampler, in table order (the registry may grow at run time)
+        return _samplers.SAMPLERS
+    if name == "KIND":  # sampler -> kind of its row
+        return {s.name: s.audit_kind for s in _samplers.specs()}
+    raise AttributeError(name)
+
+
 #: epochs search stops here (the answer is then "at least MAX_EPOCHS")
 MAX_EPOCHS = 10_000
-#: the PLD samplers (poisson, wor, balls_and_bins) compose at most this many steps (as the CLI's
-#: MAX_PLD_STEPS: beyond, a laptop takes minutes per value); the epochs search stops there too
-MAX_TOTAL_STEPS = 10**6
-#: sampler -> kind of its row
-KIND = {"poisson": "upper", "wor": "upper", "shuffle": "interval", "deterministic": "exact",
-        "balls_and_bins": "upper"}
+#: flag of a row predicted beyond the time limit (listed, not computed)
+SKIPPED_COST = "skipped_cost"
 COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "dataset_size", "batch_size",
            "steps_per_epoch", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization", "rel_tol",
            "est_rel_error", "flags")
@@ -68,75 +72,97 @@ def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon
     n = check_int("dataset_size", dataset_size, 1)
     b = check_int("batch_size", batch_size, 1)
     if b > n:
-        raise ValueError(f"batch_size must be <= dataset_size (got batch_size={b}, dataset_size={n})")
+        raise ParameterError("batch_size", f"<= dataset_size = {n}", b)
     check_delta(delta)
     if not 0 < float(delta) < 1:
         raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
     if epochs is not None:
         epochs = check_int("epochs", epochs, 1)
         if epochs > MAX_EPOCHS:
-            raise ValueError(f"epochs must be <= {MAX_EPOCHS} (got {epochs})")
+            raise ParameterError("epochs", f"an integer in [1, {MAX_EPOCHS}]", epochs)
     if sigma is not None:
         if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma must be a finite number > 0 (got {sigma!r})")
+            raise ParameterError("sigma", "a finite number > 0", sigma)
     if target_epsilon is not None:
         if not (isinstance(target_epsilon, (int, float)) and math.isfinite(target_epsilon) and target_epsilon > 0):
-            raise ValueError(f"target_epsilon must be a finite number > 0 (got {target_epsilon!r})")
+            raise ParameterError("target_epsilon", "a finite number > 0", target_epsilon)
     if sigma is None and target_epsilon is None:
-        raise ValueError("sigma or target_epsilon is required (sigma and epochs: ε; target_epsilon and epochs: σ; "
+        raise ParameterError("sigma", "given (or target_epsilon)", None, message="sigma or target_epsilon is required (sigma and epochs: ε; target_epsilon and epochs: σ; "
                          "target_epsilon and sigma: the most passes over the data)")
     if sigma is not None and target_epsilon is not None and epochs is not None:
-        raise ValueError("epochs cannot be given together with sigma and target_epsilon: leave out one of the three")
+        raise ParameterError("epochs", "unset when sigma and target_epsilon are given", epochs,
+                             message="epochs cannot be given together with sigma and target_epsilon: leave out one of "
+                                     "the three")
     if epochs is None and (sigma is None or target_epsilon is None):
-        raise ValueError("epochs is required unless both sigma and target_epsilon are given")
+        raise ParameterError("epochs", "given unless both sigma and target_epsilon are", None,
+                             message="epochs is required unless both sigma and target_epsilon are given")
     if samplers is not None:
         if isinstance(samplers, str):
             samplers = [s for s in samplers.split(",") if s]
-        bad = [s for s in samplers if s not in SAMPLERS]
+        known = _samplers.SAMPLERS
+        bad = [s for s in samplers if s not in known]
         if bad or not samplers:
-            raise ValueError(f"samplers must be a non-empty list of {', '.join(SAMPLERS)} (got {samplers!r})")
+            raise ParameterError("samplers", f"a non-empty list of {', '.join(known)}", samplers)
         samplers = tuple(dict.fromkeys(samplers))
-    if epochs is not None and math.ceil(n / b) * epochs > MAX_TOTAL_STEPS:
-        raise ValueError(f"epochs must be <= {MAX_TOTAL_STEPS // math.ceil(n / b)} here: {math.ceil(n / b)} steps per "
-                         f"epoch × {epochs} passes exceeds the {MAX_TOTAL_STEPS:.0e} steps the PLD accountant composes "
-                         f"in reasonable time")
     return n, b, float(delta), epochs, samplers
 
 
 class _Run:
     """The run's fixed parameters and the one question per sampler to :func:`account`."""
 
-    def __init__(self, n, b, delta, accuracy):
+    def __init__(self, n, b, delta, accuracy, force=False):
         self.steps = math.ceil(n / b)
         self.q = b / n
         self.delta = delta
         self.accuracy = accuracy
+        self.force = force
 
     def _kw(self, sampler):
+        spec = _samplers.get_spec(sampler)
         kw = {"steps": self.steps}
-        if sampler in ("poisson", "wor"):
+        if spec.batch == "rate":
             kw["q"] = self.q
-        if sampler == "balls_and_bins":
-            kw["accuracy"] = "default" if self.accuracy == "default" else self.accuracy
+        if spec.option("accuracy") is not None:  # the audit's accuracy setting is the sampler option of that name
+            kw["accuracy"] = self.accuracy
         return kw
 
-    def epsilon(self, sampler, sigma, epochs):
-        from dpsampling.samplers import account
+    def question(self, sampler, quantity, sigma, epochs, target=None):
+        kw = self._kw(sampler)
+        return _samplers.question(sampler, quantity, target, sigma=sigma, epochs=epochs, **kw)
 
-        return account(sampler, "epsilon", self.delta, sigma=sigma, epochs=epochs, **self._kw(sampler))
+    def epsilon(self, sampler, sigma, epochs):
+        return _samplers.account(sampler, "epsilon", self.delta, sigma=sigma, epochs=epochs, force=True,
+                                 **self._kw(sampler))
 
     def sigma(self, sampler, target, epochs):
-        from dpsampling.samplers import account
+        extra = _samplers.get_spec(sampler).audit_options.get("sigma", {})
+        return _samplers.account(sampler, "sigma", (target, self.delta), epochs=epochs, force=True,
+                                 **{**self._kw(sampler), **extra})
 
-        bound = "lower" if sampler == "shuffle" else None
-        return account(sampler, "sigma", (target, self.delta), epochs=epochs, bound=bound, **self._kw(sampler))
-
-    def eps_value(self, sampler, sigma, epochs):
-        """The number the epochs search is monotone in: the sampler's own bound on ε (lower for shuffle)."""
+    def eps_value(self, sampler, sigma, epochs, end="value"):
+        """The number the epochs search is monotone in: the sampler's own bound on ε (lower for shuffle), or the
+        upper end of its interval (``end="upper"``)."""
         r = self.epsilon(sampler, sigma, epochs)
-        return r.value, r
+        return getattr(r, end), r
 
-    def max_epochs(self, sampler, sigma, target):
+    def epochs_cap(self, sampler, sigma):
+        """The largest E ≤ MAX_EPOCHS whose ε question the sampler's cost model predicts within the time limit
+        (costs grow with E: bisection on E), at least 1."""
+        spec = _samplers.get_spec(sampler)
+
+        def ok(e):
+            return self.force or spec.predict_seconds(self.question(sampler, "epsilon", sigma, e, self.delta)) \
+                <= _samplers.TIME_LIMIT
+
+        if ok(MAX_EPOCHS):
+            return MAX_EPOCHS
+        lo, hi = 1, MAX_EPOCHS
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if ok(mid) else (lo, mid)
+        return lo
+
+    def max_epochs(self, sampler, sigma, target, end="value"):
         """Largest integer E ≤ MAX_EPOCHS with ε(E) ≤ target (ε non-decreasing in E: composing one more
         epoch is a post-processing-monotone addition).  Doubling then integer bisection; returns
         (E, method, flags)."""
@@ -144,11 +170,10 @@ class _Run:
 
         def ok(e):
             if e not in f:
-                f[e] = self.eps_value(sampler, sigma, e)[0] <= target
+                f[e] = self.eps_value(sampler, sigma, e, end)[0] <= target
             return f[e]
 
-        cap = MAX_EPOCHS if sampler in ("deterministic", "shuffle") else max(1, min(MAX_EPOCHS,
-                                                                                  MAX_TOTAL_STEPS // self.steps))
+        cap = self.epochs_cap(sampler, sigma)
         if not ok(1):
             return 0, ("epsilon_above_target_at_1_epoch",)
         lo, hi = 1, min(2, cap)
@@ -173,7 +198,7 @@ def _row(sampler, question, value, kind, method, lower, upper, flags=(), accurac
 
 def _forward(run, sampler, sigma, epochs):
     r = run.epsilon(sampler, sigma, epochs)
-    if sampler == "shuffle":
+    if _samplers.get_spec(sampler).audit_kind == "interval":
         return _row(sampler, "epsilon", r.value, "interval", f"{r.method} / deterministic", r.value, r.upper, r.flags,
                     r.accuracy)
     lo = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
@@ -183,7 +208,7 @@ def _forward(run, sampler, sigma, epochs):
 
 def _inverse_sigma(run, sampler, target, epochs):
     r = run.sigma(sampler, target, epochs)
-    if sampler == "shuffle":  # σ ≤ value provably insufficient; deterministic σ (r.upper) suffices
+    if _samplers.get_spec(sampler).audit_kind == "interval":  # shuffle: σ ≤ value provably insufficient; deterministic σ (r.upper) suffices
         return _row(sampler, "sigma", r.value, "interval", f"{r.method} / deterministic", r.value, r.upper, r.flags)
     if r.kind == "exact":
         return _row(sampler, "sigma", r.value, r.kind, r.method, r.value, r.value, r.flags)
@@ -204,11 +229,11 @@ def _inverse_sigma(run, sampler, target, epochs):
 
 def _inverse_epochs(run, sampler, sigma, target):
     e, flags = run.max_epochs(sampler, sigma, target)
-    if sampler == "shuffle":  # more than e epochs provably exceed target; deterministic epochs suffice
-        e_det, _ = run.max_epochs("deterministic", sigma, target)
+    kind = _samplers.get_spec(sampler).audit_kind
+    if kind == "interval":  # shuffle: more than e epochs provably exceed target; its upper end's epochs suffice
+        e_up, _ = run.max_epochs(sampler, sigma, target, end="upper")
         return _row(sampler, "epochs", e, "interval", "max-statistic PLD / deterministic, integer search",
-                    e_det, e, flags)
-    kind = KIND[sampler]
+                    e_up, e, flags)
     return _row(sampler, "epochs", e, kind, "integer search on " + ("analytic" if kind == "exact" else "PLD"),
                 e, e, flags)
 
@@ -277,38 +302,51 @@ def _verdicts(rows, question, delta, target_epsilon):
 
 
 def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_epsilon=None, samplers=None,
-          accuracy="default"):
+          accuracy="default", force=False):
     """One row per batch sampler for a DP-SGD run over ``dataset_size`` examples in batches of ``batch_size``.
 
     ``sigma`` + ``epochs`` → ε(δ); ``target_epsilon`` + ``epochs`` → σ; ``target_epsilon`` + ``sigma`` →
-    the most epochs (≤ :data:`MAX_EPOCHS`).  ``samplers``: a subset of :data:`SAMPLERS` (default: all,
-    balls_and_bins only when affordable, see the module docstring).  ``accuracy``: balls_and_bins
-    PLD_accounting setting ("default"/"fine"); the other samplers use their default accuracy.
+    the most epochs (≤ :data:`MAX_EPOCHS`).  ``samplers``: a subset of the registered samplers (default: all).
+    A row predicted beyond the time limit is listed, not computed (flag ``skipped_cost``; the reason in
+    ``df.attrs["skipped"]``), unless ``force``.  ``accuracy``: the setting of samplers with an ``accuracy`` option
+    (balls_and_bins PLD_accounting, "default"/"fine"); the other samplers use their default accuracy.
 
     Returns a pandas DataFrame with :data:`COLUMNS` (see the module docstring for ``kind`` and
     ``value``); ``df.attrs["verdicts"]`` is a list of plain-sentence verdicts and
-    ``df.attrs["question"]`` the question answered.  Bad input raises ValueError naming the parameter.
+    ``df.attrs["question"]`` the question answered.  Bad input raises ParameterError naming the parameter.
     """
     import pandas as pd
 
     n, b, delta, epochs, chosen = _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon,
                                                 samplers)
     if accuracy not in ("default", "fine"):
-        raise ValueError(f"accuracy must be one of default, fine (got {accuracy!r})")
-    run = _Run(n, b, delta, accuracy)
+        raise ParameterError("accuracy", "one of default, fine", accuracy)
+    run = _Run(n, b, delta, accuracy, force)
     question = "epsilon" if target_epsilon is None else ("sigma" if sigma is None else "epochs")
-    rows = []
-    for sampler in chosen or SAMPLERS:
-        total = run.steps * (epochs if epochs is not None else 1)
-        costly = total > BALLS_AND_BINS_MAX_STEPS or run.steps > BALLS_AND_BINS_MAX_STEPS_PER_EPOCH
-        if chosen is None and sampler == "balls_and_bins" and (costly or question != "epsilon"):
-            row = _row(sampler, question, _NAN, KIND[sampler], "pld_accounting", None, None, ("skipped_cost",))
-        elif question == "epsilon":
-            row = _forward(run, sampler, float(sigma), epochs)
+    rows, skipped = [], {}
+    for sampler in chosen or _samplers.SAMPLERS:
+        spec = _samplers.get_spec(sampler)
+        if question == "epochs":  # the search's first question; later ones stop at epochs_cap
+            q = run.question(sampler, "epsilon", float(sigma), 1, delta)
         elif question == "sigma":
-            row = _inverse_sigma(run, sampler, float(target_epsilon), epochs)
+            q = run.question(sampler, "sigma", None, epochs, (float(target_epsilon), delta))
         else:
-            row = _inverse_epochs(run, sampler, float(sigma), float(target_epsilon))
+            q = run.question(sampler, "epsilon", float(sigma), epochs, delta)
+        try:
+            check_cost(spec, q, force=force)
+        except CostError as exc:
+            if chosen is not None or not spec.audit_optional:
+                raise  # a row asked for (or a required one): the question is refused, naming what to change
+            skipped[sampler] = exc
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+                       (SKIPPED_COST,))
+        else:
+            if question == "epsilon":
+                row = _forward(run, sampler, float(sigma), epochs)
+            elif question == "sigma":
+                row = _inverse_sigma(run, sampler, float(target_epsilon), epochs)
+            else:
+                row = _inverse_epochs(run, sampler, float(sigma), float(target_epsilon))
         row.update(dataset_size=n, batch_size=b, steps_per_epoch=run.steps, q=run.q,
                    epochs=_NAN if question == "epochs" else epochs,
                    sigma=row["value"] if question == "sigma" else float(sigma),
@@ -317,10 +355,11 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     df = pd.DataFrame(rows, columns=list(COLUMNS))
     df.attrs["question"] = question
     df.attrs["verdicts"] = _verdicts(rows, question, delta, target_epsilon)
+    df.attrs["skipped"] = skipped
     return df
 
 
-__all__ = ["BALLS_AND_BINS_MAX_STEPS", "BALLS_AND_BINS_MAX_STEPS_PER_EPOCH", "COLUMNS", "MAX_EPOCHS", "SAMPLERS", "audit"]
+__all__ = ["COLUMNS", "MAX_EPOCHS", "SAMPLERS", "SKIPPED_COST", "audit"]
 
 
 class _CallableModule(__import__("types").ModuleType):

@@ -39,6 +39,25 @@ def check_renamed_keys(config: dict) -> None:
                                      f"'{RENAMED_KEYS[key]}' instead of '{key}'")
 
 
+def check_samplers(config: dict) -> None:
+    """Raise ValueError naming the first ``sampler`` value (in a ``fixed`` or ``grid`` block) that is not a
+    registered sampler (:data:`dpsampling.samplers.SAMPLERS`, the registry: the schema does not list them, so a new
+    sampler module needs no schema edit)."""
+    from dpsampling import samplers
+
+    for name, block in config.items():
+        if not isinstance(block, dict):
+            continue
+        places = [("fixed", block.get("fixed"))]
+        places += [(f"grid[{i}]", sub) for i, sub in enumerate(block.get("grid") or [])]
+        for where, params in places:
+            value = params.get("sampler") if isinstance(params, dict) else None
+            for v in ([] if value is None else value if isinstance(value, list) else [value]):
+                if v not in samplers.SAMPLERS:
+                    raise ValueError(f"config key {name}.{where}.sampler must be one of "
+                                     f"{', '.join(samplers.SAMPLERS)} (got {v!r})")
+
+
 def expand_axis(name, spec):
     """Values of one axis; raises ValueError naming the key on a bad spec."""
     if isinstance(spec, dict):

@@ -122,7 +122,7 @@ def draw_sampler_panel(ax, g, x, quantity, chk):
     """The curves of one paper figure, in the paper's layout (log-scale y)."""
     name = SAMPLER_QUANTITY_SYMBOL[quantity]
     pld = g[(g["sampler"] == "poisson") & (g["method"] == "pld")].sort_values(x)
-    if quantity == "delta":  # PLD δ below 1e-12 is not a reliable bound: not drawn
+    if quantity == "delta":  # PLD δ below RELIABLE_DELTA_FLOOR is not a reliable bound: not drawn
         pld = pld[~pld["flags"].fillna("").astype(str).str.contains(BELOW_FLOOR_FLAG)]
     curves = [
         (g[g["sampler"] == "deterministic"], "value", "exact", "Prop. 3.1", "deterministic", f"{name}_D"),

@@ -132,7 +132,7 @@ def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0
                                                                  "delta": r["value"]} for r in ms_rows]
     for i, e in enumerate(eps_mc):
         lo, up = curves["lower"][len(eps) + i].value, curves["upper"][len(eps) + i].value
-        mc = bnb.delta(e, method="montecarlo", n=mc_n, seed=p.get("seed", 0), beta=mc_beta, **kw)
+        mc = bnb.delta(e, method="montecarlo", mc_samples=mc_n, mc_seed=p.get("seed", 0), mc_failure_prob=mc_beta, **kw)
         check_mc(mc.lower, mc.upper, lo, up, f"{p}, ε={e}")
         rows.append(_row(mc, quantity="delta", epsilon=e, delta=mc.value, pld_lower=lo, pld_upper=up,
                          mc_n=mc_n, mc_beta=mc_beta))

@@ -3,7 +3,7 @@
 The same curves, checks (Theorem 4.1; where Poisson accounting is provably
 wrong for shuffling) and layout as ``samplers_eps_vs_sigma.py`` (generic parts in
 ``_pipeline``), with the axes δ(ε) instead of ε(σ).  PLD δ values below
-1e-12 are flagged and not drawn (not reliable bounds).
+RELIABLE_DELTA_FLOOR are flagged and not drawn (not reliable bounds).
 """
 
 import _pipeline

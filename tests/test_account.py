@@ -81,8 +81,8 @@ def test_balls_and_bins_through_account_equals_the_module():
     assert (lo.kind, lo.value, lo.lower, lo.upper) == ("lower", m_lo, m_lo, m_up)
     d = account("balls_and_bins", "delta", 1.0, **kw)
     assert d.value == bnb.delta(1.0, bound="upper", **kw).value and d.lower == bnb.delta(1.0, bound="lower", **kw).value
-    mc = account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=5, epochs=2, method="montecarlo", n=20_000, seed=4)
-    assert mc == bnb.delta(1.0, sigma=1.0, steps=5, epochs=2, method="montecarlo", n=20_000, seed=4)
+    mc = account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=5, epochs=2, method="montecarlo", mc_samples=20_000, mc_seed=4)
+    assert mc == bnb.delta(1.0, sigma=1.0, steps=5, epochs=2, method="montecarlo", mc_samples=20_000, mc_seed=4)
     assert mc.kind == "estimate" and mc.lower <= d.upper and d.lower <= mc.upper  # the band meets the bracket
     mx = account("balls_and_bins", "epsilon", 1e-6, sigma=1.0, steps=5, epochs=2, method="max_statistic")
     assert mx.kind == "lower" and mx.value == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 5, 2).value

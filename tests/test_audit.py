@@ -96,8 +96,8 @@ def test_balls_and_bins_row_when_asked_and_skipped_by_default():
     r = df.set_index("sampler").loc["balls_and_bins"]
     assert r["kind"] == "upper" and r["lower"] <= r["value"] == r["upper"]
     assert len(df.attrs["verdicts"]) == 1 and "balls-and-bins" in df.attrs["verdicts"][0]
-    # skipped by default above 15 000 total steps (235 × 64 = 15 040) or 1000 steps per epoch (10 000 × 1)
-    for n, b, e in ((60000, 256, 64), (100000, 10, 1)):
+    # skipped by default where the cost model predicts more than the time limit (235 × 400, 10 000 × 1)
+    for n, b, e in ((60000, 256, 400), (100000, 10, 1)):
         big = dpsampling.audit(n, b, epochs=e, sigma=1.1, delta=1e-5, samplers=None).set_index("sampler")
         assert math.isnan(big.loc["balls_and_bins", "value"]) and big.loc["balls_and_bins", "flags"] == "skipped_cost"
 

@@ -67,7 +67,7 @@ def test_mc_between_certified_bounds():
     lo = bnb.delta(eps, sigma=sigma, steps=steps, bound="lower", **FAST).value
     up = bnb.delta(eps, sigma=sigma, steps=steps, bound="upper", **FAST).value
     for importance in (True, False):
-        r = bnb.delta(eps, sigma=sigma, steps=steps, method="montecarlo", n=50_000, seed=3,
+        r = bnb.delta(eps, sigma=sigma, steps=steps, method="montecarlo", mc_samples=50_000, mc_seed=3,
                       importance=importance)
         assert r.kind == "estimate"
         assert r.lower <= up and r.upper >= lo
@@ -78,13 +78,13 @@ def test_mc_multi_epoch_between_bounds():
     eps, sigma, steps, epochs = 1.5, 1.0, 10, 2
     lo = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="lower", **FAST).value
     up = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="upper", **FAST).value
-    r = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, method="montecarlo", n=50_000, seed=4)
+    r = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, method="montecarlo", mc_samples=50_000, mc_seed=4)
     assert r.accuracy["importance"] is False
     assert r.lower <= up and r.upper >= lo
 
 
 def test_mc_takes_the_max_of_add_and_remove():
-    r = mc.mc_delta(0.5, sigma=1.0, steps=10, n=20_000, seed=5)
+    r = mc.mc_delta(0.5, sigma=1.0, steps=10, mc_samples=20_000, mc_seed=5)
     per = [mc.mc_direction(0.5, sigma=1.0, steps=10, direction=d, n=20_000, seed=5) for d in mc.DIRECTIONS]
     assert r.value == max(p.estimate for p in per)
     assert r.upper == max(p.upper for p in per)
@@ -111,10 +111,10 @@ def test_reproducible_and_chunk_independent():
     assert nb > 2
     split = mc.block_sums(1.0, blocks=range(0, 2), **kw) + mc.block_sums(1.0, blocks=range(2, nb), **kw)
     assert math.fsum(all_blocks).hex() == math.fsum(split).hex()
-    r1 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, n=30_000, seed=11)
-    r2 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, n=30_000, seed=11)
+    r1 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, mc_samples=30_000, mc_seed=11)
+    r2 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, mc_samples=30_000, mc_seed=11)
     assert r1 == r2
-    r3 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, n=30_000, seed=12)
+    r3 = mc.mc_delta(1.0, sigma=1.0, steps=50, epochs=2, mc_samples=30_000, mc_seed=12)
     assert r3.value != r1.value
 
 
@@ -139,9 +139,9 @@ def test_samples_needed_meets_half_width():
 
 
 def test_budget_too_small_raises_accuracy_error():
-    with pytest.raises(mc.MCAccuracyError, match="max_samples"):
-        mc.mc_delta(1.0, sigma=1.0, steps=10, epochs=2, half_width=1e-5, max_samples=1000)
-    r = mc.mc_delta(1.0, sigma=1.0, steps=10, half_width=0.02, seed=1)
+    with pytest.raises(mc.MCAccuracyError, match="mc_samples"):
+        mc.mc_delta(1.0, sigma=1.0, steps=10, epochs=2, mc_half_width=1e-5, mc_samples=1000)
+    r = mc.mc_delta(1.0, sigma=1.0, steps=10, mc_half_width=0.02, mc_seed=1)
     assert r.upper - r.lower <= 0.04
 
 
@@ -155,7 +155,7 @@ def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=name):
         bnb.epsilon(1e-6, **kwargs)
     with pytest.raises(ValueError, match=name):
-        bnb.delta(1.0, method="montecarlo", n=10, **kwargs)
+        bnb.delta(1.0, method="montecarlo", mc_samples=10, **kwargs)
 
 
 @pytest.mark.parametrize("d", [0.0, 1.0, -0.1, 1.5])
@@ -165,11 +165,11 @@ def test_bad_delta(d):
 
 
 def test_bad_mc_parameters():
-    with pytest.raises(ValueError, match="^n "):
-        bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", n=0)
+    with pytest.raises(ValueError, match="^mc_samples "):
+        bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", mc_samples=0)
     for beta in (0.0, 1.0, 2.0):
-        with pytest.raises(ValueError, match="beta"):
-            bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", n=10, beta=beta)
+        with pytest.raises(ValueError, match="mc_failure_prob"):
+            bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", mc_samples=10, mc_failure_prob=beta)
     with pytest.raises(ValueError, match="method"):
         bnb.epsilon(1e-6, sigma=1.0, steps=10, method="montecarlo")
     with pytest.raises(ValueError, match="bound"):
@@ -304,7 +304,7 @@ def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
     # ε(δ) by Monte Carlo: the interval overlaps the certified bracket, the estimate sits inside it,
     # and δ̂ at the estimate (same sample: common random numbers) is δ to the bisection's accuracy
     dl, kw = 1e-2, {"sigma": 1.0, "steps": 10, "epochs": 2}
-    r = bnb.epsilon(dl, method="montecarlo", n=50_000, seed=3, **kw)
+    r = bnb.epsilon(dl, method="montecarlo", mc_samples=50_000, mc_seed=3, **kw)
     cert = bnb.epsilon_range(dl, accuracy="fine", **kw)
     assert r.kind == "estimate" and r.lower < r.value < r.upper
     assert r.lower <= cert.upper and cert.lower <= r.upper
@@ -318,26 +318,26 @@ def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
     # the δ band inverted: the KL upper limit at ε = upper is ≤ δ, the lower limit at ε = lower is > δ
     assert max(mc.kl_bounds(m, 50_000, 0.01 / 4)[1] for m in means(r.upper)) <= dl
     assert max(mc.kl_bounds(m, 50_000, 0.01 / 4)[0] for m in means(r.lower)) > dl
-    assert r == bnb.epsilon(dl, method="montecarlo", n=50_000, seed=3, **kw)  # reproducible
-    assert r.value != bnb.epsilon(dl, method="montecarlo", n=50_000, seed=4, **kw).value
+    assert r == bnb.epsilon(dl, method="montecarlo", mc_samples=50_000, mc_seed=3, **kw)  # reproducible
+    assert r.value != bnb.epsilon(dl, method="montecarlo", mc_samples=50_000, mc_seed=4, **kw).value
 
 
 def test_mc_epsilon_one_step_contains_the_gaussian_and_is_sampling_agrees():
     # T = 1: the pair is the Gaussian pair; naive and importance-sampled intervals both contain it
     exact = gauss_eps(1e-3, 1.0)
     for importance in (False, True):
-        r = mc.mc_epsilon(1e-3, sigma=1.0, steps=1, n=100_000, seed=5, importance=importance)
+        r = mc.mc_epsilon(1e-3, sigma=1.0, steps=1, mc_samples=100_000, mc_seed=5, importance=importance)
         assert r.lower <= exact <= r.upper, importance
-    r = mc.mc_epsilon(1e-3, sigma=1.0, steps=20, n=100_000, seed=6)
+    r = mc.mc_epsilon(1e-3, sigma=1.0, steps=20, mc_samples=100_000, mc_seed=6)
     cert = bnb.epsilon_range(1e-3, sigma=1.0, steps=20, accuracy="fine")
     assert r.accuracy["importance"] is True and r.lower <= cert.upper and cert.lower <= r.upper
 
 
 def test_mc_epsilon_with_too_few_samples_says_how_many():
     with pytest.raises(mc.MCAccuracyError, match=r"at least n=\d+"):
-        mc.mc_epsilon(1e-6, sigma=1.0, steps=10, epochs=2, n=1000)
+        mc.mc_epsilon(1e-6, sigma=1.0, steps=10, epochs=2, mc_samples=1000)
     with pytest.raises(ValueError, match="delta"):
-        mc.mc_epsilon(0.0, sigma=1.0, steps=10, n=10)
+        mc.mc_epsilon(0.0, sigma=1.0, steps=10, mc_samples=10)
 
 
 def test_lower_end_is_the_larger_of_pld_and_max_statistic_lower_bounds():

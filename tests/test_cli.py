@@ -56,14 +56,15 @@ def test_console_script_installed():
 
 
 def test_parser_literals_are_the_librarys():
-    """cli.py keeps its choices/defaults as literals (so --help need not import the engine): they must be
-    the library's own."""
+    """The parser's choices and defaults are the library's own: the sampler descriptions (SPEC, read without
+    importing the engine) must agree with the engine."""
     from dpsampling import samplers
     from dpsampling.engine import accountant, validation
 
     assert cli.SAMPLERS == samplers.SAMPLERS
-    assert (cli.DIRECTIONS, cli.METHODS) == (validation.DIRECTIONS, validation.METHODS)
-    assert cli.DEFAULT_REL_TOL == accountant.DEFAULT_REL_TOL
+    poisson = samplers.get_spec("poisson")
+    assert (cli.DIRECTIONS, poisson.methods) == (validation.DIRECTIONS, validation.METHODS)
+    assert poisson.option("rel_tol").default == accountant.DEFAULT_REL_TOL
 
 
 LAZY_PROBE = """

@@ -4,10 +4,12 @@ range, or exit code 2 (bad input) / 1 (accuracy failure) with exactly one line o
 traceback, never longer than TIME_LIMIT seconds.  The case list is fixed (seeded); most cases run
 in-process (cli.main, with an alarm as the time limit), a sample as real subprocesses."""
 
+import argparse
 import itertools
 import json
 import math
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import sys
 import pytest
 
 from dpsampling import cli
+from dpsampling.samplers import poisson
 
 TIME_LIMIT = 60  # seconds per call; the feasibility check must answer long before
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
@@ -59,9 +62,9 @@ def cases():
             out.append(argv(command, {**base, flag: None}))  # missing flag
     # balls_and_bins Monte Carlo and max statistic, with bad MC settings
     mc = {**base_args("delta", "balls_and_bins"), "--method": "montecarlo", "--mc-samples": "2000", "--mc-seed": "1",
-          "--failure-prob": "0.05"}
+          "--mc-failure-prob": "0.05"}
     out.append(argv("delta", mc))
-    for flag in ("--mc-samples", "--mc-seed", "--failure-prob"):
+    for flag in ("--mc-samples", "--mc-seed", "--mc-failure-prob"):
         for bad in RNG.sample(BAD, 3):
             out.append(argv("delta", {**mc, flag: bad}))
     out.append(argv("epsilon", {**base_args("epsilon", "balls_and_bins"), "--method": "max_statistic"}))
@@ -88,6 +91,20 @@ def _alarm(signum, frame):
     raise Timeout
 
 
+def _real_flags(command):
+    sub = next(a for a in cli._parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return set(sub.choices[command]._option_string_actions)
+
+
+#: bad input (exit 2) is one line naming a real flag and what it may be: "--flag must be <range> (got ...)",
+#: argparse's "argument --flag: invalid ... (choose from ...)" / "the following arguments are required: --flag",
+#: or a cost refusal naming the flags to change and --force
+BAD_INPUT = [re.compile(r"^dpsampling: error: (--[a-z-]+) must be \S.* \(got .*\)"),
+             re.compile(r"^dpsampling: error: argument (--[a-z-]+): (invalid|expected) .+"),
+             re.compile(r"^dpsampling: error: the following arguments are required: (--[a-z-]+)"),
+             re.compile(r"^dpsampling: error: .*(?:would take .+ \(limit \d+ s\)|laptop).*; change (--[a-z-]+) .*")]
+
+
 def check_outcome(command, code, out, err, args):
     if code == 0:
         lines = out.strip().splitlines()
@@ -97,8 +114,12 @@ def check_outcome(command, code, out, err, args):
     else:
         assert code in (1, 2), (args, code, err)
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1, (args, err)
-        assert err.startswith("dpsampling: error:") or err.startswith("usage:") is False, (args, err)
+        assert err.startswith("dpsampling: error: "), (args, err)
         assert not out.strip(), (args, out)
+    if code == 2:
+        match = next((m for m in (p.match(err.strip()) for p in BAD_INPUT) if m), None)
+        assert match is not None, (args, err)
+        assert match.group(1) in _real_flags(command), (args, err)
 
 
 @pytest.mark.parametrize("args", CASES, ids=[" ".join(a) for a in CASES])
@@ -142,9 +163,9 @@ def test_infeasible_inputs_are_refused_up_front(args, capsys):
 
 def test_size_estimate_orders_inputs():
     """The estimate grows as σ shrinks, as q grows and as T grows, and a typical run is well inside the limit."""
-    typical, _ = cli.pld_size_estimate(0.8, 1e-3, 10_000)
-    assert typical < cli.FEASIBLE_POINTS / 10
-    assert cli.pld_size_estimate(0.4, 1e-3, 10_000)[0] > typical
-    assert cli.pld_size_estimate(0.8, 1e-2, 10_000)[0] > typical
-    assert cli.pld_size_estimate(0.8, 1e-3, 100_000)[0] > typical
-    assert cli.pld_size_estimate(1e-3, 0.5, 1000)[0] > cli.FEASIBLE_POINTS
+    typical, _ = poisson.pld_size_estimate(0.8, 1e-3, 10_000)
+    assert typical < poisson.FEASIBLE_POINTS / 10
+    assert poisson.pld_size_estimate(0.4, 1e-3, 10_000)[0] > typical
+    assert poisson.pld_size_estimate(0.8, 1e-2, 10_000)[0] > typical
+    assert poisson.pld_size_estimate(0.8, 1e-3, 100_000)[0] > typical
+    assert poisson.pld_size_estimate(1e-3, 0.5, 1000)[0] > poisson.FEASIBLE_POINTS

@@ -176,9 +176,9 @@ def test_balls_and_bins_certified_mc_and_max_statistic(capsys):
     assert code == 0 and mx["kind"] == "lower" and mx["value"] <= up["upper"]
     assert mx["value"] == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 10, 2).value
     code, out, _ = run(capsys, "delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--mc-samples", "20000",
-                       "--mc-seed", "4", "--failure-prob", "0.05")
+                       "--mc-seed", "4", "--mc-failure-prob", "0.05")
     mc = strict_json(out)
-    ref = bnb.delta(1.0, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4, beta=0.05)
+    ref = bnb.delta(1.0, sigma=1.0, steps=10, epochs=2, method="montecarlo", mc_samples=20_000, mc_seed=4, mc_failure_prob=0.05)
     assert code == 0 and mc["kind"] == "estimate" and (mc["value"], mc["lower"], mc["upper"]) == (
         ref.value, ref.lower, ref.upper)
     code, out, _ = run(capsys, "delta", *BNB, "--epsilon", "1")
@@ -187,7 +187,7 @@ def test_balls_and_bins_certified_mc_and_max_statistic(capsys):
     code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-2", "--method", "montecarlo", "--mc-samples", "20000",
                        "--mc-seed", "4")
     me = strict_json(out)
-    ref = bnb.epsilon(1e-2, sigma=1.0, steps=10, epochs=2, method="montecarlo", n=20_000, seed=4)
+    ref = bnb.epsilon(1e-2, sigma=1.0, steps=10, epochs=2, method="montecarlo", mc_samples=20_000, mc_seed=4)
     assert code == 0 and me["kind"] == "estimate" and (me["value"], me["lower"], me["upper"]) == (
         ref.value, ref.lower, ref.upper)
     code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-2")
@@ -214,8 +214,8 @@ def test_monte_carlo_that_cannot_reach_its_accuracy_exits_1(capsys):
     (["epsilon", "--sampler", "deterministic", "--sigma", "1", "--steps", "10", "--epochs", "-3", "--delta", "1e-5"],
      "--epochs"),
     (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--mc-samples", "0"], "--mc-samples"),
-    (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--failure-prob", "0"], "--failure-prob"),
-    (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--failure-prob", "1"], "--failure-prob"),
+    (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--mc-failure-prob", "0"], "--mc-failure-prob"),
+    (["delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--mc-failure-prob", "1"], "--mc-failure-prob"),
     (["delta", *BNB, "--epsilon", "1", "--mc-samples", "100"], "--mc-samples"),
     (["sigma", "--sampler", "balls_and_bins", "--steps", "10", "--epsilon", "1", "--delta", "1e-5", "--method",
       "montecarlo"], "--method"),

@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 #: ``upper``: a valid upper bound; ``lower``: a valid lower bound; ``exact``: closed form;
-#: ``estimate``: neither (reported with its error).
-KINDS = ("upper", "lower", "exact", "estimate")
+#: ``estimate``: neither (reported with its error); ``interval``: an audit row whose ``lower`` and ``upper`` are
+#: valid bounds with no dominating pair between them (shuffle: its lower bound and the deterministic value).
+KINDS = ("upper", "lower", "exact", "estimate", "interval")
 
 #: PLD δ below this is not a reliable upper bound: results below it are flagged
 #: (``delta_below_<floor>``) and never reported as PLD bounds (the accountant replaces them by the φ
@@ -35,7 +36,7 @@ class AccountingResult:
     ``kind`` is ``upper`` (a valid upper bound), ``lower`` (a valid lower
     bound), ``exact`` (closed form) or ``estimate``.  ``lower``/``upper``
     bracket the true value when the method provides both.  ``flags`` lists
-    caveats, e.g. ``not_converged`` or ``delta_below_1e-10``.
+    caveats, e.g. ``not_converged`` or :data:`BELOW_FLOOR_FLAG`.
     """
 
     value: float

@@ -7,6 +7,7 @@ import math
 
 from dpsampling.engine import accountant
 from dpsampling.engine.cf import CFAccuracyError
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
 
 def crossval_pld(sampler, sigma, q, steps, delta=None, epsilon=None, direction="add_remove",
@@ -57,17 +58,17 @@ def crossval_pld(sampler, sigma, q, steps, delta=None, epsilon=None, direction="
             "err": err, "cf_status": "ok", "cf_error": "", "within_bounds": within_bounds,
             "within_reference": within_ref, "agrees": None if tiny else (within_bounds and within_ref),
             "rel_gap": _rel(up - v, up), "optimistic_rel_gap": _rel(up - lo, up),
-            "flags": ";".join(res.flags + (("pld_delta_below_1e-10",) if tiny else ()))}
+            "flags": ";".join(res.flags + (("pld_" + BELOW_FLOOR_FLAG,) if tiny else ()))}
 
 
 
-#: PLD δ below this is not used as a reference.  dpsampling.engine.pld flags δ < RELIABLE_DELTA_FLOOR; measured here that
+#: PLD δ below the one floor (RELIABLE_DELTA_FLOOR) is not used as a reference; measured here that
 #: the pessimistic (connect-the-dots) PLD is not an upper bound already at δ ≈ 1.5e-11: Poisson σ=0.8,
 #: q=1e-3, T=1000, ε=2, remove, true δ = 1.479068e-11 (φ, ± 3e-17, two contours agree; the independent
 #: PRV accountant of Gopi et al. 2021 gives 1.479065e-11 in [1.4690e-11, 1.4892e-11]):
 #: dp_accounting.from_gaussian_mechanism 1.47978e-11 (d=1e-4) but 1.47745e-11 (d=1e-5)
 #: (dpsampling.engine.pld.composed builds the same PLD bit for bit, see tests/test_pld.py).
-CROSSVAL_PLD_DELTA_FLOOR = 1e-10
+CROSSVAL_PLD_DELTA_FLOOR = RELIABLE_DELTA_FLOOR
 
 
 

@@ -63,7 +63,7 @@ DEFAULT_LOG_TAIL = -40.0
 #: Mass the FFT composition may misplace (dp_accounting's default tail truncation).
 TAIL_MASS_TRUNCATION = 1e-15
 #: Below this, PLD δ is dominated by truncation / FFT round-off: flagged, not reported as a bound.
-from dpsampling.engine.result import RELIABLE_DELTA_FLOOR  # noqa: E402  (the one floor of the library)
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR  # noqa: E402  (the one floor of the library)
 
 #: Relative guard subtracted from each loss before rounding down, so floating-point error in
 #: log P_i − log Q_i (≲ 1e-12 relative here) cannot round a loss up by one grid step.
@@ -431,7 +431,7 @@ def lower_bound_result(quantity, target, mean_p, mean_q, sigma, steps, *, epochs
     E > 1: the optimistic PLD of M composed E times (method "max-statistic PLD"; accuracy records Δ and
     the guaranteed slack: the E-epoch loss is rounded down by < E·Δ).  ``kind="lower"``; ``upper`` is
     passed through (e.g. the deterministic value for shuffle, Chua Thm 4.1).  Flags:
-    ``argmax_c_at_grid_end`` (a wider C grid might do better), ``delta_below_1e-12`` (PLD δ below the
+    ``argmax_c_at_grid_end`` (a wider C grid might do better), ``BELOW_FLOOR_FLAG`` (PLD δ below the
     reliability floor: not presented as a bound, value set to nan).
     """
     from dpsampling.engine.result import AccountingResult
@@ -464,10 +464,10 @@ def lower_bound_result(quantity, target, mean_p, mean_q, sigma, steps, *, epochs
            "max_rounding_slack": epochs * float(discretization),
            **{f"value_{k}": float(x) for k, x in per.items()}}
     if quantity == "delta" and v < RELIABLE_DELTA_FLOOR:
-        flags.append("delta_below_1e-12")
+        flags.append(BELOW_FLOOR_FLAG)
         v = math.nan
     if quantity == "epsilon" and float(target) < RELIABLE_DELTA_FLOOR:  # δ target below the PLD floor
-        flags.append("delta_below_1e-12")
+        flags.append(BELOW_FLOOR_FLAG)
     return AccountingResult(float(v), "lower", PLD_METHOD, acc, float(v), upper, tuple(flags))
 
 

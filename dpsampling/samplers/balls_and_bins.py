@@ -74,7 +74,8 @@ import functools
 import math
 
 from dpsampling.engine import lazy
-from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
 
@@ -141,8 +142,9 @@ def _check(sigma, steps, epochs, bound, method, q=None, direction="add_remove"):
 
         check_one_epoch(q, steps, NAME)
     if direction != "add_remove":
-        raise ValueError(f"direction must be add_remove for sampler '{NAME}' (every method takes the max of add and "
-                         f"remove) (got {direction!r})")
+        raise ParameterError("direction", f"add_remove for sampler '{NAME}'", direction,
+                             message=f"direction must be add_remove for sampler '{NAME}' (every method takes the max "
+                                     f"of add and remove) (got {direction!r})")
     return steps, epochs
 
 
@@ -165,7 +167,8 @@ def _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options)
     from . import _max_statistic as ms
 
     if bound != "lower":
-        raise ValueError(f"bound must be 'lower' for method 'max_statistic' with sampler '{NAME}' (got {bound!r}): "
+        raise ParameterError("bound", "'lower' for method 'max_statistic'", bound, message=
+                             f"bound must be 'lower' for method 'max_statistic' with sampler '{NAME}' (got {bound!r}): "
                          "the max statistic gives only a lower bound; use method 'pld' for a certified upper bound")
     unknown = sorted(set(options) - {"c_grid", "discretization"})
     if unknown:
@@ -187,7 +190,7 @@ def _max_statistic_floor(quantity, target, sigma, steps, epochs):
     (closed-form Φ in log space, checked against mpmath in tests/test_max_statistic.py), for E > 1 the
     sliced max's losses are rounded down and its FFT tail moved off δ (optimistic), see :mod:`._max_statistic`."""
     r = _max_statistic_lower(quantity, target, sigma, steps, epochs, "lower", {})
-    if "delta_below_1e-12" in r.flags or not math.isfinite(r.value):
+    if BELOW_FLOOR_FLAG in r.flags or not math.isfinite(r.value):
         return 0.0, None
     return float(r.value), r.method
 
@@ -287,7 +290,7 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
             floor, floor_method = _max_statistic_floor("delta", float(e), float(sigma), steps, epochs)
             acc = {**s, **_lower_label(d, floor, floor_method)}
             d = max(d, floor)
-        flags = ("delta_below_1e-12",) if d < 1e-12 else ()
+        flags = (BELOW_FLOOR_FLAG,) if d < RELIABLE_DELTA_FLOOR else ()
         out.append(AccountingResult(value=d, kind=bound, method="pld_accounting", accuracy=acc,
                                     lower=d if bound == "lower" else None,
                                     upper=d if bound == "upper" else None, flags=flags))
@@ -551,7 +554,8 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
     end of the final bracket, so its upper-bound ε is ≤ the target.
     """
     if bound not in (None, "upper"):
-        raise ValueError(f"bound must be 'upper' for sigma with sampler '{NAME}' (got {bound!r}): a sufficient σ comes "
+        raise ParameterError("bound", "'upper' for sigma", bound, message=
+                             f"bound must be 'upper' for sigma with sampler '{NAME}' (got {bound!r}): a sufficient σ comes "
                          "from the certified upper bound only")
     if method not in (None, "pld"):
         raise ValueError(f"method must be 'pld' for sigma with sampler '{NAME}' (got {method!r}): Monte Carlo and the "
@@ -598,17 +602,20 @@ __all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
-#: cost model of the certified bracket (method pld): CPU seconds ≈ _PLD_SECONDS · (T/1000)^_PLD_T_EXP · E^_PLD_E_EXP
-#: (fitted to bench/bench_cost_model.py on 2 cores: σ ∈ {0.5, 1, 2, 3} × T ∈ {100, 235, 1000, 5005} × E ∈ {1, 5, 60});
+#: cost model of the certified bracket (method pld): CPU seconds ≈ 0.5 + _PLD_SECONDS · (T/1000)^a · E^_PLD_E_EXP,
+#: a = _PLD_T_EXP up to 1000 steps per epoch and _PLD_T_EXP_LARGE beyond (fitted to bench/bench_cost_model.py on 2
+#: cores, σ ∈ {0.5, 1, 2, 3} × T ∈ {100, 235, 1000} × E ∈ {1, 5, 60}, and 10 000 steps × 2 epochs at σ = 3 ≈ 300 s;
+#: the cost varies about 5× with σ, the model takes the dearer σ ≈ 1);
 #: Monte Carlo: MC_DRAWS_PER_SECOND normal draws per direction; σ: about SIGMA_EVALUATIONS brackets (bisection)
 _PLD_SECONDS = 3.5
 _PLD_T_EXP = 1.2
+_PLD_T_EXP_LARGE = 1.8
 _PLD_E_EXP = 0.8
 MC_DRAWS_PER_SECOND = 10**10 / 60
 SIGMA_EVALUATIONS = 15
 #: Monte Carlo samples per direction when neither mc_samples nor mc_half_width is given; the budget with mc_half_width
 MC_SAMPLES = 100_000
-MC_MAX_SAMPLES = 10**9
+MC_MAX_SAMPLES = 10**9  # as balls_and_bins_mc (not imported here: it loads scipy)
 
 
 def _cost(question):
@@ -621,7 +628,7 @@ def _cost(question):
         return Cost(0.5 + 2 * n * t * e / MC_DRAWS_PER_SECOND)
     if question.method == "max_statistic":
         return Cost(0.3 if e == 1 else 1.5)
-    one = 0.5 + _PLD_SECONDS * (t / 1000.0) ** _PLD_T_EXP * e ** _PLD_E_EXP
+    one = 0.5 + _PLD_SECONDS * (t / 1000.0) ** (_PLD_T_EXP if t <= 1000 else _PLD_T_EXP_LARGE) * e ** _PLD_E_EXP
     if question.options.get("accuracy") == "fine":
         one *= 5.0
     return Cost(one * (SIGMA_EVALUATIONS if question.quantity == "sigma" else 1))
@@ -648,10 +655,11 @@ def _spec():
             Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
                    quantities=("sigma",), cli=False),
             Option("mc_samples", "mc-samples", int, f"samples per direction (default {MC_SAMPLES:g}); with "
-                   "--mc-half-width, the sample budget", low=1, high=MC_MAX_SAMPLES, methods=mc),
-            Option("mc_seed", "mc-seed", int, "seed (default 0)", low=0, methods=mc),
+                   "--mc-half-width, the sample budget", default=MC_SAMPLES, low=1, high=MC_MAX_SAMPLES, methods=mc,
+                   fill_unless="mc_half_width"),
+            Option("mc_seed", "mc-seed", int, "seed (default 0)", default=0, low=0, methods=mc),
             Option("mc_failure_prob", "mc-failure-prob", float, "probability β that the band misses the true value "
-                   "(default 0.01)", low=0.0, high=1.0, low_open=True, high_open=True, methods=mc),
+                   "(default 0.01)", default=0.01, low=0.0, high=1.0, low_open=True, high_open=True, methods=mc),
             Option("mc_half_width", "mc-half-width", float, "requested half-width of the band on δ; the sample size "
                    "is computed (exit 1 if it exceeds --mc-samples)", low=0.0, low_open=True, methods=mc,
                    quantities=("delta",)),
@@ -659,7 +667,7 @@ def _spec():
             Option("discretization", "discretization", float, "max-statistic PLD step", low=0.0, low_open=True,
                    methods=("max_statistic",), cli=False),
         ),
-        audit_kind="upper", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma)
+        audit_kind="upper", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma)
 
 
 SPEC = _spec()

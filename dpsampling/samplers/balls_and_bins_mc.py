@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.numerics import bisect
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_epsilon, check_int, check_positive
@@ -61,13 +62,18 @@ _BLOCK_FLOATS = 2**20  # normal draws per RNG block (part of the reproducibility
 
 
 class MCAccuracyError(RuntimeError):
-    """The requested half-width needs more samples than the budget allows (CLI exit 1)."""
+    """The requested half-width needs more samples than the budget allows (CLI exit 1); ``params``: the parameters
+    to change."""
+
+    def __init__(self, message, params=("mc_samples",)):
+        super().__init__(message)
+        self.params = params
 
 
 def _check_unit_open(name, value):
     v = float(value)
     if not (0.0 < v < 1.0):
-        raise ValueError(f"{name} must be in (0, 1) (got {value!r})")
+        raise ParameterError(name, "in (0, 1)", value)
     return v
 
 
@@ -255,20 +261,43 @@ def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", n, seed
     return DirectionEstimate(direction, mean01 * scale, lo * scale, up * scale, scale, n)
 
 
-def mc_delta(epsilon, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, half_width=None,
-             max_samples=10**7, importance=None):
-    """Monte Carlo δ(ε) = max(δ_add, δ_remove) with a (1 − β) KL interval; kind ``estimate``.
+#: retired Monte Carlo keywords -> their name now (one name per concept: mc_samples, mc_seed, mc_failure_prob,
+#: mc_half_width; with mc_half_width, mc_samples is the sample budget)
+RENAMED = {"n": "mc_samples", "max_samples": "mc_samples", "seed": "mc_seed", "beta": "mc_failure_prob",
+           "alpha": "mc_half_width", "half_width": "mc_half_width"}
+#: samples per direction of δ(ε) when neither mc_samples nor mc_half_width is given (ε(δ) needs mc_samples given;
+#: the command line gives this default); the sample budget with mc_half_width when mc_samples is not given
+MC_SAMPLES = 100_000
+MC_MAX_SAMPLES = 10**9
 
-    Give ``n`` (samples per direction) or ``half_width`` h (absolute, on δ): then n is
-    ``samples_needed(h, β, scale)`` per direction, and if that exceeds ``max_samples``
-    :class:`MCAccuracyError` is raised instead of returning a number.
+
+def _retired(kwargs):
+    """Stop on a retired keyword, naming the new one (as the config's gamma -> q)."""
+    for old in kwargs:
+        if old in RENAMED:
+            raise ParameterError(old, f"renamed {RENAMED[old]}", kwargs[old],
+                                 message=f"{old} was renamed {RENAMED[old]} (got {old}={kwargs[old]!r})")
+        raise TypeError(f"unexpected keyword argument {old!r}")
+
+
+def mc_delta(epsilon, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_failure_prob=0.01, mc_half_width=None,
+             importance=None, **retired):
+    """Monte Carlo δ(ε) = max(δ_add, δ_remove) with a (1 − β) KL interval (β = ``mc_failure_prob``); kind ``estimate``.
+
+    ``mc_samples`` samples per direction (default :data:`MC_SAMPLES`), or, with ``mc_half_width`` h (absolute, on
+    δ), n = ``samples_needed(h, β, scale)`` per direction within the budget ``mc_samples`` (default
+    :data:`MC_MAX_SAMPLES`): beyond it :class:`MCAccuracyError` is raised instead of returning a number.
     """
-    beta = _check_unit_open("beta", beta)
+    _retired(retired)
+    beta = _check_unit_open("mc_failure_prob", mc_failure_prob)
+    seed = check_int("mc_seed", mc_seed, 0)
     steps = check_int("steps", steps, 1)
     epochs = check_int("epochs", epochs, 1)
-    max_samples = check_int("max_samples", max_samples, 1)
-    if n is None and half_width is None:
-        raise ValueError("n or half_width must be given (got neither)")
+    half_width = None if mc_half_width is None else float(check_positive("mc_half_width", mc_half_width))
+    if half_width is None:
+        n = check_int("mc_samples", MC_SAMPLES if mc_samples is None else mc_samples, 1)
+    else:
+        n, max_samples = None, check_int("mc_samples", MC_MAX_SAMPLES if mc_samples is None else mc_samples, 1)
     per_dir = []
     imp = (epochs == 1) if importance is None else importance
     for direction in DIRECTIONS:
@@ -281,9 +310,9 @@ def mc_delta(epsilon, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, half
             need = samples_needed(half_width, beta, scale) if scale > 0 else 1
             if need > max_samples:
                 raise MCAccuracyError(
-                    f"half_width={half_width!r} at beta={beta!r} needs {need} samples for the {direction} "
-                    f"direction, more than max_samples={max_samples}")
-            nn = need if n is None else max(check_int("n", n, 1), need)
+                    f"mc_half_width={half_width!r} at mc_failure_prob={beta!r} needs {need} samples for the "
+                    f"{direction} direction, more than mc_samples={max_samples}", ("mc_samples", "mc_half_width"))
+            nn = need
         per_dir.append(mc_direction(epsilon, sigma=sigma, steps=steps, epochs=epochs, direction=direction,
                                     n=nn, seed=seed, beta=beta, importance=importance))
     est = max(d.estimate for d in per_dir)
@@ -313,8 +342,8 @@ def direction_losses(*, sigma, steps, epochs, direction, n, seed, importance, ep
     return np.concatenate(out)
 
 
-def mc_epsilon(delta, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, importance=None, eps0=None,
-               eps_max=64.0, rel_tol=1e-6):
+def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_failure_prob=0.01,
+               importance=None, eps0=None, eps_max=64.0, rel_tol=1e-6, **retired):
     """Monte Carlo ε(δ) with a (1 − β) interval; kind ``estimate`` (``lower``/``upper`` = the interval).
 
     One sample of losses per direction (common random numbers, :func:`direction_losses`) gives, for
@@ -331,9 +360,13 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, impo
     (flagged; lower = eps0 is then not certified, so lower is reported as 0).  An upper end beyond
     ``eps_max`` (δ_up stays > δ: too few samples for this δ) raises :class:`MCAccuracyError`.
     """
+    _retired(retired)
     d = _check_unit_open("delta", delta)
-    if n is None:
-        raise ValueError("n (samples per direction) must be given for epsilon by method 'montecarlo' (got None)")
+    beta = _check_unit_open("mc_failure_prob", mc_failure_prob)
+    if mc_samples is None:
+        raise ParameterError("mc_samples", "an integer >= 1", None, message="mc_samples (samples per direction) must "
+                             "be given for epsilon by method 'montecarlo' (got None)")
+    n, seed = check_int("mc_samples", mc_samples, 1), check_int("mc_seed", mc_seed, 0)
     steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, n, seed, beta, importance)
     if eps0 is None:
         eps0 = 0.0
@@ -382,7 +415,7 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, n=None, seed=0, beta=0.01, impo
         # even where every f_ε = 0 the upper band is scale·(1 − (β/4)^{1/n}) ≈ scale·ln(4/β)/n
         need = max(math.ceil(math.log(4.0 / beta) / -math.log1p(-min(d / sc, 0.5))) if sc > 0 else 1
                    for _, sc in per_dir)
-        raise MCAccuracyError(f"n={n} samples per direction cannot bound delta={delta!r}: the upper band stays above "
+        raise MCAccuracyError(f"mc_samples={n} samples per direction cannot bound delta={delta!r}: the upper band stays above "
                               f"delta up to epsilon={eps_max}; at least n={need} samples are needed")
     est_b, lo_b = invert(0), invert(1)
     flags = []

@@ -39,8 +39,8 @@ def poisson_epoch_epsilon(delta, sigma, steps, method="pld", bound="upper", disc
 def poisson_epoch_delta(epsilon, sigma, steps, method="pld", bound="upper", discretization=1e-4):
     """δ_P(ε) for one epoch of Poisson batching (q = 1/T); see :func:`poisson_epoch_epsilon`.
 
-    PLD values below RELIABLE_DELTA_FLOOR (1e-10) are not reliable upper
-    bounds (the accountant flags them ``delta_below_1e-10`` and reports the φ accountant's certified value).
+    PLD values below RELIABLE_DELTA_FLOOR are not reliable upper bounds (the accountant flags them
+    ``BELOW_FLOOR_FLAG`` and reports the φ accountant's certified value).
     """
     r = poisson_epoch_result("delta", epsilon, sigma, steps, method=method, bound=bound, discretization=discretization)
     return float(r.value)
@@ -192,8 +192,9 @@ def cost(question):
     if points > FEASIBLE_POINTS:
         return Cost(math.inf, f"these inputs need a PLD of about {points:.2g} grid points composed {steps} times "
                               f"(limit {FEASIBLE_POINTS:.0e} points): more memory than a laptop has; use a larger "
-                              f"sigma, a smaller q or steps, or method rdp")
-    return Cost(max(0.5, TIME_LIMIT * work / FEASIBLE_WORK, TIME_LIMIT * steps / MAX_PLD_STEPS))
+                              f"sigma, a smaller q or steps, or method rdp", ("sigma", "q", "steps", "method"))
+    return Cost(max(0.5, TIME_LIMIT * work / FEASIBLE_WORK, TIME_LIMIT * steps / MAX_PLD_STEPS),
+                drivers=("steps", "epochs", "method"))
 
 
 def _options():

@@ -59,6 +59,7 @@ import math
 import numpy as np
 
 from dpsampling.engine import lazy
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
 
@@ -277,11 +278,12 @@ def _check_run(sigma, steps, epochs, q, bound, direction, mode):
     if q is not None:
         check_one_epoch(q, steps, NAME)
     if direction != "add_remove":
-        raise ValueError(f"direction must be add_remove for sampler 'shuffle' (the E_C bound is for the pair "
-                         f"of Chua eqs. (1)-(2)) (got {direction!r})")
+        raise ParameterError("direction", "add_remove for sampler 'shuffle'", direction,
+                             message=f"direction must be add_remove for sampler 'shuffle' (the E_C bound is for the "
+                                     f"pair of Chua eqs. (1)-(2)) (got {direction!r})")
     check_bound(bound, NAME, BOUNDS)
     if mode not in SHUFFLE_MODES:
-        raise ValueError(f"mode must be one of {', '.join(SHUFFLE_MODES)} for sampler 'shuffle' (got {mode!r})")
+        raise ParameterError("mode", f"one of {', '.join(SHUFFLE_MODES)}", mode)
     if sigma is not None:
         sigma, steps = check_sigma_steps(sigma, steps)
     return sigma, int(steps), epochs
@@ -349,7 +351,8 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, direction="add
     bound on ε cannot certify a σ.
     """
     if bound != "lower":
-        raise ValueError(f"bound must be 'lower' for sigma with sampler 'shuffle' (got {bound!r}): the E_C sets give "
+        raise ParameterError("bound", "'lower' for sigma with sampler 'shuffle'", bound, message=
+                             f"bound must be 'lower' for sigma with sampler 'shuffle' (got {bound!r}): the E_C sets give "
                          "only a lower bound on ε, hence only the σ below which ε is provably larger than the "
                          "target; ask for bound 'lower' for that, or use sampler deterministic, whose σ suffices "
                          "for shuffling (Chua Thm 4.1)")

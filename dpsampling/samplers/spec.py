@@ -30,7 +30,8 @@ BATCH_MODELS = ("rate", "one_per_step")
 class Option:
     """One sampler option: library keyword ``name``, command-line ``flag`` (without ``--``), type, default,
     allowed values (``choices``, or ``low``/``high`` with open/closed ends), and where it applies
-    (``methods``/``quantities``; None = everywhere).  ``cli=False``: a library-only option (no flag)."""
+    (``methods``/``quantities``; None = everywhere).  ``cli=False``: a library-only option (no flag);
+    ``fill_unless``: see the field."""
 
     name: str
     flag: str
@@ -45,6 +46,9 @@ class Option:
     methods: tuple | None = None
     quantities: tuple | None = None
     cli: bool = True
+    #: the command line passes ``default`` when the option is unset and so is the option named here (e.g. the Monte
+    #: Carlo sample size, unless a half-width sets it); None: the library's own default applies
+    fill_unless: str | None = None
 
     @property
     def allowed(self) -> str:
@@ -103,10 +107,12 @@ class Question:
 
 @dataclass(frozen=True)
 class Cost:
-    """Predicted seconds of one question, and (if it cannot run at all) why, in words."""
+    """Predicted seconds of one question, (if it cannot run at all) why, in words, and the parameters whose values
+    drive the cost (named in a refusal)."""
 
     seconds: float
     why: str = ""
+    drivers: tuple = ("steps", "epochs")
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,9 @@ class SamplerSpec:
     quantities: dict = field(default_factory=dict)
     directions: tuple = ("add_remove",)
     audit_options: dict = field(default_factory=dict)
+    #: an optional audit row: with the default sampler list it is listed, not computed, when predicted beyond the
+    #: limit (a required row stops the audit instead)
+    audit_optional: bool = False
 
     def __post_init__(self):
         if self.batch not in BATCH_MODELS:
@@ -170,21 +179,33 @@ def in_words(seconds: float) -> str:
 
 
 class CostError(ParameterError):
-    """A question predicted beyond :data:`TIME_LIMIT` (``param`` = "force")."""
+    """A question predicted beyond the time limit (or that cannot run at all): ``param`` = "force"; ``seconds``,
+    ``limit``, ``why`` and ``drivers`` (the parameters to change) say what and why."""
+
+    def __init__(self, what, cost, limit):
+        self.what, self.seconds, self.why, self.drivers, self.limit = what, cost.seconds, cost.why, cost.drivers, limit
+        super().__init__("force", "True to run a question predicted beyond the limit", False,
+                         message=self.text("force=True", {d: d for d in cost.drivers}))
+
+    def __reduce__(self):  # copyable (pandas deep-copies DataFrame.attrs)
+        return (type(self), (self.what, Cost(self.seconds, self.why, self.drivers), self.limit))
+
+    def text(self, force_name, names):
+        """The refusal in words, with ``force_name`` (e.g. "--force") and ``names``: parameter -> its name."""
+        change = " or ".join(names.get(d, d) for d in self.drivers)
+        if self.why:
+            return f"{self.what}: {self.why}; change {change}"
+        return (f"{self.what} would take {in_words(self.seconds)} on a laptop (limit {self.limit:g} s); change "
+                f"{change}, or {force_name} to run it")
 
 
-def check_cost(spec: SamplerSpec, question: Question, *, force=False, limit=TIME_LIMIT, force_name="force=True"):
-    """Raise :class:`CostError` if ``spec`` predicts more than ``limit`` seconds for ``question`` (or says it
-    cannot run), unless ``force``.  Returns the :class:`Cost`."""
+def check_cost(spec: SamplerSpec, question: Question, *, force=False, limit=TIME_LIMIT) -> Cost:
+    """Raise :class:`CostError` if ``spec`` predicts more than ``limit`` seconds for ``question`` (or says it cannot
+    run at all), unless ``force`` (a question that cannot run is refused even then).  Returns the :class:`Cost`."""
     try:
         c = spec.cost(question)
     except (TypeError, ValueError, ArithmeticError):  # out-of-range input: the sampler itself names the parameter
         return Cost(0.0)
-    if c.why and not force:
-        raise CostError("force", f"a question that fits ({force_name} tries it anyway)", question,
-                        message=f"{spec.name}: {c.why}")
-    if c.seconds > limit and not force:
-        raise CostError("force", f"predicted time <= {limit:g} s", question,
-                        message=f"{spec.name} {question.quantity} would take {in_words(c.seconds)} "
-                                f"(limit {limit:g} s); {force_name} to run it")
+    if c.why or (c.seconds > limit and not force):
+        raise CostError(f"{spec.name} {question.quantity}", c, limit)
     return c

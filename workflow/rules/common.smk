@@ -12,6 +12,7 @@ from dpsampling import grids
 
 grids.check_renamed_keys(config)  # an old key (gamma, k) fails naming its new name (q, steps)
 validate(config, "../schemas/config.schema.yaml")
+grids.check_samplers(config)  # sampler names: the registry (dpsampling.samplers.SAMPLERS), not a schema enum
 
 # `shell:` rules (none yet) would run the `python` on PATH; put ours first.
 os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")

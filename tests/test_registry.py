@@ -1,0 +1,172 @@
+"""The sampler registry: a sampler is one module that describes itself (``SPEC``), one registration line, and
+every entry point (account, the command line, audit, the pipeline) reads the description."""
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+import dpsampling
+from dpsampling import cli, samplers
+from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.result import KINDS
+from dpsampling.samplers import poisson
+from dpsampling.samplers.spec import TIME_LIMIT, CostError, Question, check_cost, in_words
+
+
+@pytest.fixture
+def toy():
+    """Poisson under another name, registered at run time (no other module edited), then removed."""
+    spec = dataclasses.replace(poisson.SPEC, name="toy_poisson", summary="Poisson under another name (test)")
+    samplers.register(spec)
+    try:
+        yield spec
+    finally:
+        samplers.unregister("toy_poisson")
+
+
+def _main(capsys, argv):
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_toy_sampler_joins_every_entry_point(toy, capsys):
+    assert "toy_poisson" in samplers.SAMPLERS and "toy_poisson" in cli.SAMPLERS
+    for argv in (["--help"], ["epsilon", "--help"]):
+        code, out, _ = _main(capsys, argv)
+        assert code == 0 and "toy_poisson" in out
+    kw = dict(sigma=1.0, steps=100, epochs=2, q=0.01)
+    mine = samplers.account("toy_poisson", "epsilon", 1e-5, **kw)
+    assert mine == samplers.account("poisson", "epsilon", 1e-5, **kw)
+    code, out, _ = _main(capsys, ["epsilon", "--sampler", "toy_poisson", "--sigma", "1", "--q", "0.01", "--steps", "100",
+                                  "--epochs", "2", "--delta", "1e-5"])
+    assert code == 0 and json.loads(out)["value"] == mine.value
+    df = dpsampling.audit(1000, 10, epochs=2, sigma=1.0, delta=1e-5).set_index("sampler")
+    assert df.loc["toy_poisson", "value"] == df.loc["poisson", "value"]
+    assert df.loc["toy_poisson", "kind"] == "upper"
+    code, out, _ = _main(capsys, ["audit", "--dataset-size", "1000", "--batch-size", "10", "--epochs", "2", "--sigma",
+                                  "1", "--delta", "1e-5"])
+    assert code == 0 and "toy_poisson" in out
+
+
+def test_registry_after_unregister():
+    assert "toy_poisson" not in samplers.SAMPLERS
+    with pytest.raises(ValueError, match="sampler must be one of poisson"):
+        samplers.account("toy_poisson", "epsilon", 1e-5, sigma=1.0, steps=10, q=0.1)
+    with pytest.raises(ValueError, match="already registered"):
+        samplers.register(poisson.SPEC)
+
+
+def test_the_registry_loads_without_an_accountant(repo_root):
+    import subprocess
+    import sys
+
+    probe = ("import sys; import dpsampling.samplers as s; s.get_spec('balls_and_bins').options; "
+             "print(sorted({'scipy', 'dp_accounting', 'numba', 'PLD_accounting'} & {m.split('.')[0] for m in sys.modules}))")
+    out = subprocess.run([sys.executable, "-c", probe], cwd=repo_root, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_parameter_error_carries_the_parameter():
+    with pytest.raises(ParameterError) as e:
+        samplers.account("poisson", "epsilon", 2.0, sigma=1.0, steps=10, q=0.1)
+    assert (e.value.param, e.value.allowed, e.value.got) == ("delta", "in (0, 1)", 2.0)
+    with pytest.raises(ParameterError) as e:
+        samplers.account("shuffle", "epsilon", 1e-5, sigma=1.0, steps=10, mode="sideways")
+    assert e.value.param == "mode" and "dynamic" in e.value.allowed
+
+
+def test_cost_limit_refuses_in_words_and_force_runs():
+    spec = samplers.get_spec("balls_and_bins")
+    big = Question("epsilon", sigma=1.0, steps=5000, epochs=3, method="pld")
+    assert spec.predict_seconds(big) > TIME_LIMIT
+    with pytest.raises(CostError) as e:
+        check_cost(spec, big)
+    assert "minutes" in str(e.value) and "force=True" in str(e.value) and e.value.param == "force"
+    with pytest.raises(CostError):
+        samplers.account("balls_and_bins", "epsilon", 1e-5, sigma=1.0, steps=5000, epochs=3)
+    small = Question("epsilon", sigma=1.1, steps=235, epochs=60, method="pld")
+    assert spec.predict_seconds(small) <= TIME_LIMIT  # the README's MNIST question is answered
+    assert in_words(240) == "about 4 minutes" and in_words(20) == "about 20 s"
+
+
+def test_mc_retired_names_stop_naming_the_new_one(capsys):
+    with pytest.raises(ParameterError, match="n was renamed mc_samples"):
+        samplers.account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, method="montecarlo", n=1000)
+    code, _, err = _main(capsys, ["delta", "--sampler", "balls_and_bins", "--sigma", "1", "--steps", "10", "--epsilon",
+                                  "1", "--method", "montecarlo", "--failure-prob", "0.1"])
+    assert code == 2 and "--failure-prob was renamed --mc-failure-prob" in err
+
+
+ONE_BATCH = ("shuffle", "deterministic", "balls_and_bins")
+
+
+def _kinds_of(res):
+    return {res.kind}
+
+
+@pytest.mark.parametrize("sampler", ["poisson", "wor", "shuffle", "deterministic", "balls_and_bins"])
+def test_every_result_kind_is_in_kinds(sampler):
+    q = None if sampler in ONE_BATCH else 0.05
+    for quantity, target in (("epsilon", 1e-5), ("delta", 1.0)):
+        r = samplers.account(sampler, quantity, target, sigma=1.0, steps=20, q=q)
+        assert r.kind in KINDS, (sampler, r.kind)
+    bound = "lower" if sampler == "shuffle" else None
+    r = samplers.account(sampler, "sigma", (2.0, 1e-5), steps=20, q=q, bound=bound)
+    assert r.kind in KINDS
+    assert samplers.get_spec(sampler).audit_kind in KINDS
+
+
+def test_every_audit_row_kind_is_in_kinds():
+    for kw in (dict(epochs=2, sigma=1.0), dict(epochs=2, target_epsilon=2.0), dict(sigma=1.0, target_epsilon=2.0)):
+        df = dpsampling.audit(200, 20, delta=1e-5, **kw)
+        assert set(df["kind"]) <= set(KINDS), (kw, set(df["kind"]))
+
+
+# --------------------------------------------------------------------------- one question, one answer
+
+N, B, E, SIGMA, DELTA = 400, 20, 2, 1.0, 1e-5  # 20 steps per epoch, q = 0.05
+
+
+@pytest.mark.parametrize("sampler", ["poisson", "wor", "shuffle", "deterministic", "balls_and_bins"])
+def test_same_question_same_answer_everywhere(sampler, capsys):
+    """ε of one run through the API (account), the command line, audit and the pipeline's audit script."""
+    import importlib.util
+    from pathlib import Path
+
+    steps = math.ceil(N / B)
+    q = B / N if samplers.get_spec(sampler).batch == "rate" else None
+    api = samplers.account(sampler, "epsilon", DELTA, sigma=SIGMA, steps=steps, epochs=E, q=q).value
+    argv = ["epsilon", "--sampler", sampler, "--sigma", str(SIGMA), "--steps", str(steps), "--epochs", str(E),
+            "--delta", str(DELTA)] + (["--q", str(q)] if q is not None else [])
+    code, out, err = _main(capsys, argv)
+    assert code == 0, err
+    assert json.loads(out)["value"] == api
+    row = dpsampling.audit(N, B, epochs=E, sigma=SIGMA, delta=DELTA, samplers=[sampler]).iloc[0]
+    assert row["value"] == api
+    scripts = Path(__file__).resolve().parents[1] / "scripts"
+    import sys
+
+    sys.path.insert(0, str(scripts))
+    try:
+        spec = importlib.util.spec_from_file_location("sampler_audit_script", scripts / "sampler_audit.py")
+        script = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(script)
+        rows = script.compute_point({"dataset_size": N, "batch_size": B, "epochs": E, "sigma": SIGMA, "delta": DELTA},
+                                    balls_and_bins_max_steps=10**6)
+    finally:
+        sys.path.remove(str(scripts))
+    assert {r["sampler"]: r["value"] for r in rows}[sampler] == api
+
+
+def test_config_sampler_names_come_from_the_registry(toy):
+    from dpsampling import grids
+
+    grids.check_samplers({"c": {"fixed": {"sampler": "toy_poisson"}, "grid": [{"sampler": ["poisson", "wor"]}]}})
+    with pytest.raises(ValueError, match=r"c\.grid\[0\]\.sampler must be one of poisson.*toy_poisson.*'bogus'"):
+        grids.check_samplers({"c": {"grid": [{"sampler": ["poisson", "bogus"]}]}})
