@@ -13,7 +13,7 @@ import pandas as pd
 
 from dpsampling.engine.result import BELOW_FLOOR_FLAG
 from dpsampling.papers import chua
-from dpsampling.samplers import account, deterministic, shuffle
+from dpsampling.samplers import account, deterministic, get_spec, shuffle
 
 SAMPLER_QUANTITY_SYMBOL = {"epsilon": "ε", "delta": "δ"}
 SAMPLER_COLOR = {"deterministic": _style.PALETTE[7], "pld": _style.PALETTE[0], "rdp": _style.PALETTE[2],
@@ -27,11 +27,12 @@ def one_epoch_result(p, quantity, target, rel_tol=None, discretization=None, fin
     q = 1/T (``p["method"]``, upper bound; the accuracy settings apply to it), shuffle with ``c_grid``,
     deterministic exact."""
     sampler, steps = p["sampler"], p["steps"]
+    spec = get_spec(sampler)
     opts = {}
-    if sampler == "poisson":
+    if spec.batch == "rate":  # a rate sampler at q = 1/T; the PLD accuracy settings are its
         opts = dict(q=1.0 / steps, method=p.get("method", "pld"), bound="upper", rel_tol=rel_tol,
                     discretization=discretization, finest_discretization=finest_discretization)
-    elif sampler == "shuffle":
+    elif spec.option("c_grid") is not None and spec.option("c_grid").applies(quantity, spec.default_method):
         opts = dict(c_grid=c_grid)
     return account(sampler, quantity, target, sigma=p["sigma"], steps=steps, **opts)
 

@@ -170,3 +170,15 @@ def test_config_sampler_names_come_from_the_registry(toy):
     grids.check_samplers({"c": {"fixed": {"sampler": "toy_poisson"}, "grid": [{"sampler": ["poisson", "wor"]}]}})
     with pytest.raises(ValueError, match=r"c\.grid\[0\]\.sampler must be one of poisson.*toy_poisson.*'bogus'"):
         grids.check_samplers({"c": {"grid": [{"sampler": ["poisson", "bogus"]}]}})
+
+
+def test_smoke_csv_kinds_are_in_kinds(smoke_run):
+    """Every ``kind`` any pipeline row carries is one of engine.result.KINDS."""
+    import pandas as pd
+
+    seen = set()
+    for path in sorted(smoke_run.glob("results/*/*.csv")):
+        df = pd.read_csv(path)
+        if "kind" in df:
+            seen |= set(df["kind"].dropna().astype(str))
+    assert seen and seen <= set(KINDS), seen - set(KINDS)
