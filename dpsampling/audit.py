@@ -33,11 +33,13 @@ naming the parameters to change), except an optional row (``SamplerSpec.audit_op
 audit with ``samplers=None``: it is listed with value NaN and the flag ``skipped_cost``, its reason in
 ``df.attrs["skipped"]`` (sampler -> the CostError).  ``force=True`` computes every row.  The σ question costs
 about 15 ε questions (a bisection); the epochs search stops at the largest number of epochs whose ε question is
-predicted within the limit (then the answer is "at least" that many).
+predicted within the limit (then the answer is "at least" that many); an optional row's search is listed as
+``skipped_cost`` once its predicted questions add up beyond the limit.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from dpsampling import samplers as _samplers
@@ -162,14 +164,20 @@ class _Run:
             lo, hi = (mid, hi) if ok(mid) else (lo, mid)
         return lo
 
-    def max_epochs(self, sampler, sigma, target, end="value"):
+    def max_epochs(self, sampler, sigma, target, end="value", budget=math.inf):
         """Largest integer E ≤ MAX_EPOCHS with ε(E) ≤ target (ε non-decreasing in E: composing one more
         epoch is a post-processing-monotone addition).  Doubling then integer bisection; returns
-        (E, method, flags)."""
+        (E, method, flags).  ``budget``: predicted seconds the whole search may take (CostError beyond)."""
         f = {}
+        spent = [0.0]
+        spec = _samplers.get_spec(sampler)
 
         def ok(e):
             if e not in f:
+                c = spec.cost(self.question(sampler, "epsilon", sigma, e, self.delta))
+                spent[0] += c.seconds
+                if spent[0] > budget:
+                    raise CostError(f"{sampler} epochs search", dataclasses.replace(c, seconds=spent[0]), budget)
                 f[e] = self.eps_value(sampler, sigma, e, end)[0] <= target
             return f[e]
 
@@ -227,8 +235,8 @@ def _inverse_sigma(run, sampler, target, epochs):
     return _row(sampler, "sigma", s, r.kind, r.method, lo, s, flags, r.accuracy)
 
 
-def _inverse_epochs(run, sampler, sigma, target):
-    e, flags = run.max_epochs(sampler, sigma, target)
+def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
+    e, flags = run.max_epochs(sampler, sigma, target, budget=budget)
     kind = _samplers.get_spec(sampler).audit_kind
     if kind == "interval":  # shuffle: more than e epochs provably exceed target; its upper end's epochs suffice
         e_up, _ = run.max_epochs(sampler, sigma, target, end="upper")
@@ -346,7 +354,13 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
             elif question == "sigma":
                 row = _inverse_sigma(run, sampler, float(target_epsilon), epochs)
             else:
-                row = _inverse_epochs(run, sampler, float(sigma), float(target_epsilon))
+                try:  # an optional row's search stops when its predicted questions add up beyond the limit
+                    budget = math.inf if force or chosen is not None or not spec.audit_optional else _samplers.TIME_LIMIT
+                    row = _inverse_epochs(run, sampler, float(sigma), float(target_epsilon), budget)
+                except CostError as exc:
+                    skipped[sampler] = exc
+                    row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+                               (SKIPPED_COST,))
         row.update(dataset_size=n, batch_size=b, steps_per_epoch=run.steps, q=run.q,
                    epochs=_NAN if question == "epochs" else epochs,
                    sigma=row["value"] if question == "sigma" else float(sigma),
