@@ -29,9 +29,7 @@ list of str); ``df.attrs["question"]`` is ``"epsilon"``, ``"sigma"`` or ``"epoch
 balls_and_bins can be costly (PLD_accounting's certified bracket; its cost grows with the steps per epoch
 and as ε falls): with ``samplers=None`` it is computed only when the steps per epoch are ≤
 :data:`BALLS_AND_BINS_MAX_STEPS_PER_EPOCH` and ``steps_per_epoch · epochs`` ≤ :data:`BALLS_AND_BINS_MAX_STEPS`
-(measured on 2 cores, 2026-11-25: 235 steps × 60 epochs at σ = 1.1 11 s wall; every σ ∈ [0.35, 2] with
-≤ 1000 steps × ≤ 10 epochs ≤ 15 s; outside: 2000 steps × 10 epochs at σ = 0.8 16 s, 10 000 steps × 2 epochs
-at σ = 3 five minutes), and otherwise listed with value NaN and the flag ``skipped_cost``; naming it in
+(measured times: docs/benchmarks.md), and otherwise listed with value NaN and the flag ``skipped_cost``; naming it in
 ``samplers`` computes it regardless.
 """
 

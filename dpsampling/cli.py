@@ -217,9 +217,8 @@ FEASIBLE_WORK = 2e7
 # compositions goes far below 1e-3 (σ = 1.5, q = 1e-3, T = 1e6, rel-tol 0.01 lands at d = 1e-5 and takes
 # 19 s; T = 1e7 ran > 100 s): beyond MAX_PLD_STEPS the CLI points to the RDP or φ accountant.
 MAX_PLD_STEPS = 10**6
-# balls_and_bins: PLD_accounting's cost grows with the steps per epoch and as ε falls (measured wall per certified
-# bracket on 2 cores, 2026-11-25: every σ ∈ [0.35, 2] × 100–1000 steps × 1–10 epochs ≤ 15 s, 45 of 48 such points
-# ≤ 10 s; 10 000 steps × 2 epochs at σ = 3 five minutes); the range is 100–1000 steps × 1–10 epochs.
+# balls_and_bins: PLD_accounting's cost grows with the steps per epoch and as ε falls (measured times per certified
+# bracket: docs/benchmarks.md, bench/bench_balls_and_bins.py).
 # Monte Carlo: normal draws per direction.
 MAX_BNB_PLD_STEPS = 10**4
 MAX_MC_DRAWS = 10**10
