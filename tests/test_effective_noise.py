@@ -1,7 +1,6 @@
 """Tests for dpsampling.papers.raisa (Räisä et al. 2024, §5-§6)."""
 
 import logging
-import time
 
 import mpmath as mp
 import numpy as np
@@ -281,11 +280,9 @@ def test_paper_resolution_constant():
     assert en.sigma_grid_log_step(4e-5, 10000) == pytest.approx(1.0128e-3, rel=1e-4)
 
 
-def test_exact_full_grid_fast_and_maximum_at_corner():
-    eps, qs = en.paper_grid()  # 1000 eps x 100 q calibrations
-    t = time.perf_counter()
+def test_exact_full_grid_maximum_at_corner():
+    eps, qs = en.paper_grid()  # 1000 eps x 100 q calibrations (timed in bench/bench_a_minus_b.py (ii))
     x = en.a_minus_b_exact(eps, DELTA, qs)
-    assert time.perf_counter() - t < 10.0
     assert np.all(x["argmax_q"] == qs[0])
     assert np.argmax(x["max_a_minus_b"]) == 0
     assert x["max_a_minus_b"][0] == pytest.approx(en.conjecture63_corner(4.0), rel=1e-12)
