@@ -18,6 +18,10 @@ there the tighter budgets fail at the rounding floor of the output quadrature, a
 A refine-1 pass, or one at refine ≥ 4, is now evaluated on its first 64 u-nodes only when those alone settle it
 (inversion.output_pass); "before" evaluates every pass whole (inversion.U_CHUNK huge).  Same numbers (checked).
 
+Third line (σ = 0.4, γ = 1e-3, T = 1e4, remove, ε = 15, err = 1e-12: WOR at σ = 0.8 in Lebeda Table 1, a budget φ
+cannot certify): the CPU time until CFAccuracyError, i.e. how fast the refusal comes (a former test asserted
+< 30 CPU-s); the peer line is dp_accounting's pessimistic PLD at d = 1e-4 on the same point.
+
 Run:  python bench/bench_cf_below_floor.py [--eps 11.8 13.6 16.0] [--eps-fig7 0.7 1.3 2.5 4.4 5.8]
 """
 
@@ -88,6 +92,28 @@ def peer(eps_list):
     return cpu(go)
 
 
+def refusal():
+    """CPU seconds until the φ accountant refuses err = 1e-12 at σ = 0.4, γ = 1e-3, T = 1e4, ε = 15 (remove)."""
+    from dpsampling.engine.cf import CFAccuracyError, cf_delta
+    from dpsampling.engine.cf.mechanisms import Gaussian, PoissonSubsampled
+
+    c = time.process_time()
+    try:
+        cf_delta(15.0, [(PoissonSubsampled(Gaussian(0.4), 1e-3), 10_000)], "remove", err=1e-12)
+    except CFAccuracyError:
+        return time.process_time() - c
+    raise AssertionError("the φ accountant certified a budget it is expected to refuse")
+
+
+def refusal_peer():
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    def go():
+        p = pld.from_gaussian_mechanism(0.4, sampling_prob=1e-3, value_discretization_interval=1e-4)
+        return p.self_compose(10_000).get_delta_for_epsilon(15.0)
+    return cpu(go)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--eps", type=float, nargs="+", default=[11.8, 13.6, 16.0])
@@ -105,6 +131,14 @@ def main():
     if tot is None:
         return 1
     tot_new, tot_old = tot
+    c_refuse = refusal()
+    print(f"σ=0.4, q=0.001, T=10000, ε=15, remove, err=1e-12 (cannot be certified): refused after {c_refuse:.3f} s cpu")
+    try:
+        d_ref, c_ref = refusal_peer()
+        print(f"  dp_accounting PLD d=1e-4 on that point: {c_ref:.2f} s cpu (δ = {d_ref:.3g}); "
+              f"ratio refusal/peer {c_refuse / c_ref:.2f}")
+    except ImportError:
+        pass
     try:
         d_peer, c_peer = peer(args.eps)
     except ImportError:

@@ -7,7 +7,7 @@ Not adopted: :func:`dpsampling.engine.pld._self_compose` follows dp_accounting b
 measured here, a real FFT (half the spectrum) and the power by repeated squaring (log2 T vectorised
 multiplications), moves δ by ~1e-14..1e-11 relative (the order of the FFT's own rounding, raised to the T-th power
 in both), so values would stay far inside every est_rel_error, but the composed pmfs would no longer be
-dp_accounting's bit for bit (tests/test_pld.py asserts that).  Whether to trade that for the speed is the
+dp_accounting's bit for bit (tests/engine/test_pld.py asserts that).  Whether to trade that for the speed is the
 lead's call; this prints the numbers it needs.
 
 Prints, CPU seconds: single δ evaluations (dp_accounting's power vs the alternative, max relative δ difference)

@@ -131,3 +131,20 @@ def chunk(points: list[dict], index: int) -> list[dict]:
     """The points of chunk ``index``, in a canonical order (by id), so that
     reordering the config does not change a chunk's parameters."""
     return sorted((p for p in points if p["chunk"] == int(index)), key=lambda p: p["point_id"])
+
+
+def apply_workflow_defaults(config: dict, schema: dict) -> None:
+    """Fill, in place, the schema ``default`` of each key the workflow reads from the config itself.
+
+    Every computation's ``settings`` gets ``rel_tol`` (an absent ``settings`` block becomes one), ``claims`` gets
+    ``n_chunks`` and, where the config has a ``gallery`` block, ``figures`` and ``width``.  The other defaults in
+    the schema are the values the computations' scripts and the library use on their own when a key is absent.
+    """
+    settings = schema["$defs"]["computation"]["properties"]["settings"]["properties"]
+    for value in config.values():
+        if isinstance(value, dict) and "grid" in value:
+            value.setdefault("settings", {}).setdefault("rel_tol", settings["rel_tol"]["default"])
+    for block, keys in (("claims", ("n_chunks",)), ("gallery", ("figures", "width"))):
+        if isinstance(config.get(block), dict):
+            for key in keys:
+                config[block].setdefault(key, schema["properties"][block]["properties"][key]["default"])

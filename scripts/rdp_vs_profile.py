@@ -13,7 +13,7 @@ PANELS = {"rdp": ("order α", "RDP ε(α)", "(a) Rényi DP"),
           "profile": ("ε", "δ(ε)", "(c) privacy profiles")}
 
 
-# columns every result row carries (tests/test_pipeline.py RESULT_COLUMNS)
+# columns every result row carries (tests/pipeline/test_pipeline.py RESULT_COLUMNS)
 BASE = {"lower": None, "upper": None, "discretization": None, "rel_tol": None, "est_rel_error": None, "flags": ""}
 
 

@@ -5,7 +5,7 @@ that would take minutes).  That file is the `id`/`ours` columns of results/claim
 smoke run of the pipeline (claims are evaluated at their own parameters, so the smoke run gives the
 paper-grade values); regenerate it with `python3 tests/data/update_claims_values.py results/claims/claims.csv`
 after a smoke run when a claim or the library changes.  The live check is the smoke pipeline's claims
-table (tests/test_pipeline.py::test_claims_table_complete_and_as_expected).
+table (tests/pipeline/test_pipeline.py::test_claims_table_complete_and_as_expected).
 """
 
 import math

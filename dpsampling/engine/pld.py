@@ -9,7 +9,7 @@ Directions follow dp_accounting and Lebeda et al. Prop. 9 / Zhu et al. Thm 11:
 ``add`` is the reverse pair.  dp_accounting 0.6 keeps the two directions in the
 private attributes ``_pmf_remove`` / ``_pmf_add`` and exposes only their
 maximum publicly; reading one direction therefore needs the private attribute.
-``tests/test_accountant.py`` checks that the max of the two equals the public value,
+``tests/engine/test_accountant.py`` checks that the max of the two equals the public value,
 so a change inside dp_accounting would fail loudly rather than silently.
 
 Speed (the one thing written by hand here): dp_accounting 0.6 builds a
@@ -25,7 +25,7 @@ its time (70-85% of a calibration once the pmf is built fast) choosing the FFT
 window: 40 separate ``scipy.special.logsumexp`` calls (Chernoff bounds at 40
 orders), each paying scipy's per-call overhead.  :func:`_self_compose` makes the
 same 40 calls as one batched call, then runs dp_accounting's FFT steps.
-``tests/test_pld.py`` checks that both the one-step and the composed pmfs are
+``tests/engine/test_pld.py`` checks that both the one-step and the composed pmfs are
 bit-for-bit equal to dp_accounting's own (``np.array_equal``).
 """
 
@@ -237,7 +237,7 @@ def _self_convolve_bounds(probs, num_times, tail_mass_truncation):
     (lower): M(λ) as dot products with the powers exp(i/n)^k (one exponential per entry), each bound known to
     within a margin far above the rounding error of either computation (:func:`_bound_margins`); only the
     orders whose bound can reach the optimum are then evaluated with dp_accounting's own arithmetic (the same
-    ``logsumexp`` rows), so the integers are exactly dp_accounting's (checked in tests/test_pld.py).
+    ``logsumexp`` rows), so the integers are exactly dp_accounting's (checked in tests/engine/test_pld.py).
     """
     n = len(probs)
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
@@ -313,7 +313,7 @@ def _power(spectrum, num_times):
     where exp underflows, so ``cpow`` returns ±0 there; those entries are set to +0 without calling it, the
     others are numpy's own power.  Only the sign of those zeros can differ, and a signed zero added to or
     multiplied into the inverse FFT's sums leaves every nonzero value as it was (only an exact 0 of the output
-    could change sign): the composed pmf is dp_accounting's (tests/test_pld.py compares the bits).
+    could change sign): the composed pmf is dp_accounting's (tests/engine/test_pld.py compares the bits).
     Hand-written: no library skips the entries whose power is 0.
     """
     if num_times < _CPOW_MIN_EXPONENT:  # numpy multiplies by repeated squaring: cheap, left alone

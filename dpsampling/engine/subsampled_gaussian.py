@@ -23,7 +23,7 @@ delta down to 1e-300, both directions.
 Why hand-written: dp_accounting gives delta only numerically (discretised
 PLD, pessimistic/optimistic brackets), which is too slow for the 10^9-point
 grid of Räisä Fig. 2 and not exact enough for derivatives; the closed form is
-checked against dp_accounting in tests/test_effective_noise.py.
+checked against dp_accounting in tests/engine/test_subsampled_gaussian.py.
 
 This is the engine's one kernel for the one-step subsampled-Gaussian hockey stick used by the
 papers layer (dpsampling.papers.raisa, dpsampling.papers.zhu); the PLD adapter's vectorised

@@ -67,7 +67,7 @@ def crossval_pld(sampler, sigma, q, steps, delta=None, epsilon=None, direction="
 #: q=1e-3, T=1000, ε=2, remove, true δ = 1.479068e-11 (φ, ± 3e-17, two contours agree; the independent
 #: PRV accountant of Gopi et al. 2021 gives 1.479065e-11 in [1.4690e-11, 1.4892e-11]):
 #: dp_accounting.from_gaussian_mechanism 1.47978e-11 (d=1e-4) but 1.47745e-11 (d=1e-5)
-#: (dpsampling.engine.pld.composed builds the same PLD bit for bit, see tests/test_pld.py).
+#: (dpsampling.engine.pld.composed builds the same PLD bit for bit, see tests/engine/test_pld.py).
 CROSSVAL_PLD_DELTA_FLOOR = RELIABLE_DELTA_FLOOR
 
 

@@ -18,8 +18,7 @@ s is nondecreasing with slope in [0, 1], so the d-axis splits into runs of one k
 greedy split gives about (log 2)/log r runs instead of n values of d (n·R instead of n² products:
 R ≈ 2 200 against n ≈ 53 000 at σ = 1, T = 1000, E = 5).  Window sums are differences of prefix sums
 kept in double-double (a TwoSum running error), so a window in a tail keeps its relative accuracy.
-Measured on the 17 convolutions of one REMOVE bound (σ = 1, T = 1000, E = 5): 15.4 CPU-s in
-PLD_accounting's kernel, 2.4 here on one thread, 1.26 s wall on two (``bench/bench_balls_and_bins.py --kernel``).
+Its time against PLD_accounting's kernel: ``bench/bench_balls_and_bins.py --kernel`` (figures in docs/benchmarks.md).
 
 Every pair's mass goes to exactly the bin PLD_accounting assigns it (the offsets are PLD_accounting's own
 arrays), so the side of every rounding, and with it whether a result is an upper or a lower bound, is

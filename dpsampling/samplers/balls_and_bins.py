@@ -35,8 +35,8 @@ Bounds and why each is one:
 
 PLD_accounting's GEOM route spends ~98 % of its time in one O(n²) loop over pairs of grid points; we run
 its convolutions with :mod:`dpsampling.samplers._geometric_kernel`, the same sum by window sums (every pair
-in the bin PLD_accounting assigns it, so the side of each bound is PLD_accounting's; 4–7× less CPU, and on
-two threads where the process has two cores).
+in the bin PLD_accounting assigns it, so the side of each bound is PLD_accounting's; less CPU, and on
+two threads where the process has two cores: docs/benchmarks.md).
 
 Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the bracket
 filled (``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
@@ -61,7 +61,7 @@ The certified ε(δ) bracket (:func:`_epsilon_bracket`) combines, each end a max
   grid-cap error is too large, or no lower can close the width) from a coarse
   GEOM pass of both ends.  The FFT upper of a direction is trusted (GEOM no longer refines that upper) only
   where it sits low in that direction's GEOM bracket: at σ = 1, T = 1000 it does not, and refining the GEOM
-  upper there took σ = 1, T = 1000, E = 1 from 67 CPU-s with the width missed to 7 s.  Steps only change
+  upper there is what meets the width in time (docs/benchmarks.md).  Steps only change
   the cost and the width, never the side of a bound.  With E epochs PLD_accounting uses the step / E per
   epoch (the rounding of E epochs adds up: measured, the width at E = 10 is the same multiple of the step
   as at E = 1), so the step is chosen from the E-epoch ε, not the one-epoch one.

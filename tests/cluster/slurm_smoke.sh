@@ -8,7 +8,7 @@
 # Exit codes: 0 passed, 1 failed, 77 SKIPPED (printed with the reason: not root, no apt-get, no package index,
 # a SLURM controller already running).  The daemons this script starts are stopped by their pids on exit and
 # any existing /etc/slurm/slurm.conf is restored.  Python (with snakemake and the slurm plugin): $DPSAMPLING_PYTHON,
-# else ./.venv/bin/python if present, else python3.  Measured recipe: see the README's cluster section.
+# else ./.venv/bin/python if present, else python3.  Measured recipe: docs/cluster.md (timings: docs/benchmarks.md).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)

@@ -4,6 +4,8 @@
 import os
 import sys
 
+import yaml
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -11,7 +13,13 @@ min_version("9.0")
 from dpsampling import grids
 
 grids.check_renamed_keys(config)  # an old key (gamma, k) fails naming its new name (q, steps)
-validate(config, "../schemas/config.schema.yaml")
+# The schema gives every key its `default` (the value used when the key is absent).  Snakemake's validate would write
+# each of them into the config, into every computation's `settings` and grid blocks, where a computation that does not
+# read a key would be handed it; so validation sets none, and the defaults the workflow reads from the config are
+# applied here, by name, from the schema: `settings.rel_tol` (every computation), `claims.n_chunks`, `gallery.*`.
+validate(config, "../schemas/config.schema.yaml", set_default=False)
+with open(os.path.join(workflow.basedir, "workflow", "schemas", "config.schema.yaml")) as _f:
+    grids.apply_workflow_defaults(config, yaml.safe_load(_f))
 grids.check_samplers(config)  # sampler names: the registry (dpsampling.samplers.SAMPLERS), not a schema enum
 
 # `shell:` rules (none yet) would run the `python` on PATH; put ours first.

@@ -1,5 +1,5 @@
 # The README's gallery: the key figure of each paper as a small PNG in docs/gallery/, the claims summary line,
-# and docs/gallery/manifest.json (a hash of each figure's config block, checked by tests/test_gallery.py).
+# and docs/gallery/manifest.json (a hash of each figure's config block, checked by tests/pipeline/test_gallery.py).
 # Regenerate (paper-grade, committed config): `snakemake --cores all gallery`.  Adding a figure: one line in
 # config.yaml's `gallery: figures:`.  Not part of `all`: it rewrites files under docs/ and the README section.
 import hashlib

@@ -17,7 +17,7 @@ dp_accounting is the engine: ``from_laplace_mechanism`` /
 its REMOVE pair is ((1-γ)B(0)+γB(-Δ), B(0)), the mirror image of the paper's
 remove pair (same hockey-stick divergence).  **dp_accounting 0.6 exposes only
 max(δ_A, δ_R) publicly; the private attributes ``_pmf_add`` / ``_pmf_remove``
-are the only way to read one direction.**  ``tests/test_directions.py``
+are the only way to read one direction.**  ``tests/papers/lebeda/test_directions.py``
 checks max(add, remove) against the public ``get_delta_for_epsilon`` so a
 change inside dp_accounting fails loudly.  Pessimistic PLDs (connect-the-dots)
 give upper bounds on δ, optimistic ones (privacy buckets) lower bounds.
@@ -99,7 +99,7 @@ def pmf_delta(pmf, eps):
     Conjecture 12 search time.  Same formula and the same summation order (from
     the largest loss down, starting at the infinity mass):
     δ(ε) = inf_mass + Σ_{l>ε} p_l - e^ε Σ_{l>ε} p_l e^{-l}; equal to dp_accounting's
-    value to rounding (tests/test_directions.py).
+    value to rounding (tests/papers/lebeda/test_directions.py).
     """
     e = check_finite_list("eps", eps)
     if np.any(np.diff(e) < 0) or e[0] < 0:

@@ -326,15 +326,11 @@ def test_unbounded_aliases_are_never_certified(monkeypatch):
         cf_delta(0.0306, m, "remove", err=1e-9)
 
 
-def test_near_lattice_fails_fast():
+def test_near_lattice_fails():
     """σ=0.4, γ=1e-3, T=1e4 (WOR at σ=0.8, Lebeda Table 1): φ decays too slowly to certify
-    the tail; the inversion must say so within the work cap, not run for minutes."""
-    import time
-
-    t = time.process_time()
+    the tail; the inversion must say so (within the work cap: its time is in bench/bench_cf_below_floor.py)."""
     with pytest.raises(CFAccuracyError, match="error budget"):
         cf_delta(15.0, [(PoissonSubsampled(Gaussian(0.4), 1e-3), 10_000)], "remove", err=1e-12)
-    assert time.process_time() - t < 30
 
 
 def test_tail_delta_matches_independent_prv_accountant():

@@ -186,7 +186,7 @@ def test_claim_not_worse_than_poisson():
 
     import yaml
 
-    data = yaml.safe_load((pathlib.Path(__file__).parents[1] / "config" / "claims.yaml").read_text())["claims"]
+    data = yaml.safe_load((pathlib.Path(__file__).parents[2] / "config" / "claims.yaml").read_text())["claims"]
     entry = next(c for c in data if c["id"] == "chua25_bnb_not_worse_than_poisson")
     claims.validate(entry)
     assert claims.resolve(entry["evaluate"]["call"]) is bnb.not_worse_than_poisson

@@ -1,20 +1,14 @@
-"""Tests for dpsampling.papers.raisa (Räisä et al. 2024, §5-§6)."""
+"""engine/subsampled_gaussian.py: one step of the Poisson-subsampled Gaussian in closed form (Eq. (45) of Räisä et al.)
+and σ(q) by root finding, against mpmath and dp_accounting (called through the papers.raisa re-exports)."""
 
 import logging
-import time
-
 import mpmath as mp
 import numpy as np
 import pytest
-
 from dpsampling.papers import raisa as en
 
+
 DELTA = 1e-5
-
-
-# ---------------------------------------------------------------------------
-# references
-# ---------------------------------------------------------------------------
 
 
 def _mp_sf(x):
@@ -56,12 +50,6 @@ def _pld(sigma, q, d, pessimistic):
         logging.disable(logging.NOTSET)
 
 
-# ---------------------------------------------------------------------------
-# 1. Eq. (45) closed form
-# ---------------------------------------------------------------------------
-
-# (q, sigma, eps): moderate points and hard ones (tiny eps with huge sigma,
-# q ~ delta, delta ~ 1e-34 and ~ 1e-43, eps = 0, large eps)
 HARD = [
     (1.0, 1.0, 1.0),
     (0.01, 1.0, 0.5),
@@ -165,11 +153,6 @@ def test_delta_bracketed_by_dp_accounting_pld(q, s, e, d):
     assert en.delta_one_step(q, s, e) == pytest.approx(pess._pmf_remove.get_delta_for_epsilon(e), rel=1e-6)
 
 
-# ---------------------------------------------------------------------------
-# 2. sigma(q) and Lemma 6.1
-# ---------------------------------------------------------------------------
-
-
 def test_sigma_one_step_solves_eq45_vectorised():
     eps, qs = en.paper_grid(n_eps=40, n_q=25)
     S = en.sigma_one_step(qs[None, :], eps[:, None], DELTA)
@@ -213,149 +196,6 @@ def test_sigma_one_step_certified_by_pld_brackets(q, e):
     s, r = en.sigma_one_step(q, e, DELTA), 1e-3
     assert _pld(s * (1 + r), q, 1e-3, True).get_delta_for_epsilon(e) <= DELTA
     assert _pld(s * (1 - r), q, 1e-3, False).get_delta_for_epsilon(e) > DELTA
-
-
-@pytest.mark.parametrize("q,e", [(0.01, 1.0), (0.3, 0.1), (1e-4, 4.0), (0.9, 4e-5), (5e-5, 1e-3), (0.5, 8.0)])
-def test_sigma_prime_matches_central_difference(q, e):
-    h = q * 1e-5
-    fd = (en.sigma_one_step(q + h, e, DELTA) - en.sigma_one_step(q - h, e, DELTA)) / (2 * h)
-    assert en.sigma_prime(q, e, DELTA) == pytest.approx(fd, rel=1e-7)
-
-
-def test_lemma61_grid_check():
-    assert en.lemma61_max_rel_error() < 1e-7
-
-
-@pytest.mark.parametrize("q,e", [(0.01, 1.0), (0.3, 0.1), (1e-4, 4.0), (0.05, 2.0)])
-def test_lemma61_printed_erf_form_agrees(q, e):
-    s = en.sigma_one_step(q, e, DELTA)
-    assert en.lemma61_sigma_prime_erf(q, s, e) == pytest.approx(en.sigma_prime_at(q, s, e), rel=1e-10)
-
-
-def test_theorem62_margin_sign_matches_sigma_eff_slope():
-    qs = DELTA * np.array([1.02, 1.05, 1.3, 2.0, 10.0, 1e3, 1e4])
-    e = 1.0
-    S = en.sigma_one_step(qs, e, DELTA)
-    margin = en.theorem62_log_margin(qs, S, e)
-    slope = en.sigma_eff_slope(qs, e, DELTA)
-    assert np.array_equal(margin > 0, slope > 0)
-    h = qs * 1e-6
-    fd = (en.sigma_eff_one_step(qs + h, e, DELTA) - en.sigma_eff_one_step(qs - h, e, DELTA)) / (2 * h)
-    assert np.array_equal(np.sign(fd), np.sign(slope))
-
-
-# ---------------------------------------------------------------------------
-# 3. Fig. 2 grid: brute force vs binary search vs exact
-# ---------------------------------------------------------------------------
-
-
-def test_grid_binary_search_equals_bruteforce_exactly():
-    eps, qs = en.paper_grid(n_eps=6, n_q=15)
-    fast = en.a_minus_b_grid(eps, DELTA, qs, 1500)
-    slow = en.a_minus_b_grid_bruteforce(eps, DELTA, qs, 1500)
-    assert fast.keys() == slow.keys()
-    for k in fast:
-        np.testing.assert_array_equal(fast[k], slow[k], err_msg=k)
-
-
-@pytest.mark.parametrize("n_sigma", [300, 3000])
-def test_grid_agrees_with_exact_to_resolution(n_sigma):
-    eps, qs = en.paper_grid(n_eps=25, n_q=20)
-    g = en.a_minus_b_grid(eps, DELTA, qs, n_sigma)
-    x = en.a_minus_b_exact(eps, DELTA, qs)
-    D = en.sigma_grid_log_step(qs[0], n_sigma)
-    assert np.all(g["n_at_grid_floor"] == 0) and np.all(g["n_infeasible"] == 0)
-    S = en.sigma_one_step(qs[None, :], eps[:, None], DELTA)
-    a = 1 / (2 * np.sqrt(2) * S)
-    b = a - en.a_minus_b(qs[None, :], S, eps[:, None])
-    bound = np.max(a * (1 - np.exp(-D)) + b * np.expm1(D), axis=1)
-    diff = x["max_a_minus_b"] - g["max_a_minus_b"]
-    assert np.all(diff >= 0) and np.all(diff <= bound * (1 + 1e-9))
-    # grid sigma is within one grid step above sigma*
-    r = g["argmax_sigma"] / en.sigma_one_step(g["argmax_q"], eps, DELTA)
-    assert np.all((r >= 1) & (r <= np.exp(D) * (1 + 1e-12)))
-
-
-def test_paper_resolution_constant():
-    assert en.sigma_grid_log_step(4e-5, 10000) == pytest.approx(np.log(25000) / 9999, rel=1e-15)
-    assert en.sigma_grid_log_step(4e-5, 10000) == pytest.approx(1.0128e-3, rel=1e-4)
-
-
-def test_exact_full_grid_fast_and_maximum_at_corner():
-    eps, qs = en.paper_grid()  # 1000 eps x 100 q calibrations
-    t = time.perf_counter()
-    x = en.a_minus_b_exact(eps, DELTA, qs)
-    assert time.perf_counter() - t < 10.0
-    assert np.all(x["argmax_q"] == qs[0])
-    assert np.argmax(x["max_a_minus_b"]) == 0
-    assert x["max_a_minus_b"][0] == pytest.approx(en.conjecture63_corner(4.0), rel=1e-12)
-
-
-# ---------------------------------------------------------------------------
-# 4. the constant 4 and Theorem 6.2 near q ~ delta
-# ---------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("method", ["exact", "grid"])
-def test_constant_four_reduced_grid(method):
-    kw = {"delta_target": DELTA, "n_eps": 60, "n_q": 30, "method": method, "n_sigma": 2000}
-    assert en.conjecture63_holds(4.0, **kw)
-    assert en.conjecture63_max_a_minus_b(4.0, **kw) < -0.01
-    for c in (1.0, 2.0, 3.0):
-        assert en.conjecture63_max_a_minus_b(c, **kw) > 0.1
-        assert en.conjecture63_violated(c, **kw)
-
-
-def test_critical_constant_between_3_and_4():
-    c = en.conjecture63_critical_c(DELTA)
-    assert 3.0 < c < 4.0
-    assert en.conjecture63_corner(c * (1 + 1e-6), DELTA) < 0 < en.conjecture63_corner(c * (1 - 1e-6), DELTA)
-
-
-def test_theorem62_conclusion_fails_near_q_equal_delta():
-    assert en.theorem62_fails_near_delta(DELTA)
-    # sigma_eff increases from q = 1.02 delta to 1.05 delta at eps = 1 ...
-    y = en.sigma_eff_one_step(DELTA * np.array([1.02, 1.05]), 1.0, DELTA)
-    assert y[1] > y[0]
-    # ... but not once q >= 4 delta
-    qs = np.logspace(np.log10(4 * DELTA), 0, 80)
-    assert en.is_monotone(en.sigma_eff_one_step(qs[None, :], np.array([[1e-3], [0.1], [1.0], [4.0]]), DELTA))
-
-
-def test_theorem62_sufficient_condition():
-    qs = np.logspace(np.log10(1.5 * DELTA), 0, 60)
-    eps = np.logspace(np.log10(4e-5), np.log10(4), 30)
-    assert en.theorem62_sufficient_condition_holds(qs, eps, DELTA)
-
-
-# ---------------------------------------------------------------------------
-# 5. Fig. 1 / Corollary 5.4 helpers
-# ---------------------------------------------------------------------------
-
-
-def test_effective_noise_and_ratio():
-    assert en.effective_noise(2.0, 0.5) == 4.0
-    np.testing.assert_allclose(en.corollary54_ratio([1.0, 2.0], [0.1, 0.5], 5.0), [2.0, 0.8])
-
-
-def test_sigma_eff_monotone_small_grid_T1():
-    assert en.sigma_eff_decreasing_one_step((0.5, 1.0, 2.0, 4.0, 8.0), DELTA, 1e-3, 100)
-    r = en.corollary54_ratio_one_step(np.logspace(-3, 0, 30), 1.0, DELTA)
-    assert r[-1] == pytest.approx(1.0, rel=1e-14)
-    assert np.all(r[:-1] > 1) and en.is_monotone(r)
-    assert en.sigma_eff_above_sigma1_one_step() == pytest.approx(1.0, rel=1e-14)
-
-
-def test_monotonicity_helpers():
-    assert en.is_monotone([3, 2, 2, 1]) and not en.is_monotone([3, 2, 2.5])
-    assert en.is_monotone([1, 2, 3], decreasing=False)
-    assert en.is_monotone([3, 2, 2.0000001], rtol=1e-6)
-    np.testing.assert_array_equal(en.monotonicity_violations([3, 4, 2, 5])[0], [0, 2])
-
-
-# ---------------------------------------------------------------------------
-# bad input
-# ---------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize(

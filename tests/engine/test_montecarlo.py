@@ -1,7 +1,6 @@
 """Monte Carlo privacy curves (Lebeda et al. 2024, App. B.2)."""
 
 import math
-import time
 
 import numpy as np
 import pytest
@@ -152,12 +151,10 @@ def test_eps_grid_order_does_not_matter():
     assert a.estimate.tobytes() == b.estimate[::-1].tobytes()
 
 
-# ---------------------------------------------------------------- speed
-def test_paper_n_runs_in_five_seconds_cpu():
+# ---------------------------------------------------------------- the paper's N (timed in bench/bench_montecarlo.py)
+def test_paper_n_runs():
     eps = np.linspace(0.0, 3.0, 40)
-    t0 = time.process_time()
     res = mc_privacy_curve("laplace", 1.5, 0.7, 2, eps, 3_342_306, seed=1, sampler="wor", direction="remove")
-    assert time.process_time() - t0 < 5.0
     assert res.n == 3_342_306
 
 

@@ -1,7 +1,7 @@
 """The smoke fixture's directory contract with the cluster check (tests/cluster/slurm_smoke.sh, .ci/run):
 with DPSAMPLING_SMOKE_DIR set the run happens in exactly that directory, which must not hold a previous run,
 stays there, and gets the empty file .smoke_ok only after a complete successful run.  A stand-in command
-replaces Snakemake here (the real run is what tests/test_pipeline.py checks)."""
+replaces Snakemake here (the real run is what tests/pipeline/test_pipeline.py checks)."""
 
 import sys
 

@@ -1,7 +1,7 @@
 """The library code is a rerun trigger: scripts/_codehash.py hashes the dpsampling modules a script
 imports (transitively, from the import graph), and a library edit changes exactly the hashes of the
 scripts that import the edited module.  The end-to-end check (`snakemake -n` after an edit lists
-exactly the affected computations) is tests/test_pipeline.py::test_library_edit_reruns_exactly_its_importers."""
+exactly the affected computations) is tests/pipeline/test_pipeline.py::test_library_edit_reruns_exactly_its_importers."""
 
 import shutil
 import subprocess

@@ -35,7 +35,7 @@ def curve_rows(module, x, values, fixed, settings):
     return pd.DataFrame(rows)
 
 
-@pytest.mark.regression_pin  # values from our own output; twin: mpmath (tests/test_batching.py::test_shuffle_epsilon_vs_mpmath_and_naive_loses_digits), Chua §1.1 printed 10.994 / 10.997
+@pytest.mark.regression_pin  # values from our own output; twin: mpmath (tests/samplers/test_shuffle.py::test_shuffle_epsilon_vs_mpmath_and_naive_loses_digits), Chua §1.1 printed 10.994 / 10.997
 def test_eps_vs_sigma_points_paper_values(scripts):
     evs = scripts[0]
     s = evs.compute_point(point(delta=1e-6, steps=10000, sigma=0.5, sampler="shuffle"),
