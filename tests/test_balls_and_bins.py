@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from dpsampling.papers import chua25
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.samplers import balls_and_bins_mc as mc
 
@@ -180,8 +181,8 @@ def test_claim_not_worse_than_poisson():
     # the claim's predicate at a cheap setting (T=10); the T=100 claim itself runs in the pipeline
     from dpsampling import claims
 
-    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=10) is True
-    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=1) is False  # T=1: both the Gaussian
+    assert chua25.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=10) is True
+    assert chua25.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=1) is False  # T=1: both the Gaussian
     import pathlib
 
     import yaml
@@ -189,7 +190,7 @@ def test_claim_not_worse_than_poisson():
     data = yaml.safe_load((pathlib.Path(__file__).parents[1] / "config" / "claims.yaml").read_text())["claims"]
     entry = next(c for c in data if c["id"] == "chua25_bnb_not_worse_than_poisson")
     claims.validate(entry)
-    assert claims.resolve(entry["evaluate"]["call"]) is bnb.not_worse_than_poisson
+    assert claims.resolve(entry["evaluate"]["call"]) is chua25.not_worse_than_poisson
 
 
 def test_pipeline_stops_when_mc_misses_the_certified_bracket(repo_root, monkeypatch):

@@ -12,7 +12,7 @@ def test_pld_below_floor_is_replaced_by_certified_phi_upper_end():
     """σ=0.8, q=1e-3, T=1e3, ε=2: the pessimistic PLD at d=1e-5 (1.4774e-11) is *below* the truth
     (φ accountant 1.47907e-11 ± 2e-16; prv_accountant upper 1.4883e-11), so it must not be an upper
     bound.  Below the floor the φ accountant's certified upper end replaces it."""
-    kw = dict(sigma=0.8, q=1e-3, steps=1000)
+    kw = dict(sigma=0.8, q=1e-3, total_steps=1000)
     wrong = pld.delta(2.0, 0.8, 1e-3, 1000, "add_remove", True, 1e-5)
     assert wrong < 1.4790e-11  # the problem this test guards against
     res = A.delta(2.0, discretization=1e-5, **kw)
@@ -28,7 +28,7 @@ def test_floor_is_at_least_where_the_pld_was_shown_wrong():
 
 
 def test_epsilon_at_delta_below_floor_is_certified_by_phi():
-    res = A.epsilon(1e-11, sigma=0.8, q=1e-3, steps=1000, discretization=1e-4)
+    res = A.epsilon(1e-11, sigma=0.8, q=1e-3, total_steps=1000, discretization=1e-4)
     assert BELOW_FLOOR_FLAG in res.flags and res.method == A.CF_CERTIFIED_METHOD
     # ε(1e-11) lies between ε=2 (δ=1.479e-11) and ε=2.25 (δ=3.18e-12), closer to 2
     assert 2.0 < res.lower <= res.value < 2.25
@@ -45,15 +45,15 @@ def test_calibration_final_check_catches_a_too_small_sigma(monkeypatch):
     monkeypatch.setattr(A, "_secant", lying)
     A._poisson_curve.cache_clear()
     eps, dlt, q, steps = 2.0, 1e-5, 0.01, 100
-    res = A.calibrate_sigma(eps, dlt, q=q, steps=steps, rel_tol=1e-2)
+    res = A.calibrate_sigma(eps, dlt, q=q, total_steps=steps, rel_tol=1e-2)
     d = res.accuracy["discretization"]
     assert pld.delta(eps, res.value, q, steps, "add_remove", True, d) <= dlt
-    assert A.epsilon(dlt, sigma=res.value, q=q, steps=steps, discretization=d).value <= eps
+    assert A.epsilon(dlt, sigma=res.value, q=q, total_steps=steps, discretization=d).value <= eps
     # and the final check only steps up a little past the lie (≤ 1% above the honest σ)
     monkeypatch.setattr(A, "_secant", real)
-    honest = A.calibrate_sigma(eps, dlt, q=q, steps=steps, rel_tol=1e-2)
+    honest = A.calibrate_sigma(eps, dlt, q=q, total_steps=steps, rel_tol=1e-2)
     assert honest.value * (1 - 1e-3) <= res.value <= honest.value * 1.02
-    curve = A.calibrate_sigma_curve(eps, dlt, [q], steps=steps, rel_tol=1e-2)[0]
+    curve = A.calibrate_sigma_curve(eps, dlt, [q], total_steps=steps, rel_tol=1e-2)[0]
     assert pld.delta(eps, curve.value, q, steps, "add_remove", True, curve.accuracy["discretization"]) <= dlt
 
 
@@ -63,11 +63,11 @@ def test_rdp_calibration_returns_the_safe_end(monkeypatch):
     real = scipy.optimize.brentq
     monkeypatch.setattr(scipy.optimize, "brentq", lambda f, a, b, **kw: real(f, a, b, **kw) - 0.05)
     eps, dlt, q, steps = 2.0, 1e-5, 0.01, 100
-    res = A.calibrate_sigma(eps, dlt, q=q, steps=steps, method="rdp")
-    assert A.epsilon(dlt, sigma=res.value, q=q, steps=steps, method="rdp").value <= eps
+    res = A.calibrate_sigma(eps, dlt, q=q, total_steps=steps, method="rdp")
+    assert A.epsilon(dlt, sigma=res.value, q=q, total_steps=steps, method="rdp").value <= eps
     monkeypatch.setattr(scipy.optimize, "brentq", real)
-    honest = A.calibrate_sigma(eps, dlt, q=q, steps=steps, method="rdp")
-    assert A.epsilon(dlt, sigma=honest.value, q=q, steps=steps, method="rdp").value <= eps
+    honest = A.calibrate_sigma(eps, dlt, q=q, total_steps=steps, method="rdp")
+    assert A.epsilon(dlt, sigma=honest.value, q=q, total_steps=steps, method="rdp").value <= eps
     assert honest.value <= res.value <= honest.value * math.exp(0.05)  # doubling steps overshoot ≤ the lie
 
 

@@ -50,7 +50,7 @@ def test_delta_orderings(s):
     pess = float(pld.delta(e, sg, q, T, "add_remove", True, D))
     opt = float(pld.delta(e, sg, q, T, "add_remove", False, D))
     phi = cf.accounting_delta(e, sg, q, T)
-    rdp = A.delta(e, sigma=sg, q=q, steps=T, method="rdp").value
+    rdp = A.delta(e, sigma=sg, q=q, total_steps=T, method="rdp").value
     assert opt <= pess
     if pess >= RELIABLE_DELTA_FLOOR:
         assert opt <= phi["upper"]  # optimistic PLD ≤ truth ≤ φ upper end
@@ -58,8 +58,8 @@ def test_delta_orderings(s):
     else:
         # below the floor neither PLD is a bound (measured: optimistic PLD 1e-15 where the truth is
         # 1e-83, its truncated tail); the accountant reports the φ-certified ends instead, flagged
-        up = A.delta(e, sigma=sg, q=q, steps=T, discretization=D)
-        lo = A.delta(e, sigma=sg, q=q, steps=T, discretization=D, bound="lower")
+        up = A.delta(e, sigma=sg, q=q, total_steps=T, discretization=D)
+        lo = A.delta(e, sigma=sg, q=q, total_steps=T, discretization=D, bound="lower")
         assert BELOW_FLOOR_FLAG in up.flags and up.method == A.CF_CERTIFIED_METHOD
         assert lo.value <= phi["upper"] and phi["lower"] <= up.value and lo.value <= up.value
         assert up.value <= rdp
@@ -73,7 +73,7 @@ def test_epsilon_orderings(s):
     sg, q, T, dl = s["sigma"], s["q"], s["steps"], s["delta"]
     pess = float(pld.epsilon(dl, sg, q, T, "add_remove", True, D))
     opt = float(pld.epsilon(dl, sg, q, T, "add_remove", False, D))
-    rdp = A.epsilon(dl, sigma=sg, q=q, steps=T, method="rdp").value
+    rdp = A.epsilon(dl, sigma=sg, q=q, total_steps=T, method="rdp").value
     assert opt <= pess <= rdp
     try:
         phi = cf.accounting_epsilon(dl, sg, q, T)

@@ -19,12 +19,12 @@ def test_deterministic_and_shuffle_values_through_account():
     s = account("shuffle", "delta", 4.0, sigma=0.4, steps=10_000, q=1e-4, c_grid=[2.0, 2.18, 2.5])
     assert (s.kind, s.method) == ("lower", "E_C sets") and s.value == pytest.approx(0.22605, abs=5e-6)
     sig = account("deterministic", "sigma", (1.0, 1e-5), steps=10)
-    assert sig.value == accountant.calibrate_sigma(1.0, 1e-5, q=1.0, steps=1).value
+    assert sig.value == accountant.calibrate_sigma(1.0, 1e-5, q=1.0, total_steps=1).value
 
 
 def test_poisson_epochs_multiply_steps_and_wor_is_poisson_at_half_sigma():
     two = account("poisson", "epsilon", 1e-5, sigma=1.0, q=0.01, steps=50, epochs=2, method="rdp")
-    one = accountant.epsilon(1e-5, sigma=1.0, q=0.01, steps=100, method="rdp")
+    one = accountant.epsilon(1e-5, sigma=1.0, q=0.01, total_steps=100, method="rdp")
     assert two.value == one.value and two.kind == "upper"
     w = account("wor", "delta", 1.0, sigma=2.0, q=0.01, steps=100, method="rdp")
     p = account("poisson", "delta", 1.0, sigma=1.0, q=0.01, steps=100, method="rdp")

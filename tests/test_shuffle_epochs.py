@@ -5,7 +5,7 @@ import math
 import mpmath
 import pytest
 
-from dpsampling.samplers import shuffle as batching
+from dpsampling.papers import chua as batching
 from dpsampling.samplers import deterministic as det
 from dpsampling.samplers import shuffle
 

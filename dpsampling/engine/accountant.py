@@ -1,11 +1,8 @@
-"""One accountant interface: δ(ε), ε(δ) and σ calibration for T compositions of
-a subsampled Gaussian mechanism, for a batch sampler and a neighbouring direction.
+"""One accountant interface: δ(ε), ε(δ) and σ calibration for T (``total_steps``) compositions of
+the Poisson-subsampled Gaussian mechanism (rate q, noise σ, sensitivity 1), for a neighbouring direction.
 
-Samplers (under add/remove neighbours)
-    poisson  Poisson subsampling with rate q.
-    wor      sampling without replacement (fixed batch size, rate q = b/n).
-             By Lebeda et al. Prop. 9 its add and remove curves are exactly the
-             Poisson curves with sensitivity 2, i.e. Poisson at σ/2.
+The engine knows no batch sampler: a sampler whose curves are those of this mechanism at other
+parameters (WOR: σ/2, Lebeda et al. Prop. 9) maps its parameters in :mod:`dpsampling.samplers`.
 
 Methods
     pld       dp_accounting privacy loss distributions: ``bound="upper"`` is the
@@ -36,7 +33,6 @@ from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
     DIRECTIONS,
-    SUBSAMPLERS,
     check_choice,
     check_delta,
     check_epsilon,
@@ -57,11 +53,10 @@ COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
 
 
-def _check_common(sigma, q, steps, sampler, direction, method, bound):
+def _check_common(sigma, q, total_steps, direction, method, bound):
     check_positive("sigma", sigma)
     check_rate(q)
-    check_steps(steps)
-    check_choice("sampler", sampler, SUBSAMPLERS)
+    check_steps(total_steps, "total_steps")
     check_choice("direction", direction, DIRECTIONS)
     check_choice("method", method, ("pld", "rdp", "analytic", "cf"))
     check_choice("bound", bound, BOUNDS)
@@ -71,16 +66,11 @@ def _check_common(sigma, q, steps, sampler, direction, method, bound):
         raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
 
 
-def _poisson_sigma(sigma, sampler):
-    """σ of the Poisson mechanism whose curves equal ``sampler``'s (Lebeda Prop. 9)."""
-    return sigma / 2.0 if sampler == "wor" else sigma
-
-
-def _rdp_accountant(sigma, q, steps):
+def _rdp_accountant(sigma, q, total_steps):
     import dp_accounting
 
     acc = dp_accounting.rdp.RdpAccountant()  # dp_accounting's default orders
-    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), int(steps))
+    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), int(total_steps))
     return acc
 
 
@@ -148,7 +138,7 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
     return value, lo, up, acc, () if ok else ("not_converged",)
 
 
-def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove", method="pld",
+def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld",
           bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
           finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
     """δ(ε) after ``steps`` compositions of the q-subsampled Gaussian with noise σ.
@@ -159,25 +149,25 @@ def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove"
     as is (the optimistic value at that discretisation is reported as ``lower``).
     """
     check_epsilon(epsilon)
-    _check_common(sigma, q, steps, sampler, direction, method, bound)
-    s = _poisson_sigma(sigma, sampler)
+    _check_common(sigma, q, total_steps, direction, method, bound)
+    s = sigma
     eps = float(epsilon)
     if method == "analytic":
-        v = float(gaussian.delta(eps, gaussian.composed_sigma(s, steps)))
+        v = float(gaussian.delta(eps, gaussian.composed_sigma(s, total_steps)))
         return AccountingResult(v, "exact", "analytic", {}, v, v)
     if method == "rdp":
-        v = float(_rdp_accountant(s, q, steps).get_delta(eps))
+        v = float(_rdp_accountant(s, q, total_steps).get_delta(eps))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_delta(eps, s, q, steps, direction, rel_tol))
+        return AccountingResult(**cf.accounting_delta(eps, s, q, total_steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
-        return float(pld.delta(eps, s, q, steps, direction, pessimistic, d))
+        return float(pld.delta(eps, s, q, total_steps, direction, pessimistic, d))
 
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, RELIABLE_DELTA_FLOOR,
                                            finest_discretization)
     if up < RELIABLE_DELTA_FLOOR:
-        return _below_floor("delta", eps, s, q, steps, direction, bound, rel_tol, value, lo, up, acc, flags)
+        return _below_floor("delta", eps, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc, flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
 
@@ -185,7 +175,7 @@ def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove"
 CF_CERTIFIED_METHOD = "cf_certified (pld below floor)"
 
 
-def _below_floor(quantity, target, s, q, steps, direction, bound, rel_tol, value, lo, up, acc, flags):
+def _below_floor(quantity, target, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc, flags):
     """A PLD result whose δ is below :data:`RELIABLE_DELTA_FLOOR`: flagged, never a PLD bound.
 
     Where the φ accountant (:mod:`.cf`) certifies the value, its certified end on the requested
@@ -197,7 +187,7 @@ def _below_floor(quantity, target, s, q, steps, direction, bound, rel_tol, value
     acc = dict(acc, pld_lower=float(lo), pld_upper=float(up))
     fn = cf.accounting_delta if quantity == "delta" else cf.accounting_epsilon
     try:
-        r = fn(float(target), s, q, steps, direction, rel_tol)
+        r = fn(float(target), s, q, total_steps, direction, rel_tol)
     except (cf.CFAccuracyError, ValueError, OverflowError, FloatingPointError):
         return AccountingResult(value, "estimate", "pld", acc, lo, up, flags + ("cf_unavailable",))
     acc["cf_err"] = r["accuracy"]["err"]
@@ -206,28 +196,28 @@ def _below_floor(quantity, target, s, q, steps, direction, bound, rel_tol, value
                             flags + tuple(r["flags"]))
 
 
-def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_remove", method="pld",
+def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", method="pld",
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
     """ε(δ): the smallest ε with δ(ε) ≤ ``delta_target`` (see :func:`delta`)."""
     check_delta(delta_target)
-    _check_common(sigma, q, steps, sampler, direction, method, bound)
-    s = _poisson_sigma(sigma, sampler)
+    _check_common(sigma, q, total_steps, direction, method, bound)
+    s = sigma
     if method == "analytic":
-        v = float(gaussian.epsilon(delta_target, gaussian.composed_sigma(s, steps)))
+        v = float(gaussian.epsilon(delta_target, gaussian.composed_sigma(s, total_steps)))
         return AccountingResult(v, "exact", "analytic", {}, v, v)
     if method == "rdp":
-        v = float(_rdp_accountant(s, q, steps).get_epsilon(delta_target))
+        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta_target))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, steps, direction, rel_tol))
+        return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, total_steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
-        return pld.epsilon(delta_target, s, q, steps, direction, pessimistic, d)
+        return pld.epsilon(delta_target, s, q, total_steps, direction, pessimistic, d)
 
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, 0.0, finest_discretization)
     if float(delta_target) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
-        return _below_floor("epsilon", delta_target, s, q, steps, direction, bound, rel_tol, value, lo, up, acc,
+        return _below_floor("epsilon", delta_target, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc,
                             flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
@@ -235,7 +225,7 @@ def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_
 # --------------------------------------------------------------------------- calibration
 
 
-def _gdp_sigma_guess(eps, delta_target, q, steps):
+def _gdp_sigma_guess(eps, delta_target, q, total_steps):
     """Initial σ from the Gaussian-DP central limit approximation.
 
     T compositions of the q-subsampled Gaussian behave like μ-GDP with
@@ -244,7 +234,7 @@ def _gdp_sigma_guess(eps, delta_target, q, steps):
     """
     s_eff = _analytic_sigma(eps, delta_target)  # = 1/μ
     mu = 1.0 / s_eff
-    return 1.0 / math.sqrt(math.log1p(mu**2 / (q**2 * steps)))
+    return 1.0 / math.sqrt(math.log1p(mu**2 / (q**2 * total_steps)))
 
 
 @lru_cache(maxsize=64)
@@ -253,19 +243,17 @@ def _analytic_sigma(eps, delta_target):
     return gaussian.sigma(eps, delta_target)
 
 
-def _check_calibration(epsilon, delta, qs, steps, sampler, direction):
-    """Checks shared by the calibration entry points; returns σ_sampler/σ_Poisson (Prop. 9: 2 for WOR)."""
+def _check_calibration(epsilon, delta, qs, total_steps, direction):
+    """Checks shared by the calibration entry points."""
     check_epsilon(epsilon)
     check_delta(delta)
     for qv in qs:
         check_rate(qv)
-    check_steps(steps)
-    check_choice("sampler", sampler, SUBSAMPLERS)
+    check_steps(total_steps, "total_steps")
     check_choice("direction", direction, DIRECTIONS)
-    return 1.0 / _poisson_sigma(1.0, sampler)
 
 
-def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="add_remove", method="pld",
+def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", method="pld",
                     rel_tol=DEFAULT_REL_TOL) -> AccountingResult:
     """Smallest σ such that the mechanism is (ε, δ)-DP, to relative accuracy ``rel_tol``.
 
@@ -283,22 +271,22 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     until the discretisation error, estimated from the roots at d, 10·d and
     100·d, is below ``rel_tol`` (see :func:`_calibrate_pld`).
     """
-    scale = _check_calibration(epsilon, delta, [q], steps, sampler, direction)
+    _check_calibration(epsilon, delta, [q], total_steps, direction)
     check_choice("method", method, ("pld", "rdp", "analytic"))
-    eps, dlt, steps = float(epsilon), float(delta), int(steps)
+    eps, dlt, total_steps = float(epsilon), float(delta), int(total_steps)
     if q == 1.0:  # composition of T Gaussians = one Gaussian with σ/√T, exactly
-        s = _analytic_sigma(eps, dlt) * math.sqrt(steps) * scale
+        s = _analytic_sigma(eps, dlt) * math.sqrt(total_steps)
         return AccountingResult(s, "exact", "analytic", {}, s, s)
     if method == "analytic":
         raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
     if method == "rdp":
-        s = _calibrate_rdp(eps, dlt, q, steps)
-        return AccountingResult(s * scale, "upper", "rdp", {"rel_tol": rel_tol}, None, s * scale)
-    s, err, d, ok, evals, _ = _calibrate_pld(eps, dlt, q, steps, direction, rel_tol)
+        s = _calibrate_rdp(eps, dlt, q, total_steps)
+        return AccountingResult(s, "upper", "rdp", {"rel_tol": rel_tol}, None, s)
+    s, err, d, ok, evals, _ = _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol)
     acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
     # no certified lower bound on the smallest σ (optimistic PLDs are too loose): lower stays None
     kind, how, flags = _sigma_kind_flags(dlt, ok)
-    return AccountingResult(s * scale, kind, how, acc, None, s * scale, flags)
+    return AccountingResult(s, kind, how, acc, None, s, flags)
 
 
 def _sigma_kind_flags(dlt, ok):
@@ -311,10 +299,10 @@ def _sigma_kind_flags(dlt, ok):
     return "upper", "pld", flags
 
 
-def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
+def _calibrate_rdp(eps, dlt, q, total_steps, rel_tol=1e-6):
     """σ with RDP ε(σ) ≤ eps: the safe (upper) end of the root bracket, checked by evaluation."""
-    g = lambda x: _rdp_accountant(math.exp(x), q, steps).get_epsilon(dlt) - eps
-    x0 = math.log(_gdp_sigma_guess(eps, dlt, q, steps))
+    g = lambda x: _rdp_accountant(math.exp(x), q, total_steps).get_epsilon(dlt) - eps
+    x0 = math.log(_gdp_sigma_guess(eps, dlt, q, total_steps))
     lo, hi = x0 - 0.5, x0 + 0.5
     while g(lo) < 0:
         lo -= 1.0
@@ -329,7 +317,7 @@ def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
     return math.exp(x)
 
 
-def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
+def _log_delta_gap(eps, log_t, q, total_steps, direction, d, counter):
     """x = log σ  ->  log δ_pess(ε; σ) - log δ_target at discretisation d.
 
     Memoised per x, so ``counter[d]`` counts distinct PLD evaluations at d (a repeated x, e.g. the final
@@ -339,7 +327,7 @@ def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
     def g(x):
         if x not in seen:
             counter[d] = counter.get(d, 0) + 1
-            v = float(pld.delta(eps, math.exp(x), q, steps, direction, True, d))
+            v = float(pld.delta(eps, math.exp(x), q, total_steps, direction, True, d))
             seen[x] = math.log(v) - log_t if v > 0 else -math.inf
         return seen[x]
 
@@ -352,7 +340,7 @@ def _coarser(d):
     return float(f"{d * 10:.6e}")
 
 
-def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
+def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None):
     """Returns (σ, estimated relative error, d, converged, evaluations, :class:`_Solved`).
 
     ``hint`` = (log σ guess of the root at 10·d, slope there, d, predicted shift ratio, predicted slope ratio)
@@ -381,14 +369,14 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
 
     def gap(dd):  # one memo per level, shared by the stages of all levels
         if dd not in gaps:
-            gaps[dd] = _log_delta_gap(eps, log_t, q, steps, direction, dd, n_evals)
+            gaps[dd] = _log_delta_gap(eps, log_t, q, total_steps, direction, dd, n_evals)
         return gaps[dd]
 
     def root_of(x, gx, slope):  # secant estimate of the root from a point and the slope
         return x + gx / abs(slope) if np.isfinite(gx) else x
 
     if hint is None:
-        hint = (math.log(_gdp_sigma_guess(eps, dlt, q, steps)), None, _finer(COARSEST_DISCRETIZATION), 0.1, 1.0)
+        hint = (math.log(_gdp_sigma_guess(eps, dlt, q, total_steps)), None, _finer(COARSEST_DISCRETIZATION), 0.1, 1.0)
     x, slope_c, d, ratio, slope_ratio = hint
     measured = False  # slope_c: predicted from other q (a hint) or measured at this q
     while True:
@@ -447,7 +435,7 @@ def _sufficient(g, x, slope, max_steps=60):
     raise RuntimeError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
 
 
-def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direction="add_remove",
+def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_remove",
                           rel_tol=DEFAULT_REL_TOL) -> list[AccountingResult]:
     """:func:`calibrate_sigma` (method pld) for many sampling rates at once.
 
@@ -456,23 +444,21 @@ def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direc
     the ratios that carry them to d), which typically needs one or two PLD
     evaluations at the reported d and three cheap coarser ones per rate
     instead of a full coarse-to-fine search.
-    Results are returned in the order of ``qs``.  WOR reuses the Poisson curve
-    (σ_WOR = 2σ_Poisson exactly, Prop. 9), cached per process.
+    Results are returned in the order of ``qs``; the curve is cached per process.
     """
-    scale = _check_calibration(epsilon, delta, qs, steps, sampler, direction)
-    curve = _poisson_curve(float(epsilon), float(delta), tuple(sorted(set(float(q) for q in qs))), int(steps),
+    _check_calibration(epsilon, delta, qs, total_steps, direction)
+    curve = _poisson_curve(float(epsilon), float(delta), tuple(sorted(set(float(q) for q in qs))), int(total_steps),
                            direction, float(rel_tol))
-    return [AccountingResult(r.value * scale, r.kind, r.method, r.accuracy, None, r.value * scale, r.flags)
-            for r in (curve[float(q)] for q in qs)]
+    return [curve[float(q)] for q in qs]
 
 
 @lru_cache(maxsize=16)
-def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
+def _poisson_curve(eps, dlt, qs, total_steps, direction, rel_tol):
     out, done = {}, []  # done: (log q, log σ of the root at 10·d - log σ_GDP, d, _Solved)
-    gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), steps))
+    gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), total_steps))
     for qv in qs:  # increasing
         if qv == 1.0:
-            out[qv] = calibrate_sigma(eps, dlt, q=1.0, steps=steps, direction=direction)
+            out[qv] = calibrate_sigma(eps, dlt, q=1.0, total_steps=total_steps, direction=direction)
             continue
         lq = math.log(qv)
         hint = None
@@ -480,7 +466,7 @@ def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
             y, *rest = _curve_hint(done, lq)
             # aim at the middle of the secant's acceptance window [root, root + SECANT_SHARE·rel_tol]
             hint = (gdp(lq) + y + 0.5 * SECANT_SHARE * rel_tol, *rest)
-        s, err, d, ok, evals, solved = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
+        s, err, d, ok, evals, solved = _calibrate_pld(eps, dlt, qv, total_steps, direction, rel_tol, hint)
         done.append((lq, solved.root_coarse - gdp(lq), d, solved))
         acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
         kind, method, flags = _sigma_kind_flags(dlt, ok)

@@ -577,18 +577,4 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
 epsilon_fn = epsilon
 
 
-def not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=100, epochs=1):
-    """Chua et al. 2025 abstract: balls-and-bins has "similar-or-better privacy amplification as
-    compared to Poisson subsampling in practical regimes".  True iff the certified balls-and-bins
-    upper bound on ε(δ) is ≤ the Poisson (q = 1/T, T·E steps) PLD lower bound, i.e. better for certain.
-    """
-    from dpsampling.engine import accountant
-
-    up = epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound="upper").value
-    poisson_lower = accountant.epsilon(delta, sigma=sigma, q=1.0 / steps, steps=steps * epochs,
-                                       sampler="poisson", direction="add_remove", method="pld",
-                                       bound="lower", rel_tol=1e-3).value
-    return bool(up <= poisson_lower)
-
-
-__all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "not_worse_than_poisson", "sigma"]
+__all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "sigma"]
