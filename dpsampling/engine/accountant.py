@@ -79,7 +79,16 @@ def _finer(d):
     return float(f"{d / 10:.6e}")
 
 
-def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
+class _Converged(NamedTuple):
+    """A value refined over discretisations (:func:`_converge`): the value, the discretisation d it was computed
+    at, its estimated relative error and whether ``rel_tol`` was met."""
+    value: float
+    discretization: float
+    est_rel_error: float
+    converged: bool
+
+
+def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION) -> _Converged:
     """Refine the PLD discretisation d until the answer is accurate to ``rel_tol``.
 
     ``solve_at(d)`` returns the quantity computed with pessimistic PLDs at
@@ -97,7 +106,7 @@ def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
     ε_pess = 0.9473, converged 0.9472), so the gap certifies nothing useful.
 
     Refinement stops at ``finest`` (converged=False if ``rel_tol`` is not met there).
-    Returns (value, d, estimated relative error, converged).
+    Returns a :class:`_Converged` (value, d, estimated relative error, converged).
     """
     values = []
     d = COARSEST_DISCRETIZATION
@@ -106,7 +115,7 @@ def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
         values.append(solve_at(d))
         v = values[-1]
         if abs(v) <= floor:
-            return v, d, 0.0, True
+            return _Converged(v, d, 0.0, True)
         if len(values) >= 2:
             diff = abs(values[-2] - v)
             r = rho
@@ -114,13 +123,23 @@ def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
                 r = min(rho, max(rho**2, diff / abs(values[-3] - values[-2])))
             err = diff * r / (1 - r) / abs(v) if v != 0 else 0.0
             if err <= rel_tol:
-                return v, d, err, True
+                return _Converged(v, d, err, True)
         if d <= finest * (1 + 1e-9):
-            return v, d, err if len(values) >= 2 else math.inf, False
+            return _Converged(v, d, err if len(values) >= 2 else math.inf, False)
         d = _finer(d)
 
 
-def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION):
+class _PLDValue(NamedTuple):
+    """A PLD answer (:func:`_pld_value`): the value of the requested bound, the optimistic (lower) and
+    pessimistic (upper) values at the same discretisation, the accuracy entries and the flags."""
+    value: float
+    lower: float
+    upper: float
+    accuracy: dict
+    flags: tuple
+
+
+def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION) -> _PLDValue:
     """Pessimistic value at a converged (or given) discretisation, plus the optimistic one there."""
     if not FINEST_DISCRETIZATION * (1 - 1e-9) <= finest <= COARSEST_DISCRETIZATION * (1 + 1e-9):
         raise ValueError(f"finest_discretization must be in [{FINEST_DISCRETIZATION:g}, "
@@ -135,7 +154,7 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
     acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err}
     if discretization is None and finest != FINEST_DISCRETIZATION:
         acc["finest_discretization"] = finest
-    return value, lo, up, acc, () if ok else ("not_converged",)
+    return _PLDValue(value, lo, up, acc, () if ok else ("not_converged",))
 
 
 def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld",
@@ -282,10 +301,11 @@ def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", m
     if method == "rdp":
         s = _calibrate_rdp(eps, dlt, q, total_steps)
         return AccountingResult(s, "upper", "rdp", {"rel_tol": rel_tol}, None, s)
-    s, err, d, ok, evals, _ = _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol)
-    acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
+    r = _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol)
+    s = r.sigma
+    acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error, **r.evaluations}
     # no certified lower bound on the smallest σ (optimistic PLDs are too loose): lower stays None
-    kind, how, flags = _sigma_kind_flags(dlt, ok)
+    kind, how, flags = _sigma_kind_flags(dlt, r.converged)
     return AccountingResult(s, kind, how, acc, None, s, flags)
 
 
@@ -340,11 +360,31 @@ def _coarser(d):
     return float(f"{d * 10:.6e}")
 
 
-def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None):
-    """Returns (σ, estimated relative error, d, converged, evaluations, :class:`_Solved`).
+class _Hint(NamedTuple):
+    """A warm start of :func:`_calibrate_pld` from neighbouring problems: log σ guess of the root at 10·d, the
+    slope there (None: not known), d, and the predicted ratios of the shifts and of the slopes (d vs 10·d)."""
+    log_sigma: float
+    slope: float | None
+    discretization: float
+    shift_ratio: float
+    slope_ratio: float
 
-    ``hint`` = (log σ guess of the root at 10·d, slope there, d, predicted shift ratio, predicted slope ratio)
-    from neighbouring problems (the previous sampling rates on a curve, :func:`_curve_hint`); without one
+
+class _Calibrated(NamedTuple):
+    """What :func:`_calibrate_pld` returns: the sufficient σ, its estimated relative error, the discretisation d
+    it is reported at, whether ``rel_tol`` was met, the PLD evaluation counts and the :class:`_Solved` record."""
+    sigma: float
+    est_rel_error: float
+    discretization: float
+    converged: bool
+    evaluations: dict
+    solved: "_Solved"
+
+
+def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _Calibrated:
+    """The smallest sufficient σ by secant steps on coarse-to-fine discretisations (:class:`_Calibrated`).
+
+    ``hint`` (:class:`_Hint`) from neighbouring problems (the previous sampling rates on a curve, :func:`_curve_hint`); without one
     (cold start): the Gaussian-DP guess (:func:`_gdp_sigma_guess`), no slope, d = 1e-3, ratios 0.1 and 1.
     Per level d:
 
@@ -376,7 +416,8 @@ def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None):
         return x + gx / abs(slope) if np.isfinite(gx) else x
 
     if hint is None:
-        hint = (math.log(_gdp_sigma_guess(eps, dlt, q, total_steps)), None, _finer(COARSEST_DISCRETIZATION), 0.1, 1.0)
+        hint = _Hint(math.log(_gdp_sigma_guess(eps, dlt, q, total_steps)), None, _finer(COARSEST_DISCRETIZATION),
+                     0.1, 1.0)
     x, slope_c, d, ratio, slope_ratio = hint
     measured = False  # slope_c: predicted from other q (a hint) or measured at this q
     while True:
@@ -401,7 +442,7 @@ def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None):
             gx = g(x)
             err += max(0.0, -gx) / abs(slope) if np.isfinite(gx) else tol
             evals = {"pld_evaluations": sum(n_evals.values()), "pld_evaluations_at_discretization": n_evals.get(d, 0)}
-            return math.exp(x), err, d, err <= rel_tol, evals, solved
+            return _Calibrated(math.exp(x), err, d, err <= rel_tol, evals, solved)
         # the coarse stage at the next level starts at this level's answer (cached), its slope measured here
         slope_c, d, ratio, slope_ratio, measured = slope, _finer(d), r, 1.0, True
 
@@ -454,7 +495,7 @@ def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_rem
 
 @lru_cache(maxsize=16)
 def _poisson_curve(eps, dlt, qs, total_steps, direction, rel_tol):
-    out, done = {}, []  # done: (log q, log σ of the root at 10·d - log σ_GDP, d, _Solved)
+    out, done = {}, []  # done: the solved points (_CurvePoint), in increasing q
     gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), total_steps))
     for qv in qs:  # increasing
         if qv == 1.0:
@@ -463,21 +504,31 @@ def _poisson_curve(eps, dlt, qs, total_steps, direction, rel_tol):
         lq = math.log(qv)
         hint = None
         if done:
-            y, *rest = _curve_hint(done, lq)
+            h = _curve_hint(done, lq)  # its log σ is relative to the Gaussian-DP approximation
             # aim at the middle of the secant's acceptance window [root, root + SECANT_SHARE·rel_tol]
-            hint = (gdp(lq) + y + 0.5 * SECANT_SHARE * rel_tol, *rest)
-        s, err, d, ok, evals, solved = _calibrate_pld(eps, dlt, qv, total_steps, direction, rel_tol, hint)
-        done.append((lq, solved.root_coarse - gdp(lq), d, solved))
-        acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
-        kind, method, flags = _sigma_kind_flags(dlt, ok)
-        out[qv] = AccountingResult(s, kind, method, acc, None, s, flags)
+            hint = h._replace(log_sigma=gdp(lq) + h.log_sigma + 0.5 * SECANT_SHARE * rel_tol)
+        r = _calibrate_pld(eps, dlt, qv, total_steps, direction, rel_tol, hint)
+        done.append(_CurvePoint(lq, r.solved.root_coarse - gdp(lq), r.discretization, r.solved))
+        acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error,
+               **r.evaluations}
+        kind, method, flags = _sigma_kind_flags(dlt, r.converged)
+        out[qv] = AccountingResult(r.sigma, kind, method, acc, None, r.sigma, flags)
     return out
 
 
-def _curve_hint(done, lq):
-    """Warm start (:func:`_calibrate_pld`'s ``hint``) at log q = ``lq`` from the solved points ``done`` =
-    [(log q, y, d, :class:`_Solved`), ...], y = log σ of the root at 10·d minus log σ of the Gaussian-DP
-    approximation (:func:`_gdp_sigma_guess`), which carries most of the curve's shape.  y is extrapolated by
+class _CurvePoint(NamedTuple):
+    """A solved point of a σ curve: log q, y = log σ of the root at 10·d minus log σ of the Gaussian-DP
+    approximation, d, and its :class:`_Solved` record."""
+    log_q: float
+    y: float
+    discretization: float
+    solved: _Solved
+
+
+def _curve_hint(done, lq) -> _Hint:
+    """Warm start (:func:`_calibrate_pld`'s ``hint``, its log σ relative to the Gaussian-DP approximation) at
+    log q = ``lq`` from the solved points ``done`` (:class:`_CurvePoint`), y = log σ of the root at 10·d minus
+    log σ of the Gaussian-DP approximation (:func:`_gdp_sigma_guess`), which carries most of the curve's shape.  y is extrapolated by
     the cubic through the last four points at the last point's discretisation (fewer at the start; all levels
     if fewer than two are at it), the slope at 10·d by the quadratic through the last three points; the ratio
     of the shifts (d vs 10·d over 10·d vs 100·d) and the ratio of the slopes at d and 10·d by least-squares
@@ -489,12 +540,12 @@ def _curve_hint(done, lq):
     and least smoothly, and the slope at 10·d differs from that at d by up to 5%; predicting the shift at this
     q from its own coarser shift and the slope from its own coarse slope takes the mean number of evaluations
     at d per warm σ from 2.2 to 1.8."""
-    d = done[-1][2]
-    same = [p for p in done if p[2] == d]
+    d = done[-1].discretization
+    same = [p for p in done if p.discretization == d]
     last = (same if len(same) >= 2 else done)[-4:]
 
     def extrapolate(points, values):
-        lqs, out = [p[0] for p in points], 0.0
+        lqs, out = [p.log_q for p in points], 0.0
         for i, (li, vi) in enumerate(zip(lqs, values)):  # Lagrange form
             w = 1.0
             for j, lj in enumerate(lqs):
@@ -503,20 +554,20 @@ def _curve_hint(done, lq):
             out += w * vi
         return out
 
-    slope = extrapolate(done[-3:], [p[3].slope_coarse for p in done[-3:]])
+    slope = extrapolate(done[-3:], [p.solved.slope_coarse for p in done[-3:]])
     if not slope < 0:  # the gap decreases in σ: keep the last measured slope if extrapolation says otherwise
-        slope = done[-1][3].slope_coarse
+        slope = done[-1].solved.slope_coarse
 
     def trend(values):  # least-squares line through the last three points at d (measured, so noisy)
-        pts = [(p[0], v) for p, v in zip(same[-3:], values[-3:]) if np.isfinite(v)]
+        pts = [(p.log_q, v) for p, v in zip(same[-3:], values[-3:]) if np.isfinite(v)]
         if len(pts) < 2:
             return pts[-1][1] if pts else math.nan
         return float(np.polyval(np.polyfit(*zip(*pts), 1), lq))
 
-    ratio = trend([p[3].ratio for p in same])
-    slope_ratio = trend([p[3].slope / p[3].slope_coarse for p in same])
-    return (extrapolate(last, [p[1] for p in last]), slope, d, ratio if np.isfinite(ratio) else 0.1,
-            slope_ratio if np.isfinite(slope_ratio) else 1.0)
+    ratio = trend([p.solved.ratio for p in same])
+    slope_ratio = trend([p.solved.slope / p.solved.slope_coarse for p in same])
+    return _Hint(extrapolate(last, [p.y for p in last]), slope, d, ratio if np.isfinite(ratio) else 0.1,
+                 slope_ratio if np.isfinite(slope_ratio) else 1.0)
 
 
 def _secant(f, x0, slope, tol, max_iter=40, first_may_stop=True):
