@@ -17,6 +17,7 @@ Directions: ``add``, ``remove`` or ``add_remove`` (the max of both).
 
 from __future__ import annotations
 
+import functools
 import math
 from functools import lru_cache
 from typing import NamedTuple
@@ -51,6 +52,26 @@ DEFAULT_REL_TOL = 1e-3
 SECANT_SHARE = 0.01
 COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
+
+
+#: retired keywords of the public functions and what replaces them (a retired name stops with this message)
+RETIRED_KEYWORDS = {
+    "steps": "it is total_steps now (the number of compositions; steps per epoch belong to the samplers: "
+             "dpsampling.account(sampler, ..., steps=..., epochs=...))",
+    "sampler": "the engine knows no sampler (it accounts the Poisson-subsampled Gaussian): ask "
+               "dpsampling.account(sampler, ...) or dpsampling.samplers.<sampler> (WOR is Poisson at σ/2 there)",
+}
+
+
+def _no_retired_keywords(f):
+    """Make a retired keyword of ``f`` (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor."""
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        for old in RETIRED_KEYWORDS.keys() & kwargs.keys():
+            raise TypeError(f"{f.__name__}() has no parameter {old!r}: {RETIRED_KEYWORDS[old]}")
+        return f(*args, **kwargs)
+
+    return checked
 
 
 def _check_common(sigma, q, total_steps, direction, method, bound):
@@ -157,6 +178,7 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
     return _PLDValue(value, lo, up, acc, () if ok else ("not_converged",))
 
 
+@_no_retired_keywords
 def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld",
           bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
           finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
@@ -215,6 +237,7 @@ def _below_floor(quantity, target, s, q, total_steps, direction, bound, rel_tol,
                             flags + tuple(r["flags"]))
 
 
+@_no_retired_keywords
 def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", method="pld",
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
@@ -272,6 +295,7 @@ def _check_calibration(epsilon, delta, qs, total_steps, direction):
     check_choice("direction", direction, DIRECTIONS)
 
 
+@_no_retired_keywords
 def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", method="pld",
                     rel_tol=DEFAULT_REL_TOL) -> AccountingResult:
     """Smallest σ such that the mechanism is (ε, δ)-DP, to relative accuracy ``rel_tol``.
@@ -476,6 +500,7 @@ def _sufficient(g, x, slope, max_steps=60):
     raise RuntimeError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
 
 
+@_no_retired_keywords
 def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_remove",
                           rel_tol=DEFAULT_REL_TOL) -> list[AccountingResult]:
     """:func:`calibrate_sigma` (method pld) for many sampling rates at once.
@@ -490,7 +515,9 @@ def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_rem
     _check_calibration(epsilon, delta, qs, total_steps, direction)
     curve = _poisson_curve(float(epsilon), float(delta), tuple(sorted(set(float(q) for q in qs))), int(total_steps),
                            direction, float(rel_tol))
-    return [curve[float(q)] for q in qs]
+    # lower stays None (no certified lower bound on the smallest σ), also where q = 1 gave the exact σ
+    return [AccountingResult(r.value, r.kind, r.method, r.accuracy, None, r.value, r.flags)
+            for r in (curve[float(q)] for q in qs)]
 
 
 @lru_cache(maxsize=16)
