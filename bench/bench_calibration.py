@@ -41,7 +41,7 @@ DELTA, STEPS = 1e-6, 10_000
 
 def ours(eps, q, rel_tol=1e-3):
     accountant.pld.composed.cache_clear()
-    return accountant.calibrate_sigma(eps, DELTA, q=q, steps=STEPS, rel_tol=rel_tol)
+    return accountant.calibrate_sigma(eps, DELTA, q=q, total_steps=STEPS, rel_tol=rel_tol)
 
 
 def peer_dp_accounting(eps, q):
@@ -90,7 +90,7 @@ def main():
     print(f"ε={eps:g}, δ={DELTA:g}, T={STEPS}; {len(qs)} γ values; times in seconds; err = |σ/σ_ref - 1|")
     accountant.pld.composed.cache_clear()
     accountant._poisson_curve.cache_clear()
-    curve, t_curve = timed(lambda: accountant.calibrate_sigma_curve(eps, DELTA, qs, steps=STEPS))
+    curve, t_curve = timed(lambda: accountant.calibrate_sigma_curve(eps, DELTA, qs, total_steps=STEPS))
     refs = [ours(eps, q, rel_tol=1e-4).value for q in qs]
     print(f"ours, curve (pipeline): {t_curve:.1f}s total, {t_curve / len(qs):.2f}s/point, "
           f"max err {max(abs(r.value / f - 1) for r, f in zip(curve, refs)):.1e}")
@@ -130,7 +130,7 @@ def evaluations_per_sigma(name, delta, steps_values, q_grid, eps_values):
             accountant.pld.composed.cache_clear()
             accountant._poisson_curve.cache_clear()
             t = time.process_time()
-            curve = accountant.calibrate_sigma_curve(eps, delta, qs, steps=int(steps))
+            curve = accountant.calibrate_sigma_curve(eps, delta, qs, total_steps=int(steps))
             t = time.process_time() - t
             total += t
             pld = [r for r in curve if r.method == "pld"][1:]  # the first point is a cold start

@@ -20,7 +20,8 @@ import time
 import numpy as np
 from scipy import stats
 
-from dpsampling.engine.montecarlo import SHIFT, hoeffding_alpha, mc_privacy_curve
+from dpsampling.engine.montecarlo import hoeffding_alpha, mc_privacy_curve
+from dpsampling.papers.lebeda.directions import SHIFT
 
 N_PAPER = 3_342_306  # App. B.2 (printed)
 EPS = np.linspace(0.0, 3.0, 40)
@@ -74,7 +75,7 @@ def main():
     for mech, scale, q, sampler in cases:
         for direction in ("add", "remove"):
             args = (mech, scale, q, STEPS, EPS, N_PAPER)
-            t_ours, ours = best_time(lambda a=args, s=sampler, d=direction: mc_privacy_curve(*a, 1, s, d))
+            t_ours, ours = best_time(lambda a=args, s=sampler, d=direction: mc_privacy_curve(*a, 1, SHIFT[s], d))
             t_peer, peer = best_time(lambda a=args, s=sampler, d=direction: scipy_peer(*a, 2, s, d))
             diff = float(np.max(np.abs(ours.estimate - peer)))
             assert diff <= 2 * alpha, f"estimates disagree beyond 2α: {diff}"

@@ -1,6 +1,6 @@
 """Benchmark: E_C lower bound on δ_S(ε) (Chua §4.3, eq. (3)) at T = 1e5.
 
-Ours: dpsampling.samplers.shuffle.shuffle_delta_lower (log P_C, log Q_C once, then one
+Ours: dpsampling.papers.chua.shuffle_delta_lower (log P_C, log Q_C once, then one
 vectorised max over C per block of ε).  Peer: the straightforward way — a
 Python loop over C with scipy.stats.norm.cdf and plain powers, keeping the
 running max over C for all ε at once.  Same inputs: 10,001 C values (the
@@ -13,7 +13,8 @@ import time
 import numpy as np
 from scipy.stats import norm
 
-from dpsampling.samplers.shuffle import DEFAULT_C_GRID, shuffle_delta_lower
+from dpsampling.papers.chua import shuffle_delta_lower
+from dpsampling.samplers._max_statistic import DEFAULT_C_GRID
 
 SIGMA, STEPS = 0.5, 100_000
 EPS = np.linspace(0.0, 20.0, 200)

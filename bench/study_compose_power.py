@@ -79,7 +79,7 @@ def main():
     qs = [float(x) for x in np.logspace(-3, 0, 100)]
 
     def curve():
-        return [r.value for r in accountant.calibrate_sigma_curve(0.5, 1e-5, qs, steps=10_000)]
+        return [r.value for r in accountant.calibrate_sigma_curve(0.5, 1e-5, qs, total_steps=10_000)]
 
     ref, t_ref = timed(DP_ACCOUNTING, curve)
     alt, t_alt = timed(self_compose_rfft_squaring, curve)

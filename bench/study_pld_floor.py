@@ -66,7 +66,7 @@ def main():
             r = cf.accounting_delta(eps, sigma, q, steps)
             lo, hi = r["lower"], r["upper"]
             pess = [float(pld.delta(eps, sigma, q, steps, "add_remove", True, d)) for d in DISCRETIZATIONS]
-            acc = accountant.delta(eps, sigma=sigma, q=q, steps=steps).upper
+            acc = accountant.delta(eps, sigma=sigma, q=q, total_steps=steps).upper
             ratio = min(pess + [acc]) / lo
             deficit = lo - min(pess + [acc])  # > 0: the PLD is below the certified truth by this much
             worst_abs[0] = max(worst_abs[0], deficit)

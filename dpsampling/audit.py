@@ -46,7 +46,7 @@ from dpsampling import samplers as _samplers
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.engine.validation import check_delta, check_int
-from dpsampling.samplers.spec import CostError, Question, check_cost
+from dpsampling.samplers.spec import CostError, check_cost
 
 
 def __getattr__(name):

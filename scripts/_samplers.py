@@ -13,7 +13,7 @@ import pandas as pd
 
 from dpsampling.engine.result import BELOW_FLOOR_FLAG
 from dpsampling.papers import chua
-from dpsampling.samplers import account, deterministic, get_spec, shuffle
+from dpsampling.samplers import account, get_spec
 
 SAMPLER_QUANTITY_SYMBOL = {"epsilon": "ε", "delta": "δ"}
 SAMPLER_COLOR = {"deterministic": _style.PALETTE[7], "pld": _style.PALETTE[0], "rdp": _style.PALETTE[2],
@@ -45,7 +45,7 @@ def sampler_result_row(p, quantity, rel_tol=None, discretization=None, finest_di
     row["q"] = 1.0 / p["steps"]
     row["finest_discretization"] = res.accuracy.get("finest_discretization")
     if p["sampler"] == "shuffle":
-        det = deterministic.deterministic_result(quantity, target, p["sigma"]).value
+        det = chua.deterministic_result(quantity, target, p["sigma"]).value
         margin, holds = chua.theorem_4_1_margin(res.value, det)
         if not holds:
             raise RuntimeError(f"Theorem 4.1 violated at {p}: shuffle lower bound {res.value!r} > "
@@ -130,7 +130,7 @@ def draw_sampler_panel(ax, g, x, quantity, chk):
         (pld, "value", "upper", "PLD, pessimistic", "pld", f"{name}_P"),
         (pld, "lower", "lower", "PLD, optimistic", "pld", f"{name}_P"),
         (g[(g["sampler"] == "poisson") & (g["method"] == "rdp")], "value", "upper", "RDP", "rdp", f"{name}_P"),
-        (g[g["sampler"] == "shuffle"], "value", "lower", shuffle.EC_METHOD, "shuffle", f"{name}_S"),
+        (g[g["sampler"] == "shuffle"], "value", "lower", chua.EC_METHOD, "shuffle", f"{name}_S"),
     ]
     for sub, col, kind, method, color, label in curves:
         marker = "." if g[x].nunique() < 30 else None

@@ -32,7 +32,7 @@ import numpy as np
 
 from dpsampling.samplers import account
 from dpsampling.samplers import balls_and_bins as bnb
-from dpsampling.samplers import deterministic
+from dpsampling.papers import chua
 
 #: method labels of the max-statistic lower bounds (one epoch: threshold events; E epochs: optimistic PLD)
 MAX_STATISTIC_METHODS = (bnb.MAX_STATISTIC_METHOD, "max-statistic PLD")
@@ -86,7 +86,7 @@ def _one(p, quantity, target, pld_accuracy, rel_tol):
     s, T, E = p["sigma"], p["steps"], p["epochs"]
     rows = []
     if p["sampler"] == "deterministic":
-        rows.append(_row(deterministic.deterministic_result(quantity, target, s / math.sqrt(E))))
+        rows.append(_row(chua.deterministic_result(quantity, target, s / math.sqrt(E))))
     elif p["sampler"] == "poisson":
         for bound in ("upper", "lower"):
             rows.append(_row(_poisson(quantity, target, s, T, E, bound, rel_tol)))

@@ -24,7 +24,7 @@ def compute_point(p, rel_tol, discretization):
     from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
     k = int(p["steps"])
     if p["panel"] == "a":  # T Gaussians = one Gaussian with σ/√T; q = 1
-        kw = dict(sigma=p["sigma"], q=1.0, steps=k)
+        kw = dict(sigma=p["sigma"], q=1.0, total_steps=k)
         curve = f"σ={p['sigma']:g}"
         return [_row(accountant.epsilon(p["delta"], method=m, **kw), curve) for m in ("cf", "analytic", "rdp")]
     if p["panel"] == "b":
@@ -33,7 +33,7 @@ def compute_point(p, rel_tol, discretization):
         rows += [_row(dp.heterogeneous_delta(p["epsilon"], method="pld", bound=b, **kw), "GM/RR")
                  for b in ("upper", "lower")]
         return rows + [_row(dp.heterogeneous_delta(p["epsilon"], method="rdp", **kw), "GM/RR")]
-    kw = dict(sigma=p["sigma"], q=p["q"], steps=k, direction=p["direction"])
+    kw = dict(sigma=p["sigma"], q=p["q"], total_steps=k, direction=p["direction"])
     pld = accountant.epsilon(p["delta"], rel_tol=rel_tol, **kw)
     return [_row(accountant.epsilon(p["delta"], method="cf", rel_tol=rel_tol, **kw), "subsampled GM"),
             _row(pld, "subsampled GM"),

@@ -14,9 +14,10 @@ NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (remove)", "add": "H_α(P ‖ (1-γ
 
 def compute_point(p, eps_min, eps_max, n_eps, **_defaults):  # rel_tol: schema default, unused
     from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers.lebeda import wor_substitution as ws
     eps = np.linspace(eps_min, eps_max, n_eps)
     if p["direction"] == "add_remove":
-        h = dp.wor_substitution_profile(eps, p["sigma"], p["q"], sensitivity=1.0)
+        h = ws.wor_substitution_profile(eps, p["sigma"], p["q"], sensitivity=1.0)
     else:
         h = dp.hs_subsampled_gaussian(eps, p["sigma"], p["q"], p["direction"])
     return [{**BASE, "x": float(e), "alpha": float(np.exp(e)), "value": float(v), "kind": "exact",

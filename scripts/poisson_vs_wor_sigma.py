@@ -6,14 +6,14 @@ import _style
 
 def compute_points(points, rel_tol, log):
     """σ for every point, one warm-started curve per (sampler, ε, δ, T, direction)."""
-    from dpsampling.engine import accountant  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers.lebeda.sampling_schemes import sigma_curve  # not at the top: plot jobs skip it (issue 15)
     key = ("sampler", "epsilon", "delta", "steps", "direction")
     rows = {}
     for line in sorted({tuple(p[k] for k in key) for p in points}):
         pts = [p for p in points if tuple(p[k] for k in key) == line]
         kw = dict(zip(key, line))
-        res = accountant.calibrate_sigma_curve(kw["epsilon"], kw["delta"], [p["q"] for p in pts], steps=kw["steps"],
-                                               sampler=kw["sampler"], direction=kw["direction"], rel_tol=rel_tol)
+        res = sigma_curve(kw["epsilon"], kw["delta"], [p["q"] for p in pts], steps=kw["steps"],
+                          sampler=kw["sampler"], direction=kw["direction"], rel_tol=rel_tol)
         rows.update({p["point_id"]: _pipeline.result_row(r) for p, r in zip(pts, res)})
         log.info("curve %s: %d points done (%d/%d)", kw, len(pts), len(rows), len(points))
     return [rows[p["point_id"]] for p in points]

@@ -4,9 +4,9 @@ import _pipeline
 
 
 def compute_point(p, rel_tol):
-    from dpsampling.engine import accountant  # not at the top: plot jobs skip it (issue 15)
-    res = accountant.epsilon(p["delta"], sigma=p["sigma"], q=p["q"], steps=p["steps"],
-                             sampler=p["sampler"], direction=p["direction"], rel_tol=rel_tol)
+    from dpsampling.samplers import account  # not at the top: plot jobs skip it (issue 15)
+    res = account(p["sampler"], "epsilon", p["delta"], sigma=p["sigma"], q=p["q"], steps=p["steps"],
+                  direction=p["direction"], rel_tol=rel_tol)
     return _pipeline.result_row(res)
 
 

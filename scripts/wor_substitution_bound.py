@@ -23,17 +23,18 @@ NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (α ≥ 1 branch)", "add": "H_α(Q 
 
 def compute_point(p, eps_min, eps_max, n_eps, n_eps_exact, discretization, **_defaults):  # rel_tol unused
     from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers.lebeda import wor_substitution as ws
     s, g, sens = p["sigma"], p["q"], p["sensitivity"]
     if p["panel"] == "one_step":
         eps = np.linspace(eps_min, eps_max, n_eps_exact)
         if p["direction"] == "add_remove":
-            h = dp.wor_substitution_profile(eps, s, g, sens)
+            h = ws.wor_substitution_profile(eps, s, g, sens)
         else:
             h = dp.hs_subsampled_gaussian(eps, s, g, p["direction"], sens)
         return [{**BASE, "curve": NAMES[p["direction"]], "x": float(e), "value": float(v), "kind": "exact",
                  "method": "closed_form"} for e, v in zip(eps, h)]
     eps = np.linspace(max(eps_min, 0.0), eps_max, n_eps)
-    c = dp.wor_substitution_curves(eps, s, g, int(p["steps"]), sens, discretization=discretization,
+    c = ws.wor_substitution_curves(eps, s, g, int(p["steps"]), sens, discretization=discretization,
                                    dataset_size=int(p["dataset_size"]))
     rows = []
     for i, e in enumerate(eps):

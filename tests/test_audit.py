@@ -10,7 +10,7 @@ import dpsampling
 from dpsampling import cli
 from dpsampling.engine import gaussian
 from dpsampling.samplers import account
-from dpsampling.samplers.shuffle import shuffle_epsilon_lower
+from dpsampling.papers.chua import shuffle_epsilon_lower
 
 FOUR = ("poisson", "wor", "shuffle", "deterministic")
 

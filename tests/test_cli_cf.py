@@ -41,7 +41,7 @@ def test_cli_delta_cf_wor_is_poisson_at_half_sigma(capsys):
     # relative accuracy: the budget is tightened to 1e-3·rel_tol·δ once δ is known
     assert wor["accuracy"]["err"] <= 1e-6 * wor["value"]
     # inside the PLD bracket (pessimistic upper, optimistic lower) plus the φ error
-    pld = A.delta(1.0, sigma=1.0, q=0.01, steps=100, rel_tol=1e-2)
+    pld = A.delta(1.0, sigma=1.0, q=0.01, total_steps=100, rel_tol=1e-2)
     assert pld.lower - wor["accuracy"]["err"] <= wor["value"] <= pld.upper + wor["accuracy"]["err"]
 
 
@@ -69,7 +69,7 @@ def test_cli_cf_bad_input(capsys, argv, flag, code):
 
 
 def test_accountant_cf_result_and_directions():
-    kw = dict(sigma=1.0, q=0.05, steps=200)
+    kw = dict(sigma=1.0, q=0.05, total_steps=200)
     both = A.delta(1.0, method="cf", **kw)
     add = A.delta(1.0, method="cf", direction="add", **kw)
     rem = A.delta(1.0, method="cf", direction="remove", **kw)
@@ -81,22 +81,22 @@ def test_accountant_cf_result_and_directions():
     e = A.epsilon(both.value, method="cf", **kw)
     assert abs(e.value - 1.0) <= e.accuracy["err"] + 1e-9
     # q = 1: T Gaussians = one Gaussian with σ/√T, exactly (Balle–Wang closed form)
-    ex = A.delta(0.5, sigma=10.0, q=1.0, steps=25, method="analytic")
-    cf = A.delta(0.5, sigma=10.0, q=1.0, steps=25, method="cf")
+    ex = A.delta(0.5, sigma=10.0, q=1.0, total_steps=25, method="analytic")
+    cf = A.delta(0.5, sigma=10.0, q=1.0, total_steps=25, method="cf")
     assert abs(cf.value - ex.value) <= cf.accuracy["err"] + 1e-15 and cf.accuracy["err"] <= 1e-6 * ex.value
-    ee = A.epsilon(1e-5, sigma=10.0, q=1.0, steps=25, method="analytic")
-    ec = A.epsilon(1e-5, sigma=10.0, q=1.0, steps=25, method="cf")
+    ee = A.epsilon(1e-5, sigma=10.0, q=1.0, total_steps=25, method="analytic")
+    ec = A.epsilon(1e-5, sigma=10.0, q=1.0, total_steps=25, method="cf")
     assert abs(ec.value - ee.value) <= ec.accuracy["err"] + 1e-12
 
 
 def test_accountant_cf_error_is_raised_not_returned():
     with pytest.raises(CFAccuracyError, match="failed its error budget"):
-        A.delta(15.0, sigma=0.4, q=1e-3, steps=10_000, method="cf", direction="remove")
+        A.delta(15.0, sigma=0.4, q=1e-3, total_steps=10_000, method="cf", direction="remove")
 
 
 def test_accountant_cf_tiny_delta_relative_accuracy():
     # δ far below the PLD floor of ~1e-12 is fine for φ (contour through the saddle point)
-    kw = dict(sigma=1.0, q=0.01, steps=100, method="cf")
+    kw = dict(sigma=1.0, q=0.01, total_steps=100, method="cf")
     r3, r5 = A.delta(3.0, **kw), A.delta(5.0, **kw)
     assert r3.flags == r5.flags == ()
     assert 1e-13 < r3.value < 1e-12 and r3.accuracy["err"] <= 1e-5 * r3.value

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from dpsampling import cli
-from dpsampling.samplers import deterministic
+from dpsampling.papers import chua
 
 ONE_EPOCH = ["--q", "1e-4", "--steps", "10000"]
 
@@ -69,7 +69,7 @@ def test_deterministic_sigma_exact_and_consistent(capsys):
     d = strict_json(out)
     assert code == 0 and d["kind"] == "exact"
     assert d["value"] == pytest.approx(3.7306, rel=1e-4)
-    assert deterministic.deterministic_delta(1.0, d["value"]) == pytest.approx(1e-5, rel=1e-8)
+    assert chua.deterministic_delta(1.0, d["value"]) == pytest.approx(1e-5, rel=1e-8)
 
 
 def test_theorem_4_1_and_poisson_gap_through_the_cli(capsys):
@@ -117,7 +117,6 @@ def test_console_module_shuffle():
 
 from dpsampling.samplers import _max_statistic as ms  # noqa: E402
 from dpsampling.samplers import balls_and_bins as bnb  # noqa: E402
-from dpsampling.samplers import shuffle  # noqa: E402
 
 
 def test_epochs_default_one_prints_what_it_printed(capsys):
@@ -137,7 +136,7 @@ def test_deterministic_and_poisson_epochs(capsys):
                        "--epochs", "60", "--epsilon", "2")
     d = strict_json(out)
     assert code == 0 and d["kind"] == "exact"
-    assert d["value"] == deterministic.deterministic_delta(2.0, 1.1 / 60 ** 0.5)  # the Gaussian at σ/√E
+    assert d["value"] == chua.deterministic_delta(2.0, 1.1 / 60 ** 0.5)  # the Gaussian at σ/√E
     code, a, _ = run(capsys, "epsilon", "--sigma", "1", "--q", "0.02", "--steps", "50", "--epochs", "4",
                      "--delta", "1e-6", "--rel-tol", "0.01")
     code2, b, _ = run(capsys, "epsilon", "--sigma", "1", "--q", "0.02", "--steps", "200", "--delta", "1e-6",
@@ -151,10 +150,10 @@ def test_shuffle_epochs_interval_and_persistent(capsys):
     dyn = strict_json(out)
     code2, out, _ = run(capsys, *args, "--shuffle-mode", "persistent")
     pers = strict_json(out)
-    det = deterministic.deterministic_epsilon(1e-5, 1.1 / 2.0)
+    det = chua.deterministic_epsilon(1e-5, 1.1 / 2.0)
     assert code == code2 == 0 and dyn["kind"] == pers["kind"] == "lower"
     assert dyn["upper"] == pers["upper"] == pytest.approx(det, rel=1e-12)
-    assert pers["value"] == shuffle.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
+    assert pers["value"] == chua.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
     assert dyn["method"] == ms.PLD_METHOD and 0 < dyn["value"] < pers["value"] <= pers["upper"]
     code, out, _ = run(capsys, "sigma", "--sampler", "shuffle", "--steps", "235", "--epochs", "2", "--epsilon", "2",
                        "--delta", "1e-5", "--bound", "lower")

@@ -1,11 +1,8 @@
-"""One accountant interface: δ(ε), ε(δ) and σ calibration for T compositions of
-a subsampled Gaussian mechanism, for a batch sampler and a neighbouring direction.
+"""One accountant interface: δ(ε), ε(δ) and σ calibration for T (``total_steps``) compositions of
+the Poisson-subsampled Gaussian mechanism (rate q, noise σ, sensitivity 1), for a neighbouring direction.
 
-Samplers (under add/remove neighbours)
-    poisson  Poisson subsampling with rate q.
-    wor      sampling without replacement (fixed batch size, rate q = b/n).
-             By Lebeda et al. Prop. 9 its add and remove curves are exactly the
-             Poisson curves with sensitivity 2, i.e. Poisson at σ/2.
+The engine knows no batch sampler: a sampler whose curves are those of this mechanism at other
+parameters (WOR: σ/2, Lebeda et al. Prop. 9) maps its parameters in :mod:`dpsampling.samplers`.
 
 Methods
     pld       dp_accounting privacy loss distributions: ``bound="upper"`` is the
@@ -20,6 +17,7 @@ Directions: ``add``, ``remove`` or ``add_remove`` (the max of both).
 
 from __future__ import annotations
 
+import functools
 import math
 from functools import lru_cache
 from typing import NamedTuple
@@ -36,7 +34,6 @@ from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
     DIRECTIONS,
-    SUBSAMPLERS,
     check_choice,
     check_delta,
     check_epsilon,
@@ -57,11 +54,30 @@ COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
 
 
-def _check_common(sigma, q, steps, sampler, direction, method, bound):
+#: retired keywords of the public functions and what replaces them (a retired name stops with this message)
+RETIRED_KEYWORDS = {
+    "steps": "it is total_steps now (the number of compositions; steps per epoch belong to the samplers: "
+             "dpsampling.account(sampler, ..., steps=..., epochs=...))",
+    "sampler": "the engine knows no sampler (it accounts the Poisson-subsampled Gaussian): ask "
+               "dpsampling.account(sampler, ...) or dpsampling.samplers.<sampler> (WOR is Poisson at σ/2 there)",
+}
+
+
+def _no_retired_keywords(f):
+    """Make a retired keyword of ``f`` (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor."""
+    @functools.wraps(f)
+    def checked(*args, **kwargs):
+        for old in RETIRED_KEYWORDS.keys() & kwargs.keys():
+            raise TypeError(f"{f.__name__}() has no parameter {old!r}: {RETIRED_KEYWORDS[old]}")
+        return f(*args, **kwargs)
+
+    return checked
+
+
+def _check_common(sigma, q, total_steps, direction, method, bound):
     check_positive("sigma", sigma)
     check_rate(q)
-    check_steps(steps)
-    check_choice("sampler", sampler, SUBSAMPLERS)
+    check_steps(total_steps, "total_steps")
     check_choice("direction", direction, DIRECTIONS)
     check_choice("method", method, ("pld", "rdp", "analytic", "cf"))
     check_choice("bound", bound, BOUNDS)
@@ -71,16 +87,11 @@ def _check_common(sigma, q, steps, sampler, direction, method, bound):
         raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
 
 
-def _poisson_sigma(sigma, sampler):
-    """σ of the Poisson mechanism whose curves equal ``sampler``'s (Lebeda Prop. 9)."""
-    return sigma / 2.0 if sampler == "wor" else sigma
-
-
-def _rdp_accountant(sigma, q, steps):
+def _rdp_accountant(sigma, q, total_steps):
     import dp_accounting
 
     acc = dp_accounting.rdp.RdpAccountant()  # dp_accounting's default orders
-    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), int(steps))
+    acc.compose(dp_accounting.PoissonSampledDpEvent(q, dp_accounting.GaussianDpEvent(sigma)), int(total_steps))
     return acc
 
 
@@ -89,7 +100,16 @@ def _finer(d):
     return float(f"{d / 10:.6e}")
 
 
-def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
+class _Converged(NamedTuple):
+    """A value refined over discretisations (:func:`_converge`): the value, the discretisation d it was computed
+    at, its estimated relative error and whether ``rel_tol`` was met."""
+    value: float
+    discretization: float
+    est_rel_error: float
+    converged: bool
+
+
+def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION) -> _Converged:
     """Refine the PLD discretisation d until the answer is accurate to ``rel_tol``.
 
     ``solve_at(d)`` returns the quantity computed with pessimistic PLDs at
@@ -107,7 +127,7 @@ def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
     ε_pess = 0.9473, converged 0.9472), so the gap certifies nothing useful.
 
     Refinement stops at ``finest`` (converged=False if ``rel_tol`` is not met there).
-    Returns (value, d, estimated relative error, converged).
+    Returns a :class:`_Converged` (value, d, estimated relative error, converged).
     """
     values = []
     d = COARSEST_DISCRETIZATION
@@ -116,7 +136,7 @@ def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
         values.append(solve_at(d))
         v = values[-1]
         if abs(v) <= floor:
-            return v, d, 0.0, True
+            return _Converged(v, d, 0.0, True)
         if len(values) >= 2:
             diff = abs(values[-2] - v)
             r = rho
@@ -124,13 +144,23 @@ def _converge(solve_at, rel_tol, floor=0.0, finest=FINEST_DISCRETIZATION):
                 r = min(rho, max(rho**2, diff / abs(values[-3] - values[-2])))
             err = diff * r / (1 - r) / abs(v) if v != 0 else 0.0
             if err <= rel_tol:
-                return v, d, err, True
+                return _Converged(v, d, err, True)
         if d <= finest * (1 + 1e-9):
-            return v, d, err if len(values) >= 2 else math.inf, False
+            return _Converged(v, d, err if len(values) >= 2 else math.inf, False)
         d = _finer(d)
 
 
-def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION):
+class _PLDValue(NamedTuple):
+    """A PLD answer (:func:`_pld_value`): the value of the requested bound, the optimistic (lower) and
+    pessimistic (upper) values at the same discretisation, the accuracy entries and the flags."""
+    value: float
+    lower: float
+    upper: float
+    accuracy: dict
+    flags: tuple
+
+
+def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION) -> _PLDValue:
     """Pessimistic value at a converged (or given) discretisation, plus the optimistic one there."""
     if not FINEST_DISCRETIZATION * (1 - 1e-9) <= finest <= COARSEST_DISCRETIZATION * (1 + 1e-9):
         raise ValueError(f"finest_discretization must be in [{FINEST_DISCRETIZATION:g}, "
@@ -145,10 +175,11 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
     acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err}
     if discretization is None and finest != FINEST_DISCRETIZATION:
         acc["finest_discretization"] = finest
-    return value, lo, up, acc, () if ok else ("not_converged",)
+    return _PLDValue(value, lo, up, acc, () if ok else ("not_converged",))
 
 
-def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove", method="pld",
+@_no_retired_keywords
+def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld",
           bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
           finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
     """δ(ε) after ``steps`` compositions of the q-subsampled Gaussian with noise σ.
@@ -159,25 +190,25 @@ def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove"
     as is (the optimistic value at that discretisation is reported as ``lower``).
     """
     check_epsilon(epsilon)
-    _check_common(sigma, q, steps, sampler, direction, method, bound)
-    s = _poisson_sigma(sigma, sampler)
+    _check_common(sigma, q, total_steps, direction, method, bound)
+    s = sigma
     eps = float(epsilon)
     if method == "analytic":
-        v = float(gaussian.delta(eps, gaussian.composed_sigma(s, steps)))
+        v = float(gaussian.delta(eps, gaussian.composed_sigma(s, total_steps)))
         return AccountingResult(v, "exact", "analytic", {}, v, v)
     if method == "rdp":
-        v = float(_rdp_accountant(s, q, steps).get_delta(eps))
+        v = float(_rdp_accountant(s, q, total_steps).get_delta(eps))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_delta(eps, s, q, steps, direction, rel_tol))
+        return AccountingResult(**cf.accounting_delta(eps, s, q, total_steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
-        return float(pld.delta(eps, s, q, steps, direction, pessimistic, d))
+        return float(pld.delta(eps, s, q, total_steps, direction, pessimistic, d))
 
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, RELIABLE_DELTA_FLOOR,
                                            finest_discretization)
     if up < RELIABLE_DELTA_FLOOR:
-        return _below_floor("delta", eps, s, q, steps, direction, bound, rel_tol, value, lo, up, acc, flags)
+        return _below_floor("delta", eps, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc, flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
 
@@ -185,7 +216,7 @@ def delta(epsilon, *, sigma, q, steps, sampler="poisson", direction="add_remove"
 CF_CERTIFIED_METHOD = "cf_certified (pld below floor)"
 
 
-def _below_floor(quantity, target, s, q, steps, direction, bound, rel_tol, value, lo, up, acc, flags):
+def _below_floor(quantity, target, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc, flags):
     """A PLD result whose δ is below :data:`RELIABLE_DELTA_FLOOR`: flagged, never a PLD bound.
 
     Where the φ accountant (:mod:`.cf`) certifies the value, its certified end on the requested
@@ -197,7 +228,7 @@ def _below_floor(quantity, target, s, q, steps, direction, bound, rel_tol, value
     acc = dict(acc, pld_lower=float(lo), pld_upper=float(up))
     fn = cf.accounting_delta if quantity == "delta" else cf.accounting_epsilon
     try:
-        r = fn(float(target), s, q, steps, direction, rel_tol)
+        r = fn(float(target), s, q, total_steps, direction, rel_tol)
     except (cf.CFAccuracyError, ValueError, OverflowError, FloatingPointError):
         return AccountingResult(value, "estimate", "pld", acc, lo, up, flags + ("cf_unavailable",))
     acc["cf_err"] = r["accuracy"]["err"]
@@ -206,28 +237,29 @@ def _below_floor(quantity, target, s, q, steps, direction, bound, rel_tol, value
                             flags + tuple(r["flags"]))
 
 
-def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_remove", method="pld",
+@_no_retired_keywords
+def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", method="pld",
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
     """ε(δ): the smallest ε with δ(ε) ≤ ``delta_target`` (see :func:`delta`)."""
     check_delta(delta_target)
-    _check_common(sigma, q, steps, sampler, direction, method, bound)
-    s = _poisson_sigma(sigma, sampler)
+    _check_common(sigma, q, total_steps, direction, method, bound)
+    s = sigma
     if method == "analytic":
-        v = float(gaussian.epsilon(delta_target, gaussian.composed_sigma(s, steps)))
+        v = float(gaussian.epsilon(delta_target, gaussian.composed_sigma(s, total_steps)))
         return AccountingResult(v, "exact", "analytic", {}, v, v)
     if method == "rdp":
-        v = float(_rdp_accountant(s, q, steps).get_epsilon(delta_target))
+        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta_target))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, steps, direction, rel_tol))
+        return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, total_steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
-        return pld.epsilon(delta_target, s, q, steps, direction, pessimistic, d)
+        return pld.epsilon(delta_target, s, q, total_steps, direction, pessimistic, d)
 
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, 0.0, finest_discretization)
     if float(delta_target) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
-        return _below_floor("epsilon", delta_target, s, q, steps, direction, bound, rel_tol, value, lo, up, acc,
+        return _below_floor("epsilon", delta_target, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc,
                             flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
@@ -235,7 +267,7 @@ def epsilon(delta_target, *, sigma, q, steps, sampler="poisson", direction="add_
 # --------------------------------------------------------------------------- calibration
 
 
-def _gdp_sigma_guess(eps, delta_target, q, steps):
+def _gdp_sigma_guess(eps, delta_target, q, total_steps):
     """Initial σ from the Gaussian-DP central limit approximation.
 
     T compositions of the q-subsampled Gaussian behave like μ-GDP with
@@ -244,7 +276,7 @@ def _gdp_sigma_guess(eps, delta_target, q, steps):
     """
     s_eff = _analytic_sigma(eps, delta_target)  # = 1/μ
     mu = 1.0 / s_eff
-    return 1.0 / math.sqrt(math.log1p(mu**2 / (q**2 * steps)))
+    return 1.0 / math.sqrt(math.log1p(mu**2 / (q**2 * total_steps)))
 
 
 @lru_cache(maxsize=64)
@@ -253,19 +285,18 @@ def _analytic_sigma(eps, delta_target):
     return gaussian.sigma(eps, delta_target)
 
 
-def _check_calibration(epsilon, delta, qs, steps, sampler, direction):
-    """Checks shared by the calibration entry points; returns σ_sampler/σ_Poisson (Prop. 9: 2 for WOR)."""
+def _check_calibration(epsilon, delta, qs, total_steps, direction):
+    """Checks shared by the calibration entry points."""
     check_epsilon(epsilon)
     check_delta(delta)
     for qv in qs:
         check_rate(qv)
-    check_steps(steps)
-    check_choice("sampler", sampler, SUBSAMPLERS)
+    check_steps(total_steps, "total_steps")
     check_choice("direction", direction, DIRECTIONS)
-    return 1.0 / _poisson_sigma(1.0, sampler)
 
 
-def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="add_remove", method="pld",
+@_no_retired_keywords
+def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", method="pld",
                     rel_tol=DEFAULT_REL_TOL) -> AccountingResult:
     """Smallest σ such that the mechanism is (ε, δ)-DP, to relative accuracy ``rel_tol``.
 
@@ -283,22 +314,23 @@ def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", direction="a
     until the discretisation error, estimated from the roots at d, 10·d and
     100·d, is below ``rel_tol`` (see :func:`_calibrate_pld`).
     """
-    scale = _check_calibration(epsilon, delta, [q], steps, sampler, direction)
+    _check_calibration(epsilon, delta, [q], total_steps, direction)
     check_choice("method", method, ("pld", "rdp", "analytic"))
-    eps, dlt, steps = float(epsilon), float(delta), int(steps)
+    eps, dlt, total_steps = float(epsilon), float(delta), int(total_steps)
     if q == 1.0:  # composition of T Gaussians = one Gaussian with σ/√T, exactly
-        s = _analytic_sigma(eps, dlt) * math.sqrt(steps) * scale
+        s = _analytic_sigma(eps, dlt) * math.sqrt(total_steps)
         return AccountingResult(s, "exact", "analytic", {}, s, s)
     if method == "analytic":
         raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
     if method == "rdp":
-        s = _calibrate_rdp(eps, dlt, q, steps)
-        return AccountingResult(s * scale, "upper", "rdp", {"rel_tol": rel_tol}, None, s * scale)
-    s, err, d, ok, evals, _ = _calibrate_pld(eps, dlt, q, steps, direction, rel_tol)
-    acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
+        s = _calibrate_rdp(eps, dlt, q, total_steps)
+        return AccountingResult(s, "upper", "rdp", {"rel_tol": rel_tol}, None, s)
+    r = _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol)
+    s = r.sigma
+    acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error, **r.evaluations}
     # no certified lower bound on the smallest σ (optimistic PLDs are too loose): lower stays None
-    kind, how, flags = _sigma_kind_flags(dlt, ok)
-    return AccountingResult(s * scale, kind, how, acc, None, s * scale, flags)
+    kind, how, flags = _sigma_kind_flags(dlt, r.converged)
+    return AccountingResult(s, kind, how, acc, None, s, flags)
 
 
 def _sigma_kind_flags(dlt, ok):
@@ -311,10 +343,10 @@ def _sigma_kind_flags(dlt, ok):
     return "upper", "pld", flags
 
 
-def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
+def _calibrate_rdp(eps, dlt, q, total_steps, rel_tol=1e-6):
     """σ with RDP ε(σ) ≤ eps: the safe (upper) end of the root bracket, checked by evaluation."""
-    g = lambda x: _rdp_accountant(math.exp(x), q, steps).get_epsilon(dlt) - eps
-    x0 = math.log(_gdp_sigma_guess(eps, dlt, q, steps))
+    g = lambda x: _rdp_accountant(math.exp(x), q, total_steps).get_epsilon(dlt) - eps
+    x0 = math.log(_gdp_sigma_guess(eps, dlt, q, total_steps))
     lo, hi = x0 - 0.5, x0 + 0.5
     while g(lo) < 0:
         lo -= 1.0
@@ -329,7 +361,7 @@ def _calibrate_rdp(eps, dlt, q, steps, rel_tol=1e-6):
     return math.exp(x)
 
 
-def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
+def _log_delta_gap(eps, log_t, q, total_steps, direction, d, counter):
     """x = log σ  ->  log δ_pess(ε; σ) - log δ_target at discretisation d.
 
     Memoised per x, so ``counter[d]`` counts distinct PLD evaluations at d (a repeated x, e.g. the final
@@ -339,7 +371,7 @@ def _log_delta_gap(eps, log_t, q, steps, direction, d, counter):
     def g(x):
         if x not in seen:
             counter[d] = counter.get(d, 0) + 1
-            v = float(pld.delta(eps, math.exp(x), q, steps, direction, True, d))
+            v = float(pld.delta(eps, math.exp(x), q, total_steps, direction, True, d))
             seen[x] = math.log(v) - log_t if v > 0 else -math.inf
         return seen[x]
 
@@ -352,11 +384,31 @@ def _coarser(d):
     return float(f"{d * 10:.6e}")
 
 
-def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
-    """Returns (σ, estimated relative error, d, converged, evaluations, :class:`_Solved`).
+class _Hint(NamedTuple):
+    """A warm start of :func:`_calibrate_pld` from neighbouring problems: log σ guess of the root at 10·d, the
+    slope there (None: not known), d, and the predicted ratios of the shifts and of the slopes (d vs 10·d)."""
+    log_sigma: float
+    slope: float | None
+    discretization: float
+    shift_ratio: float
+    slope_ratio: float
 
-    ``hint`` = (log σ guess of the root at 10·d, slope there, d, predicted shift ratio, predicted slope ratio)
-    from neighbouring problems (the previous sampling rates on a curve, :func:`_curve_hint`); without one
+
+class _Calibrated(NamedTuple):
+    """What :func:`_calibrate_pld` returns: the sufficient σ, its estimated relative error, the discretisation d
+    it is reported at, whether ``rel_tol`` was met, the PLD evaluation counts and the :class:`_Solved` record."""
+    sigma: float
+    est_rel_error: float
+    discretization: float
+    converged: bool
+    evaluations: dict
+    solved: "_Solved"
+
+
+def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _Calibrated:
+    """The smallest sufficient σ by secant steps on coarse-to-fine discretisations (:class:`_Calibrated`).
+
+    ``hint`` (:class:`_Hint`) from neighbouring problems (the previous sampling rates on a curve, :func:`_curve_hint`); without one
     (cold start): the Gaussian-DP guess (:func:`_gdp_sigma_guess`), no slope, d = 1e-3, ratios 0.1 and 1.
     Per level d:
 
@@ -381,14 +433,15 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
 
     def gap(dd):  # one memo per level, shared by the stages of all levels
         if dd not in gaps:
-            gaps[dd] = _log_delta_gap(eps, log_t, q, steps, direction, dd, n_evals)
+            gaps[dd] = _log_delta_gap(eps, log_t, q, total_steps, direction, dd, n_evals)
         return gaps[dd]
 
     def root_of(x, gx, slope):  # secant estimate of the root from a point and the slope
         return x + gx / abs(slope) if np.isfinite(gx) else x
 
     if hint is None:
-        hint = (math.log(_gdp_sigma_guess(eps, dlt, q, steps)), None, _finer(COARSEST_DISCRETIZATION), 0.1, 1.0)
+        hint = _Hint(math.log(_gdp_sigma_guess(eps, dlt, q, total_steps)), None, _finer(COARSEST_DISCRETIZATION),
+                     0.1, 1.0)
     x, slope_c, d, ratio, slope_ratio = hint
     measured = False  # slope_c: predicted from other q (a hint) or measured at this q
     while True:
@@ -413,7 +466,7 @@ def _calibrate_pld(eps, dlt, q, steps, direction, rel_tol, hint=None):
             gx = g(x)
             err += max(0.0, -gx) / abs(slope) if np.isfinite(gx) else tol
             evals = {"pld_evaluations": sum(n_evals.values()), "pld_evaluations_at_discretization": n_evals.get(d, 0)}
-            return math.exp(x), err, d, err <= rel_tol, evals, solved
+            return _Calibrated(math.exp(x), err, d, err <= rel_tol, evals, solved)
         # the coarse stage at the next level starts at this level's answer (cached), its slope measured here
         slope_c, d, ratio, slope_ratio, measured = slope, _finer(d), r, 1.0, True
 
@@ -447,7 +500,8 @@ def _sufficient(g, x, slope, max_steps=60):
     raise RuntimeError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
 
 
-def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direction="add_remove",
+@_no_retired_keywords
+def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_remove",
                           rel_tol=DEFAULT_REL_TOL) -> list[AccountingResult]:
     """:func:`calibrate_sigma` (method pld) for many sampling rates at once.
 
@@ -456,42 +510,52 @@ def calibrate_sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direc
     the ratios that carry them to d), which typically needs one or two PLD
     evaluations at the reported d and three cheap coarser ones per rate
     instead of a full coarse-to-fine search.
-    Results are returned in the order of ``qs``.  WOR reuses the Poisson curve
-    (σ_WOR = 2σ_Poisson exactly, Prop. 9), cached per process.
+    Results are returned in the order of ``qs``; the curve is cached per process.
     """
-    scale = _check_calibration(epsilon, delta, qs, steps, sampler, direction)
-    curve = _poisson_curve(float(epsilon), float(delta), tuple(sorted(set(float(q) for q in qs))), int(steps),
+    _check_calibration(epsilon, delta, qs, total_steps, direction)
+    curve = _poisson_curve(float(epsilon), float(delta), tuple(sorted(set(float(q) for q in qs))), int(total_steps),
                            direction, float(rel_tol))
-    return [AccountingResult(r.value * scale, r.kind, r.method, r.accuracy, None, r.value * scale, r.flags)
+    # lower stays None (no certified lower bound on the smallest σ), also where q = 1 gave the exact σ
+    return [AccountingResult(r.value, r.kind, r.method, r.accuracy, None, r.value, r.flags)
             for r in (curve[float(q)] for q in qs)]
 
 
 @lru_cache(maxsize=16)
-def _poisson_curve(eps, dlt, qs, steps, direction, rel_tol):
-    out, done = {}, []  # done: (log q, log σ of the root at 10·d - log σ_GDP, d, _Solved)
-    gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), steps))
+def _poisson_curve(eps, dlt, qs, total_steps, direction, rel_tol):
+    out, done = {}, []  # done: the solved points (_CurvePoint), in increasing q
+    gdp = lambda lq_: math.log(_gdp_sigma_guess(eps, dlt, math.exp(lq_), total_steps))
     for qv in qs:  # increasing
         if qv == 1.0:
-            out[qv] = calibrate_sigma(eps, dlt, q=1.0, steps=steps, direction=direction)
+            out[qv] = calibrate_sigma(eps, dlt, q=1.0, total_steps=total_steps, direction=direction)
             continue
         lq = math.log(qv)
         hint = None
         if done:
-            y, *rest = _curve_hint(done, lq)
+            h = _curve_hint(done, lq)  # its log σ is relative to the Gaussian-DP approximation
             # aim at the middle of the secant's acceptance window [root, root + SECANT_SHARE·rel_tol]
-            hint = (gdp(lq) + y + 0.5 * SECANT_SHARE * rel_tol, *rest)
-        s, err, d, ok, evals, solved = _calibrate_pld(eps, dlt, qv, steps, direction, rel_tol, hint)
-        done.append((lq, solved.root_coarse - gdp(lq), d, solved))
-        acc = {"discretization": d, "rel_tol": rel_tol, "est_rel_error": err, **evals}
-        kind, method, flags = _sigma_kind_flags(dlt, ok)
-        out[qv] = AccountingResult(s, kind, method, acc, None, s, flags)
+            hint = h._replace(log_sigma=gdp(lq) + h.log_sigma + 0.5 * SECANT_SHARE * rel_tol)
+        r = _calibrate_pld(eps, dlt, qv, total_steps, direction, rel_tol, hint)
+        done.append(_CurvePoint(lq, r.solved.root_coarse - gdp(lq), r.discretization, r.solved))
+        acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error,
+               **r.evaluations}
+        kind, method, flags = _sigma_kind_flags(dlt, r.converged)
+        out[qv] = AccountingResult(r.sigma, kind, method, acc, None, r.sigma, flags)
     return out
 
 
-def _curve_hint(done, lq):
-    """Warm start (:func:`_calibrate_pld`'s ``hint``) at log q = ``lq`` from the solved points ``done`` =
-    [(log q, y, d, :class:`_Solved`), ...], y = log σ of the root at 10·d minus log σ of the Gaussian-DP
-    approximation (:func:`_gdp_sigma_guess`), which carries most of the curve's shape.  y is extrapolated by
+class _CurvePoint(NamedTuple):
+    """A solved point of a σ curve: log q, y = log σ of the root at 10·d minus log σ of the Gaussian-DP
+    approximation, d, and its :class:`_Solved` record."""
+    log_q: float
+    y: float
+    discretization: float
+    solved: _Solved
+
+
+def _curve_hint(done, lq) -> _Hint:
+    """Warm start (:func:`_calibrate_pld`'s ``hint``, its log σ relative to the Gaussian-DP approximation) at
+    log q = ``lq`` from the solved points ``done`` (:class:`_CurvePoint`), y = log σ of the root at 10·d minus
+    log σ of the Gaussian-DP approximation (:func:`_gdp_sigma_guess`), which carries most of the curve's shape.  y is extrapolated by
     the cubic through the last four points at the last point's discretisation (fewer at the start; all levels
     if fewer than two are at it), the slope at 10·d by the quadratic through the last three points; the ratio
     of the shifts (d vs 10·d over 10·d vs 100·d) and the ratio of the slopes at d and 10·d by least-squares
@@ -503,12 +567,12 @@ def _curve_hint(done, lq):
     and least smoothly, and the slope at 10·d differs from that at d by up to 5%; predicting the shift at this
     q from its own coarser shift and the slope from its own coarse slope takes the mean number of evaluations
     at d per warm σ from 2.2 to 1.8."""
-    d = done[-1][2]
-    same = [p for p in done if p[2] == d]
+    d = done[-1].discretization
+    same = [p for p in done if p.discretization == d]
     last = (same if len(same) >= 2 else done)[-4:]
 
     def extrapolate(points, values):
-        lqs, out = [p[0] for p in points], 0.0
+        lqs, out = [p.log_q for p in points], 0.0
         for i, (li, vi) in enumerate(zip(lqs, values)):  # Lagrange form
             w = 1.0
             for j, lj in enumerate(lqs):
@@ -517,20 +581,20 @@ def _curve_hint(done, lq):
             out += w * vi
         return out
 
-    slope = extrapolate(done[-3:], [p[3].slope_coarse for p in done[-3:]])
+    slope = extrapolate(done[-3:], [p.solved.slope_coarse for p in done[-3:]])
     if not slope < 0:  # the gap decreases in σ: keep the last measured slope if extrapolation says otherwise
-        slope = done[-1][3].slope_coarse
+        slope = done[-1].solved.slope_coarse
 
     def trend(values):  # least-squares line through the last three points at d (measured, so noisy)
-        pts = [(p[0], v) for p, v in zip(same[-3:], values[-3:]) if np.isfinite(v)]
+        pts = [(p.log_q, v) for p, v in zip(same[-3:], values[-3:]) if np.isfinite(v)]
         if len(pts) < 2:
             return pts[-1][1] if pts else math.nan
         return float(np.polyval(np.polyfit(*zip(*pts), 1), lq))
 
-    ratio = trend([p[3].ratio for p in same])
-    slope_ratio = trend([p[3].slope / p[3].slope_coarse for p in same])
-    return (extrapolate(last, [p[1] for p in last]), slope, d, ratio if np.isfinite(ratio) else 0.1,
-            slope_ratio if np.isfinite(slope_ratio) else 1.0)
+    ratio = trend([p.solved.ratio for p in same])
+    slope_ratio = trend([p.solved.slope / p.solved.slope_coarse for p in same])
+    return _Hint(extrapolate(last, [p.y for p in last]), slope, d, ratio if np.isfinite(ratio) else 0.1,
+                 slope_ratio if np.isfinite(slope_ratio) else 1.0)
 
 
 def _secant(f, x0, slope, tol, max_iter=40, first_may_stop=True):

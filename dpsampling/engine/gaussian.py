@@ -63,6 +63,6 @@ def sigma(epsilon, delta_target):
     return float(sigma_one_step(1.0, epsilon, delta_target))
 
 
-def composed_sigma(sigma, steps):
-    """Noise of the single Gaussian equivalent to ``steps`` compositions (σ/√T)."""
-    return sigma / np.sqrt(steps)
+def composed_sigma(sigma, total_steps):
+    """Noise of the single Gaussian equivalent to ``total_steps`` compositions (σ/√T)."""
+    return sigma / np.sqrt(total_steps)

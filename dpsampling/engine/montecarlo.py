@@ -16,8 +16,8 @@ points the estimate is within
 
 equivalently N = ⌈ln(2|E|/β) / (2α²)⌉ (``hoeffding_n``).
 
-Dominating pairs (Prop. 9, App. A; shift Δ = 1 for Poisson, Δ = 2 for WOR
-because the WOR pair N(-b)/N(-b+2) is a shifted substitution pair):
+Dominating pairs (Prop. 9, App. A; the shift Δ is the sensitivity: Δ = 1 for Poisson, Δ = 2 for WOR
+because the WOR pair N(-b)/N(-b+2) is a shifted substitution pair; the caller picks Δ):
 
     add:    P = B(0),                       Q = (1-γ) B(0) + γ B(Δ)
     remove: P = (1-γ) B(0) + γ B(Δ),        Q = B(0)
@@ -50,11 +50,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .validation import (ONE_WAY_DIRECTIONS, SUBSAMPLERS, check_choice, check_finite_list, check_int, check_positive,
-                         check_rate)
+from .validation import ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int, check_positive, check_rate
 
 MECHANISMS = ("laplace", "gaussian")
-SHIFT = {"poisson": 1.0, "wor": 2.0}  # Prop. 9: sensitivity 1 (Poisson) / 2 (WOR)
 
 BLOCK_SIZE = 2**16  # samples per RNG block; part of the reproducibility contract
 _QUANT_BITS = 36  # summands quantised to multiples of 2^-36 (exact float sums < 2^53)
@@ -133,10 +131,9 @@ class Step:
         check_choice("direction", self.direction, ONE_WAY_DIRECTIONS)
 
 
-def make_step(mechanism, scale, q, sampler="poisson", direction="add"):
-    """The Prop. 9 step for ``sampler`` ("poisson": shift 1, "wor": shift 2)."""
-    check_choice("sampler", sampler, SUBSAMPLERS)
-    return Step(mechanism, float(scale), float(q), SHIFT[sampler], direction)
+def make_step(mechanism, scale, q, shift=1.0, direction="add"):
+    """The Prop. 9 step with sensitivity ``shift`` (1: Poisson; 2: WOR, Lebeda et al. Prop. 9)."""
+    return Step(mechanism, float(scale), float(q), float(shift), direction)
 
 
 def _log_mix(ell, q, out, ell_max=None):
@@ -393,21 +390,21 @@ def mc_hockey_stick(steps, eps_grid, n, seed, *, beta=0.01, chunk_size=2**15):
                    n=n, beta=beta, seed=seed, params={"steps": tuple(steps)})
 
 
-def mc_privacy_curve(mechanism, scale, q, steps, eps_grid, n, seed, sampler="poisson",
+def mc_privacy_curve(mechanism, scale, q, total_steps, eps_grid, n, seed, shift=1.0,
                      direction="add", *, beta=0.01, chunk_size=2**15):
-    """Monte Carlo δ(ε) of the ``steps``-fold (the paper's k) subsampled Laplace/Gaussian mechanism (App. B.2).
+    """Monte Carlo δ(ε) of the ``total_steps``-fold (the paper's k) subsampled Laplace/Gaussian mechanism (App. B.2).
 
     Per-direction curve of Prop. 9's dominating pair: ``direction="add"``
     estimates H_{e^ε}(M(D)^k ‖ M(D')^k) with D' = D + one record, "remove"
-    the reverse order; ``sampler="wor"`` uses the shift-2 pair.  Returns an
+    the reverse order; ``shift`` is the sensitivity (2: the WOR pair).  Returns an
     ``MCCurve`` (estimate, α, lower/upper = estimate ∓ α clipped to [0, 1]);
     the band holds simultaneously over ``eps_grid`` with probability 1 - β.
     """
-    steps = check_int("steps", steps, 1)
-    step = make_step(mechanism, scale, q, sampler, direction)
-    res = mc_hockey_stick([step] * steps, eps_grid, n, seed, beta=beta, chunk_size=chunk_size)
-    params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "steps": steps,
-              "sampler": sampler, "direction": direction}
+    total_steps = check_int("total_steps", total_steps, 1)
+    step = make_step(mechanism, scale, q, shift, direction)
+    res = mc_hockey_stick([step] * total_steps, eps_grid, n, seed, beta=beta, chunk_size=chunk_size)
+    params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "total_steps": total_steps,
+              "shift": float(shift), "direction": direction}
     return MCCurve(eps=res.eps, estimate=res.estimate, alpha=res.alpha, n=res.n, beta=res.beta,
                    seed=res.seed, params=params)
 

@@ -366,22 +366,22 @@ def _dense_unless_sparse_result(pmf, steps: int):
     return pmf
 
 
-def self_compose(pld, steps: int):
-    """= ``pld.self_compose(steps)`` (dp_accounting), with :func:`_self_compose` per direction."""
-    if steps == 1:
+def self_compose(pld, total_steps: int):
+    """= ``pld.self_compose(total_steps)`` (dp_accounting), with :func:`_self_compose` per direction."""
+    if total_steps == 1:
         return pld
-    steps = int(steps)
-    remove = _self_compose(_dense_unless_sparse_result(pld._pmf_remove, steps), steps)  # noqa: SLF001 - see module docstring
+    total_steps = int(total_steps)
+    remove = _self_compose(_dense_unless_sparse_result(pld._pmf_remove, total_steps), total_steps)  # noqa: SLF001 - see module docstring
     if pld._symmetric:  # noqa: SLF001 - e.g. q = 1: dp_accounting keeps one pmf for both directions
         return _pldlib.PrivacyLossDistribution(remove)
     return _pldlib.PrivacyLossDistribution(
-        remove, _self_compose(_dense_unless_sparse_result(pld._pmf_add, steps), steps))  # noqa: SLF001
+        remove, _self_compose(_dense_unless_sparse_result(pld._pmf_add, total_steps), total_steps))  # noqa: SLF001
 
 
 @lru_cache(maxsize=32)
-def composed(sigma: float, q: float, steps: int, pessimistic: bool, discretization: float,
+def composed(sigma: float, q: float, total_steps: int, pessimistic: bool, discretization: float,
              mechanism: str = "gaussian", sensitivity: float = 1.0):
-    """dp_accounting PLD of ``steps`` compositions of the q-subsampled Gaussian (or Laplace with scale
+    """dp_accounting PLD of ``total_steps`` compositions of the q-subsampled Gaussian (or Laplace with scale
     ``sigma``) of the given sensitivity: the one composed-PLD cache of the package (treat as immutable)."""
     if mechanism == "gaussian":
         build = pessimistic_pld if pessimistic else optimistic_pld  # vectorised, bit-for-bit dp_accounting
@@ -391,7 +391,7 @@ def composed(sigma: float, q: float, steps: int, pessimistic: bool, discretizati
                                              pessimistic_estimate=bool(pessimistic),
                                              value_discretization_interval=float(discretization),
                                              sampling_prob=float(q), use_connect_dots=bool(pessimistic))
-    return self_compose(pld, int(steps))
+    return self_compose(pld, int(total_steps))
 
 
 def direction_pmfs(pld, direction: str):
@@ -401,16 +401,16 @@ def direction_pmfs(pld, direction: str):
     return pmfs[direction]
 
 
-def delta(eps, sigma, q, steps, direction, pessimistic, discretization):
+def delta(eps, sigma, q, total_steps, direction, pessimistic, discretization):
     """δ(ε) from the composed PLD; ``eps`` may be an array."""
-    pld = composed(float(sigma), float(q), int(steps), bool(pessimistic), float(discretization))
+    pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
     vals = [np.asarray(p.get_delta_for_epsilon(eps), dtype=float) for p in direction_pmfs(pld, direction)]
     return np.maximum.reduce(vals)
 
 
-def epsilon(delta_target, sigma, q, steps, direction, pessimistic, discretization):
+def epsilon(delta_target, sigma, q, total_steps, direction, pessimistic, discretization):
     """ε(δ) from the composed PLD (inf when δ is below the infinity mass)."""
-    pld = composed(float(sigma), float(q), int(steps), bool(pessimistic), float(discretization))
+    pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
     return pld_epsilon(pld, delta_target, direction)
 
 

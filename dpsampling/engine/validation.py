@@ -15,9 +15,6 @@ from .errors import ParameterError
 DIRECTIONS = ("add", "remove", "add_remove")
 #: the two directions of one privacy curve (add_remove is their max, not a curve of its own)
 ONE_WAY_DIRECTIONS = ("add", "remove")
-#: samplers whose step is a subsampled mechanism with a rate q (accountant, Monte Carlo, Lebeda curves);
-#: every batch sampler is listed in dpsampling.samplers.SAMPLERS
-SUBSAMPLERS = ("poisson", "wor")
 #: the accountants of :mod:`dpsampling.engine.accountant`
 METHODS = ("pld", "rdp", "analytic", "cf")
 BOUNDS = ("upper", "lower")

@@ -1,8 +1,30 @@
-"""Chua et al. 2024 (How Private are DP-SGD Implementations?): checks on the figures' grids.
+"""Chua et al. ICML 2024 (How Private are DP-SGD Implementations?): the paper's one-epoch quantities and checks.
 
-The sampler mathematics lives in :mod:`dpsampling.samplers` (``deterministic``, ``shuffle``,
-``poisson``); this module holds what only the paper needs: crossings of sampled curves (Fig. 2,
-Theorem 4.2, Conjecture 4.3), the Theorem 4.1 margin and the provably-wrong regions (Fig. 3).
+The samplers' multi-epoch accounting lives in :mod:`dpsampling.samplers` (``deterministic``, ``shuffle``,
+``poisson``); this module holds the paper's own API: the one-epoch curves δ_D, ε_D (Prop. 3.1), the shuffle
+lower bounds from the sets E_C (§4.3, computed in :mod:`dpsampling.samplers._ec_sets`, which the shuffle
+sampler shares), one epoch of Poisson at q = 1/T, crossings of sampled curves (Fig. 2, Theorem 4.2,
+Conjecture 4.3), the Theorem 4.1 margin and the provably-wrong regions (Fig. 3).
+
+The one-epoch setting of Chua et al.:
+
+ABLQ_B (Chua Alg. 1) with T batches, noise σ and batch sampler B:
+
+* Deterministic batching D (Chua Prop. 3.1): the tightly dominating pair is
+  (N(1, σ²), N(0, σ²)), so δ_D(ε) is the analytic Gaussian curve with
+  sensitivity 1 (Balle & Wang 2018, Thm 8), independent of T.
+* Shuffle batching S (Chua §3, eqs. (1)-(2)): no dominating pair is known; the
+  pair P_S = Σ_t N(2e_t, σ²I)/T, Q_S = Σ_t N(e_t, σ²I)/T comes from one
+  concrete query method and adjacent pair, so any set E gives the *lower bound*
+  δ_S(ε) ≥ P_S(E) − e^ε Q_S(E).  We use the sets E_C = {w : max_t w_t ≥ C}
+  of Chua §4.3, eq. (3).
+* Poisson batching P with q = 1/T (Chua §3, footnote 3): the T-fold
+  composition of the q-subsampled Gaussian.  Not reimplemented here — the
+  helpers :func:`poisson_epoch_epsilon` / :func:`poisson_epoch_delta` call
+  :mod:`dpsampling.engine.accountant` with ``q = 1/steps``, ``total_steps = steps`` (dp_accounting PLD / RDP).
+
+Theorem 4.1: δ_S(ε) ≤ δ_D(ε) for all ε, so the E_C lower bound never exceeds
+:func:`deterministic_delta` (checked in the tests).
 """
 
 from __future__ import annotations
@@ -12,15 +34,144 @@ import math
 
 import numpy as np
 
-from dpsampling.engine import accountant
-from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
-from dpsampling.samplers._checks import check_sigma_steps
-from dpsampling.samplers.deterministic import deterministic_delta, deterministic_result
-from dpsampling.samplers.poisson import poisson_epoch_result
-from dpsampling.samplers.shuffle import shuffle_result
+from dpsampling.engine import accountant, gaussian
+from dpsampling.engine.result import RELIABLE_DELTA_FLOOR, AccountingResult
+from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
+from dpsampling.samplers._checks import check_quantity, check_sigma_steps
+from dpsampling.samplers._ec_sets import (  # noqa: F401 - the paper's shuffle bounds (Chua §4.3), public here
+    EC_METHOD,
+    shuffle_delta_lower,
+    shuffle_epsilon_lower,
+    shuffle_log_delta_lower,
+    shuffle_log_pq,
+    shuffle_result,
+)
 
 #: the samplers compared in the paper (one epoch of T batches)
 CHUA_SAMPLERS = ("deterministic", "shuffle", "poisson")
+
+
+# --------------------------------------------------------------------------- one epoch: deterministic (Prop. 3.1)
+
+
+def deterministic_log_delta(epsilon, sigma):
+    """log δ_D(ε) (Chua Prop. 3.1), vectorised over ``epsilon``; see :func:`deterministic_delta`."""
+    check_epsilon(epsilon)
+    check_positive("sigma", sigma)
+    out = np.asarray(gaussian.log_delta(np.asarray(epsilon, dtype=float), float(sigma)), dtype=float)
+    return scalar_or_array(out, epsilon)
+
+
+def deterministic_delta(epsilon, sigma):
+    """δ_D(ε) for deterministic batching (Chua Prop. 3.1 = Balle & Wang 2018, Thm 8).
+
+        δ_D(ε) = Φ(−εσ + 1/(2σ)) − e^ε Φ(−εσ − 1/(2σ)),
+
+    the analytic Gaussian mechanism with sensitivity 1 (the dominating pair is
+    (N(1, σ²), N(0, σ²)); each record is in exactly one batch, so T does not
+    enter).  Evaluated in log space (:func:`dpsampling.engine.gaussian.log_delta`:
+    log Φ(a) + log1mexp(ε + log Φ(b) − log Φ(a))), so values far below 1e-16
+    keep their digits.  Vectorised over ``epsilon`` (array in, array out).
+    """
+    return scalar_or_array(np.exp(deterministic_log_delta(epsilon, sigma)), epsilon)
+
+
+def deterministic_epsilon(delta, sigma):
+    """ε_D(δ): the smallest ε ≥ 0 with δ_D(ε) ≤ δ (Chua Prop. 3.1), by root finding.
+
+    Brent's method on log δ_D(ε) − log δ (monotone decreasing in ε), tolerance
+    1e-13.  Vectorised over ``delta`` by a loop (each root is ~30 evaluations).
+    """
+    check_delta(delta)
+    check_positive("sigma", sigma)
+    d = np.asarray(delta, dtype=float)
+    out = np.array([gaussian.epsilon(float(x), float(sigma)) for x in d.ravel()], dtype=float).reshape(d.shape)
+    return scalar_or_array(out, delta)
+
+
+def deterministic_result(quantity, target, sigma):
+    """ε_D(δ) (``quantity="epsilon"``, target δ) or δ_D(ε) (``"delta"``, target ε) as an exact result.
+
+    Chua Prop. 3.1: the analytic Gaussian curve with sensitivity 1, independent
+    of T; ``kind="exact"``, ``method="analytic"``.
+    """
+    target = check_quantity(quantity, target)
+    check_positive("sigma", sigma)
+    f = deterministic_epsilon if quantity == "epsilon" else deterministic_delta
+    v = float(f(target, float(sigma)))
+    return AccountingResult(v, "exact", "analytic", {}, v, v)
+
+
+def deterministic_sigma_result(epsilon, delta):
+    """Smallest σ with deterministic batching (ε, δ)-DP (one epoch), exact.
+
+    One epoch of deterministic batching is a single Gaussian mechanism with
+    sensitivity 1 (Chua Prop. 3.1), so this is the analytic-Gaussian
+    calibration (:func:`dpsampling.engine.accountant.calibrate_sigma` with q = 1,
+    T = 1).  By Theorem 4.1 this σ is also sufficient for shuffle batching.
+    """
+    return accountant.calibrate_sigma(epsilon, delta, q=1.0, total_steps=1)
+
+
+
+# --------------------------------------------------------------------------- one epoch: Poisson at q = 1/T
+
+
+def poisson_epoch_epsilon(delta, sigma, steps, method="pld", bound="upper", discretization=1e-4):
+    """ε_P(δ) for one epoch of Poisson batching: q = 1/T, T steps (Chua §3, footnote 3).
+
+    A thin wrapper: ``dpsampling.engine.accountant.epsilon(delta, sigma=σ, q=1/T,
+    total_steps=T, direction="add_remove", ...)`` — dp_accounting
+    PLD (``bound="upper"``: pessimistic, ``"lower"``: optimistic; max over add
+    and remove) or RDP (default orders; upper only).  ``discretization`` is
+    the PLD value discretisation (None: the accountant picks it from its
+    accuracy target, which can take minutes at T ≥ 1e4).  Returns a float.
+    """
+    r = poisson_epoch_result("epsilon", delta, sigma, steps, method=method, bound=bound, discretization=discretization)
+    return float(r.value)
+
+
+def poisson_epoch_delta(epsilon, sigma, steps, method="pld", bound="upper", discretization=1e-4):
+    """δ_P(ε) for one epoch of Poisson batching (q = 1/T); see :func:`poisson_epoch_epsilon`.
+
+    PLD values below RELIABLE_DELTA_FLOOR (1e-10) are not reliable upper
+    bounds (the accountant flags them ``delta_below_1e-10`` and reports the φ accountant's certified value).
+    """
+    r = poisson_epoch_result("delta", epsilon, sigma, steps, method=method, bound=bound, discretization=discretization)
+    return float(r.value)
+
+
+def poisson_epoch_result(quantity, target, sigma, steps, *, method="pld", bound="upper", rel_tol=None,
+                         discretization=None, finest_discretization=None):
+    """ε_P(δ) or δ_P(ε) for one epoch of Poisson batching (q = 1/T, Chua §3 footnote 3), as a result.
+
+    Delegates to :func:`dpsampling.engine.accountant.epsilon` / ``delta`` (dp_accounting
+    PLD or RDP, max over add and remove).  PLD: a fixed ``discretization`` is
+    used as is; ``None`` refines it to ``rel_tol``.  ``finest_discretization``
+    (PLD, automatic only) stops the refinement there (flag ``not_converged``
+    with the estimated error if ``rel_tol`` is not reached); only the
+    pessimistic PLD is refined, the optimistic one (``lower``) is evaluated at
+    the final discretisation, as in the accountant.
+    """
+    target = check_quantity(quantity, target)
+    _, steps = check_sigma_steps(sigma, steps)
+    rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
+    if not (0 < rel_tol <= 0.1):
+        raise ValueError(f"rel_tol must be in (0, 0.1] (got {rel_tol!r})")
+    finest = None if finest_discretization is None else float(finest_discretization)  # the accountant checks it
+    q, s = 1.0 / steps, float(sigma)
+    call = accountant.epsilon if quantity == "epsilon" else accountant.delta
+    kw = {}
+    if method == "pld":
+        kw = {"discretization": None if discretization is None else float(discretization)}
+        if finest is not None:
+            kw["finest_discretization"] = finest
+    return call(target, sigma=s, q=q, total_steps=steps, direction="add_remove",
+                method=method, bound=bound, rel_tol=rel_tol, **kw)
+
+
+
+# --------------------------------------------------------------------------- curves and checks
 
 
 def _check_curves(eps, delta_a, delta_b):
@@ -34,12 +185,10 @@ def _check_curves(eps, delta_a, delta_b):
     return x, a, b
 
 
-
 def _gap(a, b):
     """log a − log b where both are positive, else a − b (same sign as a − b)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where((a > 0) & (b > 0), np.log(np.where(a > 0, a, 1.0)) - np.log(np.where(b > 0, b, 1.0)), a - b)
-
 
 
 def _cross_between(x, a, b, i, j):
@@ -49,7 +198,6 @@ def _cross_between(x, a, b, i, j):
     both_pos = a[i] > 0 and b[i] > 0 and a[j] > 0 and b[j] > 0
     gi, gj = _gap(a[[i, j]], b[[i, j]]) if both_pos else (a[[i, j]] - b[[i, j]])
     return float(x[i] + (x[j] - x[i]) * gi / (gi - gj))
-
 
 
 def crossover_points(eps, delta_a, delta_b):
@@ -68,7 +216,6 @@ def crossover_points(eps, delta_a, delta_b):
     nz = np.flatnonzero(s != 0)
     out = [_cross_between(x, a, b, i, j) for i, j in itertools.pairwise(nz) if s[i] != s[j]]
     return np.asarray(out, dtype=float)
-
 
 
 def provably_wrong_region(eps, shuffle_lower, poisson_upper):
@@ -98,7 +245,6 @@ def provably_wrong_region(eps, shuffle_lower, poisson_upper):
     return regions
 
 
-
 def conjecture_4_3_single_crossing(sigma=0.3, steps=10, eps_max=20.0, n_eps=201, discretization=1e-3):
     """True iff δ_D crosses both PLD bounds on δ_P exactly once on [0, eps_max] (Chua Fig. 2, Conj. 4.3).
 
@@ -111,7 +257,7 @@ def conjecture_4_3_single_crossing(sigma=0.3, steps=10, eps_max=20.0, n_eps=201,
     dd = deterministic_delta(eps, sigma)
     res = [
         accountant.delta(
-            e, sigma=float(sigma), q=1.0 / steps, steps=steps, bound="upper", discretization=discretization
+            e, sigma=float(sigma), q=1.0 / steps, total_steps=steps, bound="upper", discretization=discretization
         )
         for e in eps
     ]
@@ -119,7 +265,6 @@ def conjecture_4_3_single_crossing(sigma=0.3, steps=10, eps_max=20.0, n_eps=201,
     lo = np.array([r.lower for r in res])
     m = up >= RELIABLE_DELTA_FLOOR
     return bool(crossover_points(eps[m], dd[m], up[m]).size == 1 and crossover_points(eps[m], dd[m], lo[m]).size == 1)
-
 
 
 def theorem_4_1_margin(shuffle_lower, deterministic, rtol=1e-9):
@@ -137,7 +282,6 @@ def theorem_4_1_margin(shuffle_lower, deterministic, rtol=1e-9):
     return margin, holds
 
 
-
 def provably_wrong_mask(shuffle_lower, poisson_upper):
     """True where the shuffle lower bound exceeds the Poisson upper bound (NaN: False).
 
@@ -151,7 +295,6 @@ def provably_wrong_mask(shuffle_lower, poisson_upper):
         return np.isfinite(s) & np.isfinite(p) & (_gap(s, p) > 0)
 
 
-
 def provably_wrong_intervals(x, shuffle_lower, poisson_upper):
     """:func:`provably_wrong_region` on the grid points where both curves are finite."""
     x = np.asarray(x, dtype=float)
@@ -161,7 +304,6 @@ def provably_wrong_intervals(x, shuffle_lower, poisson_upper):
     if m.sum() < 2:
         return [(float(v), float(v)) for v in x[m & provably_wrong_mask(s, p)]]
     return provably_wrong_region(x[m], s[m], p[m])
-
 
 
 def deterministic_vs_poisson_crossings(eps, delta_d, poisson_lower, poisson_upper):
@@ -197,14 +339,13 @@ def deterministic_vs_poisson_crossings(eps, delta_d, poisson_lower, poisson_uppe
     }
 
 
-
 def one_epoch(quantity, target, *, sampler, sigma, steps, method="pld", bound="upper", rel_tol=None,
               discretization=None, finest_discretization=None, c_grid=None):
     """ε(δ) or δ(ε) of one epoch (T batches) under ``sampler`` (Chua et al. 2024), as an AccountingResult.
 
     ``deterministic``: exact (Prop. 3.1).  ``shuffle``: a lower bound from the
     sets E_C (§4.3, eq. (3)), ``c_grid`` as in :func:`dpsampling.samplers.shuffle.c_grid_from_spec`.
-    ``poisson``: q = 1/T, :func:`dpsampling.samplers.poisson.poisson_epoch_result` (``method``, ``bound``,
+    ``poisson``: q = 1/T, :func:`poisson_epoch_result` (``method``, ``bound``,
     ``rel_tol``, ``discretization``, ``finest_discretization`` apply to it only).
     """
     if sampler not in CHUA_SAMPLERS:

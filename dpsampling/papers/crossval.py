@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import math
 
-from dpsampling.engine import accountant
 from dpsampling.engine.cf import CFAccuracyError
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
+from dpsampling.engine.validation import check_choice
+from dpsampling.samplers import poisson, wor
+
+#: the samplers whose curves are the subsampled Gaussian's (WOR: at σ/2, :mod:`dpsampling.samplers.wor`)
+_SUBSAMPLED = {"poisson": poisson, "wor": wor}
 
 
 def crossval_pld(sampler, sigma, q, steps, delta=None, epsilon=None, direction="add_remove",
@@ -29,18 +33,20 @@ def crossval_pld(sampler, sigma, q, steps, delta=None, epsilon=None, direction="
     """
     if (delta is None) == (epsilon is None):
         raise ValueError("give exactly one of delta (compare ε(δ)) or epsilon (compare δ(ε))")
-    kw = dict(sigma=sigma, q=q, steps=steps, sampler=sampler, direction=direction)
+    check_choice("sampler", sampler, tuple(_SUBSAMPLED))
+    mod = _SUBSAMPLED[sampler]
+    kw = dict(sigma=sigma, q=q, steps=steps, direction=direction)  # one epoch of ``steps`` steps
     if delta is not None:
-        quantity, ref = "epsilon", accountant.epsilon(delta, rel_tol=rel_tol, **kw)
+        quantity, ref = "epsilon", mod.epsilon(delta, rel_tol=rel_tol, **kw)
     else:
-        quantity, ref = "delta", accountant.delta(epsilon, rel_tol=rel_tol, **kw)
+        quantity, ref = "delta", mod.delta(epsilon, rel_tol=rel_tol, **kw)
     row = {"quantity": quantity, "pld_upper": ref.upper, "pld_lower": ref.lower,
            "pld_discretization": ref.accuracy.get("discretization"),
            "pld_est_rel_error": ref.accuracy.get("est_rel_error"),
            "pld_flags": ";".join(ref.flags)}
     try:
-        res = (accountant.epsilon(delta, method="cf", rel_tol=rel_tol, **kw) if delta is not None
-               else accountant.delta(epsilon, method="cf", rel_tol=rel_tol, **kw))
+        res = (mod.epsilon(delta, method="cf", rel_tol=rel_tol, **kw) if delta is not None
+               else mod.delta(epsilon, method="cf", rel_tol=rel_tol, **kw))
     except CFAccuracyError as exc:
         return {**row, "value": math.nan, "kind": "estimate", "method": "cf", "lower": math.nan,
                 "upper": math.nan, "err": math.nan, "cf_status": "failed_error_budget",

@@ -10,7 +10,7 @@ Setting.  For a mean μ ≥ 0, T steps and noise σ, MoG(μ) := (1/T) Σ_t N(μ�
 Law of M.  By symmetry over the uniform batch index, F_μ(C) := Pr_{MoG(μ)}[M ≤ C]
 = Φ((C−μ)/σ)·Φ(C/σ)^(T−1); the survival 1 − F_μ(C) = Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))
 (a = (C−μ)/σ, b = C/σ) is a sum of non-negative terms, evaluated in log space exactly as
-:func:`dpsampling.samplers.shuffle.shuffle_log_pq` needs (that function is :func:`log_sf_max` at
+:func:`dpsampling.samplers._ec_sets.shuffle_log_pq` needs (that function is :func:`log_sf_max` at
 μ = 2 and μ = 1; the shared helpers live here, shuffle.py imports them).
 
 Why every value here is a valid lower bound (one sentence each):
@@ -158,7 +158,7 @@ def log_sf_max(c, mean, sigma, steps, _l1m=None):
     """log Pr_{MoG(mean)}[M > c] = log[Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))], a = (c−μ)/σ, b = c/σ.
 
     A sum of non-negative terms (no cancellation), with log(1 − Φ(b)^(T−1)) from
-    :func:`_log1m_pow`; :func:`dpsampling.samplers.shuffle.shuffle_log_pq` calls it at μ = 2, 1.
+    :func:`_log1m_pow`; :func:`dpsampling.samplers._ec_sets.shuffle_log_pq` calls it at μ = 2, 1.
     """
     c = np.asarray(c, dtype=float)
     l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps) if _l1m is None else _l1m
@@ -418,7 +418,7 @@ __all__ = [
 
 # --------------------------------------------------------------------------- results (E = 1: events; E > 1: PLD)
 
-#: Method labels: one epoch uses Chua's threshold sets E_C (same label as dpsampling.samplers.shuffle.EC_METHOD).
+#: Method labels: one epoch uses Chua's threshold sets E_C (same label as dpsampling.samplers._ec_sets.EC_METHOD).
 EVENTS_METHOD = "E_C sets"
 PLD_METHOD = "max-statistic PLD"
 

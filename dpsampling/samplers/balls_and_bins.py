@@ -41,7 +41,9 @@ two threads where the process has two cores: docs/benchmarks.md).
 Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the bracket
 filled (``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
 
-The certified ε(δ) bracket (:func:`_epsilon_bracket`) combines, each end a max/min of valid bounds:
+The certified ε(δ) bracket (:func:`_epsilon_bracket`: an :class:`EpsilonBracket`, whose docstring argues each
+end's side, refined by a swappable :class:`StepPolicy`, which holds the tuned constants and picks steps only)
+combines, each end a max/min of valid bounds:
 * upper end = min over PLD_accounting's two routes, GEOM (exp-space geometric grids, O(n²) per
   convolution) and FFT (linear exp-space grid, O(n log n), DOMINATES only; tight and cheap where the
   per-step loss is light-tailed, σ ≳ 1, useless at σ ≲ 0.7), both dominating PLDs of the pair above;
@@ -72,6 +74,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from typing import NamedTuple
 
 from dpsampling.engine import lazy
 from dpsampling.engine.errors import ParameterError
@@ -100,35 +103,9 @@ ACCURACY = {
     "fine": {"rel_width": 1e-2, "tail_per_delta": 1e-4, "rel_loss_discretization": 1.5e-2, "tail_truncation": 1e-11},
 }
 _MIN_LOSS_DISCRETIZATION = 1e-4
-#: Adaptive ε(δ) bracket.  PLD_accounting's cost grows as loss_discretization⁻² (its geometric
-#: convolutions are O(n²) in the grid size) while the width of [lower, upper] shrinks ∝ the step
-#: (measured: width ≈ 0.64 × loss_discretization at σ = 2, T = 1000, exactly linear over a 4× range).  So: one coarse pass at
-#: ``_COARSE`` × the width target, then one pass at the step that the coarse pass's own measured
-#: width predicts, aiming at ``_AIM`` × the target; a further pass only if still too wide.
-_COARSE = 4.0
-_AIM = 0.92
-_MAX_PASSES = 4
-#: FFT upper (PLD_accounting's FFT route, :func:`_fft_upper`): linear step h = _FFT_STEP × (width aimed at) / T;
-#: its error ε_FFT − ε ≈ _FFT_ERR·T·h (measured σ = 2, T = 1000: 0.3·T·h at E = 1, 0.1–0.2·T·h at E = 5, 10);
-#: its grid cap (PLD_accounting's default 1e6 points is too coarse at T = 1000: ε 0.0614 vs 0.0595 at σ = 2)
-_FFT_STEP = 0.4
-_FFT_ERR = 0.3
+#: grid cap of PLD_accounting's FFT route (:func:`_fft_upper`; its default 1e6 points is too coarse at T = 1000:
+#: ε 0.0614 vs 0.0595 at σ = 2).  The adaptive bracket's tuned constants are the fields of :class:`StepPolicy`.
 _FFT_MAX_GRID = 10**8
-#: the FFT upper of a direction replaces GEOM's refinement of it only where it is below
-#: lower + _FFT_TRUST × (GEOM upper − lower) of that direction (see :func:`_epsilon_bracket`)
-_FFT_TRUST = 0.7
-#: with the FFT upper, the GEOM lower aims at _AIM_FFT × the width target; relative GEOM cost per direction
-#: (measured: REMOVE ≈ 2.4× ADD at σ = 2, T = 1000, E = 1 and 10); constants, so the result is reproducible
-_AIM_FFT = 0.92
-_GEOM_COST = {"remove": 2.4, "add": 1.0}
-#: σ from which the bracket starts with the FFT uppers and ONE GEOM lower (of the direction whose predicted
-#: step is cheapest, usually ADD) at a
-#: step from the model  ε − GEOM lower ≈ _GEOM_LOWER_ERR × loss_discretization  (measured ADD, σ = 2,
-#: T = 1000: 0.48–0.55 at E = 1, 5, 10), skipping the coarse GEOM pass of both ends and directions (at σ = 2,
-#: T = 1000, E = 10 it cost 10 of 42 CPU-s and only fixed the step).  Below it the FFT upper is loose (σ ≲ 0.7)
-#: and the coarse pass is kept.  Either way every end is a certified bound; these only pick steps.
-_FFT_FIRST_SIGMA = 1.0
-_GEOM_LOWER_ERR = 0.5
 
 
 def _check(sigma, steps, epochs, bound, method, q=None, direction="add_remove"):
@@ -351,158 +328,288 @@ def _fft_upper(sigma, steps, epochs, direction, h, tail_truncation, delta):
         return math.inf
 
 
-def _fft_error_floor(sigma, steps, epochs):
+def _fft_error_floor(sigma, steps, epochs, fft_err):
     """Predicted error of the FFT upper that no step removes: PLD_accounting caps one step's linear grid at
     _FFT_MAX_GRID / T points over a lognormal factor whose range is ≈ e^{1/(2σ²) + 8/σ} / T, so its step is
-    ≥ e^{1/(2σ²) + 8/σ} / _FFT_MAX_GRID, error ≈ _FFT_ERR·T·step (σ = 1, T = 1000: predicted 0.015, measured
+    ≥ e^{1/(2σ²) + 8/σ} / _FFT_MAX_GRID, error ≈ fft_err·T·step (σ = 1, T = 1000: predicted 0.015, measured
     ε_FFT − ε ≈ 0.01 at every h ≤ 4e-6; σ = 2: 2e-4).  E epochs compose E capped epochs, so the floor is E×
     (σ = 1.5, T = 1000, E = 10: predicted 7.8e-3, measured FFT upper 0.30228 at every h from 5e-6 to 2e-5 against
     a GEOM bracket [0.2847, 0.2985]; without the factor E the bracket trusted it and spent 65 CPU-s).  Only picks
     whether the FFT route is tried."""
-    return epochs * _FFT_ERR * steps * math.exp(0.5 / sigma**2 + 8.0 / sigma) / _FFT_MAX_GRID
+    return epochs * fft_err * steps * math.exp(0.5 / sigma**2 + 8.0 / sigma) / _FFT_MAX_GRID
 
 
-def _fft_first(delta, sigma, steps, epochs, rel_width, tail_truncation, fft_up, fft_h):
-    """Start of the bracket at σ ≥ ``_FFT_FIRST_SIGMA``: the FFT upper of both directions (filled into
-    ``fft_up``, ``fft_h``) at a step from the Poisson estimate of ε, and (step, direction) of the GEOM lower
-    that the error models predict to close the width (``_AIM_FFT`` × target) at the least cost; None where an
-    FFT upper is not available (nothing filled) or no lower can close the width.  Both are certified bounds
-    whatever the step; the model only picks the step."""
-    guess = _poisson_guess(delta, sigma, steps, epochs)
-    if _fft_error_floor(sigma, steps, epochs) > 0.25 * rel_width * guess:
-        return None
-    h = _FFT_STEP * rel_width * guess / steps
-    f = {d: _fft_upper(sigma, steps, epochs, d, h, tail_truncation, delta) for d in DIRECTIONS}
-    if not all(math.isfinite(v) for v in f.values()):
-        return None
-    for d in DIRECTIONS:
-        fft_up[d], fft_h[d] = f[d], h
-    e_up = max(f.values())
-    # allowed error b of direction d's lower: the aimed width less the FFT error allowance and d's gap to the
-    # max; its step b/_GEOM_LOWER_ERR costs ∝ _GEOM_COST[d]/step²: the cheaper direction is taken (ADD, unless its
-    # ε is well below REMOVE's: σ = 1.25, T = 100, E = 10 took ADD's lower at a 10× smaller step, 48 CPU-s)
-    best = None
-    for d in DIRECTIONS:
-        b = _AIM_FFT * rel_width * e_up - _FFT_ERR * steps * h - (e_up - f[d])
-        if b > 0:
-            ld = max(_MIN_LOSS_DISCRETIZATION, b / _GEOM_LOWER_ERR)
-            if best is None or _GEOM_COST[d] / ld**2 < best[0]:
-                best = (_GEOM_COST[d] / ld**2, ld, d)
-    return None if best is None else best[1:]
+class Interval(NamedTuple):
+    """A certified interval [lower, upper] on ε(δ)."""
+    lower: float
+    upper: float
 
 
-@functools.lru_cache(maxsize=256)
-def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, loss_discretization=None, floor=0.0):
-    """Certified [lower, upper] on ε(δ), refined until (upper − lower)/upper ≤ ``rel_width``; (lo, up, info).
+class EpsilonBracket:
+    """Certified ends of ε(δ) per direction (remove, add) and their max-over-directions interval.
 
-    Each pass builds, per direction, PLD_accounting's dominating and dominated PLD at one loss step; the
-    bracket keeps, per direction, the smallest upper and the largest lower seen (each is a bound, so both
-    are), and ε = max over directions.  ``floor``: another certified lower bound on ε(δ) (the max-statistic
-    one, :func:`_max_statistic_floor`); the bracket's lower end is max(PLD lower, floor), a max of lower
-    bounds.  A direction whose upper is ≤ the bracket's lower cannot move either
-    end and is not refined.  Pass 1 uses a step ``_COARSE`` × (target width) from a Poisson (q = 1/T)
-    estimate of ε; each later pass divides the step by (measured width)/(``_AIM`` × target width), since
-    the width is ∝ the step (module constants).  ``loss_discretization`` given: one pass at that step.
+    Why each end is a bound (the one place this is argued; nothing else in the bracket decides a side):
+
+    * ``upper(d)`` = min of every upper bound on direction d's ε(δ) added so far: PLD_accounting's dominating
+      PLDs (DOMINATES: every loss rounded up in each stage, truncated tail mass moved to +∞) by the GEOM
+      route (``geom_upper``) and the FFT route (``fft_upper``, DOMINATES only); E dominating epoch PLDs compose
+      to one dominating the E-epoch pair (losses add; dominating pairs compose: Zhu, Dong & Wang, AISTATS
+      2022).  A min of upper bounds is an upper bound.
+    * ``lower[d]`` = max of the lower bounds added: PLD_accounting's dominated PLDs (IS_DOMINATED, GEOM only:
+      losses rounded down, truncated tail mass dropped; composed likewise).  A max of lower bounds is one.
+    * ``floor``: another certified lower bound on the pair's ε (the max statistic, :func:`_max_statistic_floor`).
+    * :meth:`combine`: the pair's ε(δ) is the max over the two directions, so max_d upper(d) bounds it from
+      above and max(floor, max_d lower[d]) from below (a lower bound on one direction's ε is one on the max).
+
+    Each end records the loss step it came from (``fft_step``, ``lower_step``); the steps change the width,
+    never the side of an end.
     """
-    up = dict.fromkeys(DIRECTIONS, math.inf)  # per direction: min over the GEOM and FFT upper bounds seen
-    lo = dict.fromkeys(DIRECTIONS, 0.0)
-    fft_h = dict.fromkeys(DIRECTIONS, None)  # linear step of the last FFT upper tried per direction
-    geom_up = dict.fromkeys(DIRECTIONS, math.inf)  # per direction: the GEOM upper alone
-    fft_up = dict.fromkeys(DIRECTIONS, math.inf)  # and the FFT one alone
-    lo_step = dict.fromkeys(DIRECTIONS, None)  # step of d's last GEOM lower
 
-    def from_fft(d):
+    def __init__(self, floor=0.0):
+        self.floor = floor
+        self.geom_upper = dict.fromkeys(DIRECTIONS, math.inf)  # per direction: the GEOM upper alone
+        self.fft_upper = dict.fromkeys(DIRECTIONS, math.inf)  # and the FFT one alone
+        self.fft_step = dict.fromkeys(DIRECTIONS, None)  # linear step of the last FFT upper tried
+        self.lower = dict.fromkeys(DIRECTIONS, 0.0)
+        self.lower_step = dict.fromkeys(DIRECTIONS, None)  # step of the last GEOM lower
+
+    def upper(self, d):
+        return min(self.geom_upper[d], self.fft_upper[d])
+
+    def add_geom_upper(self, d, value):
+        self.geom_upper[d] = min(self.geom_upper[d], value)
+
+    def add_fft_upper(self, d, value, h):
+        self.fft_upper[d] = min(self.fft_upper[d], value)
+        self.fft_step[d] = h
+
+    def add_lower(self, d, value, step):
+        self.lower[d] = max(self.lower[d], value)
+        self.lower_step[d] = step
+
+    def combine(self) -> Interval:
+        """[max(floor, max_d lower), max_d upper]: the certified interval on the pair's ε(δ)."""
+        return Interval(max(self.floor, *self.lower.values()), max(self.upper(d) for d in DIRECTIONS))
+
+    @property
+    def width(self):
+        lo, up = self.combine()
+        return up - lo
+
+    def top(self, directions=DIRECTIONS):
+        """The direction (of ``directions``) with the largest upper end (the first one on a tie)."""
+        return max(directions, key=self.upper)
+
+    def upper_route(self):
+        """Which route ("geom" or "fft") gave the bracket's upper end."""
+        d = self.top()
+        return "geom" if self.upper(d) == self.geom_upper[d] else "fft"
+
+
+@dataclasses.dataclass(frozen=True)
+class StepPolicy:
+    """The cost policy of the ε(δ) bracket: which loss step, route and direction the next pass computes.
+
+    Every field is a tuned constant (measured in bench/bench_balls_and_bins.py); none of them can move an end
+    to the wrong side (:class:`EpsilonBracket` argues the sides), they change only the cost and the width.
+
+    PLD_accounting's cost grows as loss_discretization⁻² (its geometric convolutions are O(n²) in the grid
+    size) while the width of [lower, upper] shrinks ∝ the step (measured: width ≈ 0.64 × loss_discretization at
+    σ = 2, T = 1000, exactly linear over a 4× range).  So: one coarse pass at ``coarse`` × the width target,
+    then one pass at the step that the coarse pass's own measured width predicts, aiming at ``aim`` × the
+    target; a further pass only if still too wide (at most ``max_passes``).  With E epochs PLD_accounting uses
+    the step / E per epoch, so steps are chosen from the E-epoch ε.
+    """
+
+    coarse: float = 4.0
+    aim: float = 0.92
+    max_passes: int = 4
+    #: FFT upper (PLD_accounting's FFT route, :func:`_fft_upper`): linear step h = fft_step × (width aimed at) / T;
+    #: its error ε_FFT − ε ≈ fft_err·T·h (measured σ = 2, T = 1000: 0.3·T·h at E = 1, 0.1–0.2·T·h at E = 5, 10)
+    fft_step: float = 0.4
+    fft_err: float = 0.3
+    #: the FFT upper of a direction replaces GEOM's refinement of it only where it is below
+    #: lower + fft_trust × (GEOM upper − lower) of that direction (:meth:`trusts_fft`)
+    fft_trust: float = 0.7
+    #: with the FFT upper, the GEOM lower aims at aim_fft × the width target; relative GEOM cost per direction
+    #: (measured: REMOVE ≈ 2.4× ADD at σ = 2, T = 1000, E = 1 and 10); constants, so the result is reproducible
+    aim_fft: float = 0.92
+    geom_cost_remove: float = 2.4
+    geom_cost_add: float = 1.0
+    #: σ from which the bracket starts with the FFT uppers and ONE GEOM lower (of the direction whose predicted
+    #: step is cheapest, usually ADD) at a step from the model  ε − GEOM lower ≈ geom_lower_err × loss_discretization
+    #: (measured ADD, σ = 2, T = 1000: 0.48–0.55 at E = 1, 5, 10), skipping the coarse GEOM pass of both ends and
+    #: directions (at σ = 2, T = 1000, E = 10 it cost 10 of 42 CPU-s and only fixed the step).  Below it the FFT
+    #: upper is loose (σ ≲ 0.7) and the coarse pass is kept.
+    fft_first_sigma: float = 1.0
+    geom_lower_err: float = 0.5
+    min_loss_discretization: float = _MIN_LOSS_DISCRETIZATION
+
+    def geom_cost(self, d):
+        return self.geom_cost_remove if d == "remove" else self.geom_cost_add
+
+    def coarse_step(self, guess, rel_width):
+        """The first GEOM pass's step: ``coarse`` × the width target at the Poisson estimate of ε."""
+        return max(self.min_loss_discretization, self.coarse * rel_width * max(1e-3, guess))
+
+    def fft_first_step(self, guess, sigma, steps, epochs, rel_width):
+        """Linear step of the FFT uppers the bracket starts from (σ ≥ ``fft_first_sigma``), or None (coarse GEOM
+        pass first): below that σ, at T = 1 (REMOVE needs two steps) or where the FFT grid cap's error is too
+        large."""
+        if sigma < self.fft_first_sigma or steps < 2:
+            return None
+        if _fft_error_floor(sigma, steps, epochs, self.fft_err) > 0.25 * rel_width * guess:
+            return None
+        return self.fft_step * rel_width * guess / steps
+
+    def first_lower(self, fft_uppers, h, rel_width, steps):
+        """(step, direction) of the GEOM lower that the error models predict to close the width (``aim_fft`` ×
+        target) next to the FFT uppers at the least cost; None where no lower can close it.
+
+        Allowed error b of direction d's lower: the aimed width less the FFT error allowance and d's gap to the
+        max; its step b/geom_lower_err costs ∝ geom_cost(d)/step²: the cheaper direction is taken (ADD, unless its
+        ε is well below REMOVE's: σ = 1.25, T = 100, E = 10 took ADD's lower at a 10× smaller step, 48 CPU-s)."""
+        e_up = max(fft_uppers.values())
+        best = None
+        for d in DIRECTIONS:
+            b = self.aim_fft * rel_width * e_up - self.fft_err * steps * h - (e_up - fft_uppers[d])
+            if b > 0:
+                ld = max(self.min_loss_discretization, b / self.geom_lower_err)
+                if best is None or self.geom_cost(d) / ld**2 < best[0]:
+                    best = (self.geom_cost(d) / ld**2, ld, d)
+        return None if best is None else best[1:]
+
+    def trusts_fft(self, br, d):
         """Whether d's FFT upper is trusted, so that GEOM does not refine d's upper: where GEOM has bracketed d,
-        only if the FFT upper is below lower + _FFT_TRUST·(GEOM upper − lower) (its error grows as σ falls: at
-        σ = 1, T = 1000 it sits at 96 % of that bracket, at σ = 2 at 53 %); with only d's GEOM lower, at step s,
+        only if the FFT upper is below lower + fft_trust·(GEOM upper − lower) (its error grows as σ falls: at
+        σ = 1, T = 1000 it sits at 96 % of that bracket, at σ = 2 at 53 %; refining the GEOM upper there took
+        σ = 1, T = 1000, E = 1 from 67 CPU-s with the width missed to 7 s); with only d's GEOM lower, at step s,
         the GEOM upper is taken as lower + 2·s (measured GEOM widths: ≈ 0.6–1.0·s): at T = 4 ADD's FFT upper is
-        27·s above its lower.  Untrusted, GEOM refines the upper too (up[d] stays the min of both: both are
-        upper bounds)."""
-        geom = geom_up[d] if math.isfinite(geom_up[d]) else lo[d] + 2 * lo_step[d] if lo_step[d] else math.inf
-        return fft_up[d] < lo[d] + _FFT_TRUST * (geom - lo[d])
+        27·s above its lower.  Untrusted, GEOM refines the upper too (both are upper bounds)."""
+        lo, geom = br.lower[d], br.geom_upper[d]
+        if not math.isfinite(geom):
+            geom = lo + 2 * br.lower_step[d] if br.lower_step[d] else math.inf
+        return br.fft_upper[d] < lo + self.fft_trust * (geom - lo)
 
-    if loss_discretization is None:
-        ld = max(_MIN_LOSS_DISCRETIZATION, _COARSE * rel_width * max(1e-3, _poisson_guess(delta, sigma, steps, epochs)))
-    else:
-        ld = loss_discretization
-    upper_dirs = lower_dirs = list(DIRECTIONS)
-    if loss_discretization is None and sigma >= _FFT_FIRST_SIGMA and steps >= 2:
-        start = _fft_first(delta, sigma, steps, epochs, rel_width, tail_truncation, fft_up, fft_h)
-        up.update(fft_up)
-        if start is not None:
-            ld, upper_dirs, lower_dirs = start[0], [], [start[1]]
-    steps_used = []
-    while True:
-        refined = -math.inf  # largest upper refined in this pass: a direction below it cannot be the max
-        for d in sorted(upper_dirs, key=lambda d: -up[d]):
-            if up[d] > refined:
-                geom_up[d] = min(geom_up[d], _eps_one(sigma, steps, epochs, "upper", d, ld, tail_truncation, delta))
-                up[d] = min(up[d], geom_up[d])
-                refined = max(refined, up[d])
-        for d in lower_dirs:
-            lo[d], lo_step[d] = max(lo[d], _eps_one(sigma, steps, epochs, "lower", d, ld, tail_truncation, delta)), ld
-        steps_used.append(ld)
-        e_up, e_lo = max(up.values()), max(floor, *lo.values())
+    def fft_retry_step(self, br, d, e_lo, rel_width, sigma, steps, epochs):
+        """Linear step of a further FFT upper of d, or None.  h = fft_step·W/T for the absolute width
+        W = rel_width·(lower end) aimed at (error ≈ fft_err·T·h ≈ 0.16·W); tried again at h/4 only when that
+        error allowance exceeds a quarter of the width aimed at (the lower end rose or fell a lot).  Cheap
+        (O(n log n)) where the per-step privacy loss is light-tailed (σ ≳ 1); where it is not, it comes out above
+        GEOM's and is not used."""
+        if _fft_error_floor(sigma, steps, epochs, self.fft_err) > 0.25 * rel_width * e_lo:
+            return None
+        h = self.fft_step * rel_width * e_lo / steps
+        if br.fft_step[d] is not None:
+            if not self.trusts_fft(br, d) or self.fft_err * steps * br.fft_step[d] <= 0.25 * rel_width * e_lo:
+                return None
+            h = min(h, br.fft_step[d] / 4)
+        return h
+
+    def next_pass(self, br, active, ld, rel_width, steps):
+        """(upper directions, lower directions, step) of the next GEOM pass.  GEOM refines the uppers not given
+        by FFT, and the lower of ONE direction (a lower bound of any one direction bounds the pair's ε from
+        below).  The factors are guesses that only pick the step: the loop checks the achieved width."""
+        e_lo, e_up = br.combine()
         width = e_up - e_lo
-        reached = width <= rel_width * e_up
-        if reached or loss_discretization is not None or len(steps_used) == _MAX_PASSES or ld <= _MIN_LOSS_DISCRETIZATION:
-            break
-        active = [d for d in DIRECTIONS if up[d] > e_lo]
-        # FFT uppers: linear step h = _FFT_STEP·W/T for the absolute width W = rel_width·(lower end) aimed at
-        # (error ≈ _FFT_ERR·T·h ≈ 0.16·W); tried again at h/4 only when that error allowance exceeds a
-        # quarter of the width aimed at (the lower end rose or fell a lot).
-        # Cheap (O(n log n)) where the per-step privacy loss is light-tailed (σ ≳ 1); where it is not, it
-        # comes out above GEOM's and is not used.
-        for d in active if _fft_error_floor(sigma, steps, epochs) <= 0.25 * rel_width * e_lo else ():
-            h = _FFT_STEP * rel_width * e_lo / steps
-            if fft_h[d] is not None:
-                if not from_fft(d) or _FFT_ERR * steps * fft_h[d] <= 0.25 * rel_width * e_lo:
-                    continue
-                h = min(h, fft_h[d] / 4)
-            fft_h[d] = h
-            f = _fft_upper(sigma, steps, epochs, d, h, tail_truncation, delta)
-            fft_up[d] = min(fft_up[d], f)
-            up[d] = min(up[d], f)
-        e_up = max(up.values())
-        width = e_up - e_lo
-        reached = width <= rel_width * e_up
-        if reached:
-            break
-        # GEOM refines the uppers not given by FFT, and the lower of ONE direction (a lower bound of any one
-        # direction bounds the pair's ε from below)
-        upper_dirs = [d for d in active if not from_fft(d)]
-        top = max(active, key=lambda d: up[d])
-        if all(from_fft(d) for d in active):
-            # only lowers shrink with the GEOM step.  Direction d's lower can reach ≈ its ε ≈ up[d] − u
-            # (u = _FFT_ERR·T·h, the FFT upper's error allowance), so it must close lower gap g_d = up[d] − u − lo[d]
-            # to b_d = a·e_up − u − (e_up − up[d]) (a = _AIM_FFT·rel_width): step factor b_d/g_d, GEOM cost
-            # ∝ _GEOM_COST[d]·(g_d/b_d)²; the cheapest direction is refined (guesses that only pick the step:
-            # the loop checks the achieved width)
-            a = _AIM_FFT * rel_width
+        upper_dirs = [d for d in active if not self.trusts_fft(br, d)]
+        top = br.top(active)
+        if all(self.trusts_fft(br, d) for d in active):
+            # only lowers shrink with the GEOM step.  Direction d's lower can reach ≈ its ε ≈ upper(d) − u
+            # (u = fft_err·T·h, the FFT upper's error allowance), so it must close lower gap g_d = upper(d) − u −
+            # lower(d) to b_d = a·e_up − u − (e_up − upper(d)) (a = aim_fft·rel_width): step factor b_d/g_d,
+            # GEOM cost ∝ geom_cost(d)·(g_d/b_d)²; the cheapest direction is refined
+            a = self.aim_fft * rel_width
             best = None
             for d in active:
-                u = _FFT_ERR * steps * fft_h[d]
-                g, b = up[d] - u - lo[d], a * e_up - u - (e_up - up[d])
-                if g > 0 and b > 0 and (best is None or _GEOM_COST[d] * (g / b) ** 2 < best[0]):
-                    best = (_GEOM_COST[d] * (g / b) ** 2, d, b / g)
+                u = self.fft_err * steps * br.fft_step[d]
+                g, b = br.upper(d) - u - br.lower[d], a * e_up - u - (e_up - br.upper(d))
+                if g > 0 and b > 0 and (best is None or self.geom_cost(d) * (g / b) ** 2 < best[0]):
+                    best = (self.geom_cost(d) * (g / b) ** 2, d, b / g)
             lower_dirs, factor = ([best[1]], best[2]) if best is not None else ([top], 0.5)
         else:
             # next width w' = width·f; the ends sit about symmetrically around ε, so the next upper is
-            # ≈ mid + w'/2 and w' ≤ a·(mid + w'/2) with a = _AIM·rel_width gives f (a guess that only
-            # picks the step: the loop checks the achieved width)
+            # ≈ mid + w'/2 and w' ≤ a·(mid + w'/2) with a = aim·rel_width gives f
             lower_dirs = [top]
-            a = _AIM * rel_width
+            a = self.aim * rel_width
             factor = (a * 0.5 * (e_lo + e_up) / ((1 - 0.5 * a) * width) if math.isfinite(width) and width > 0
                       else 0.1)
-        ld = max(_MIN_LOSS_DISCRETIZATION, ld * min(0.9, max(0.1, factor)))
-    top = max(DIRECTIONS, key=lambda d: up[d])  # the direction that gives the upper end, and which route gave it
+        return upper_dirs, lower_dirs, max(self.min_loss_discretization, ld * min(0.9, max(0.1, factor)))
+
+
+#: the step policy the samplers use
+DEFAULT_STEP_POLICY = StepPolicy()
+
+
+class BracketResult(NamedTuple):
+    """What :func:`_epsilon_bracket` returns: the certified ends, how they were reached, and flags."""
+    lower: float
+    upper: float
+    info: dict
+    flags: tuple
+
+
+@functools.lru_cache(maxsize=256)
+def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, loss_discretization=None, floor=0.0,
+                     policy=DEFAULT_STEP_POLICY) -> BracketResult:
+    """Certified [lower, upper] on ε(δ), refined until (upper − lower)/upper ≤ ``rel_width``.
+
+    Each pass builds, per direction, PLD_accounting's dominating and/or dominated PLD at one loss step and adds
+    it to an :class:`EpsilonBracket` (which keeps, per direction, the smallest upper and the largest lower: each
+    a bound); ``policy`` (:class:`StepPolicy`) picks the steps, routes and directions.  ``floor``: another
+    certified lower bound on ε(δ) (the max-statistic one, :func:`_max_statistic_floor`).  A direction whose
+    upper is ≤ the bracket's lower cannot move either end and is not refined.  ``loss_discretization`` given:
+    one GEOM pass of both ends and directions at that step.
+    """
+    br = EpsilonBracket(floor)
+    upper_dirs = lower_dirs = list(DIRECTIONS)
+    if loss_discretization is None:
+        guess = _poisson_guess(delta, sigma, steps, epochs)
+        ld = policy.coarse_step(guess, rel_width)
+        h = policy.fft_first_step(guess, sigma, steps, epochs, rel_width)
+        if h is not None:
+            f = {d: _fft_upper(sigma, steps, epochs, d, h, tail_truncation, delta) for d in DIRECTIONS}
+            if all(math.isfinite(v) for v in f.values()):
+                for d in DIRECTIONS:
+                    br.add_fft_upper(d, f[d], h)
+                start = policy.first_lower(f, h, rel_width, steps)
+                if start is not None:
+                    ld, upper_dirs, lower_dirs = start[0], [], [start[1]]
+    else:
+        ld = loss_discretization
+    passes = 0
+    while True:
+        refined = -math.inf  # largest upper refined in this pass: a direction below it cannot be the max
+        for d in sorted(upper_dirs, key=lambda d: -br.upper(d)):
+            if br.upper(d) > refined:
+                br.add_geom_upper(d, _eps_one(sigma, steps, epochs, "upper", d, ld, tail_truncation, delta))
+                refined = max(refined, br.upper(d))
+        for d in lower_dirs:
+            br.add_lower(d, _eps_one(sigma, steps, epochs, "lower", d, ld, tail_truncation, delta), ld)
+        passes += 1
+        e_lo, e_up = br.combine()
+        reached = br.width <= rel_width * e_up
+        if (reached or loss_discretization is not None or passes == policy.max_passes
+                or ld <= policy.min_loss_discretization):
+            break
+        active = [d for d in DIRECTIONS if br.upper(d) > e_lo]
+        for d in active:
+            h = policy.fft_retry_step(br, d, e_lo, rel_width, sigma, steps, epochs)
+            if h is not None:
+                br.add_fft_upper(d, _fft_upper(sigma, steps, epochs, d, h, tail_truncation, delta), h)
+        e_lo, e_up = br.combine()
+        reached = br.width <= rel_width * e_up
+        if reached:
+            break
+        upper_dirs, lower_dirs, ld = policy.next_pass(br, active, ld, rel_width, steps)
+    e_lo, e_up = br.combine()
     info = {"loss_discretization": ld, "tail_truncation": tail_truncation, "rel_width_target": rel_width,
-            "rel_width": width / e_up if e_up > 0 else 0.0, "passes": len(steps_used),
-            "lower_pld": max(lo.values()),
-            "upper_route": "geom" if up[top] == geom_up[top] else "fft",
-            "fft_step": min((h for h in fft_h.values() if h is not None), default=None)}
+            "rel_width": br.width / e_up if e_up > 0 else 0.0, "passes": passes,
+            "lower_pld": max(br.lower.values()),
+            "upper_route": br.upper_route(),
+            "fft_step": min((h for h in br.fft_step.values() if h is not None), default=None)}
     flags = () if reached or loss_discretization is not None else ("rel_width_not_reached",)
-    return e_lo, e_up, info, flags
+    return BracketResult(e_lo, e_up, info, flags)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **options):
@@ -584,21 +691,7 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
 epsilon_fn = epsilon
 
 
-def not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=100, epochs=1):
-    """Chua et al. 2025 abstract: balls-and-bins has "similar-or-better privacy amplification as
-    compared to Poisson subsampling in practical regimes".  True iff the certified balls-and-bins
-    upper bound on ε(δ) is ≤ the Poisson (q = 1/T, T·E steps) PLD lower bound, i.e. better for certain.
-    """
-    from dpsampling.engine import accountant
-
-    up = epsilon(delta, sigma=sigma, steps=steps, epochs=epochs, bound="upper").value
-    poisson_lower = accountant.epsilon(delta, sigma=sigma, q=1.0 / steps, steps=steps * epochs,
-                                       sampler="poisson", direction="add_remove", method="pld",
-                                       bound="lower", rel_tol=1e-3).value
-    return bool(up <= poisson_lower)
-
-
-__all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "not_worse_than_poisson", "sigma"]
+__all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "sigma"]
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)

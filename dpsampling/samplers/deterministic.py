@@ -6,6 +6,7 @@ enter; E epochs are E compositions of it, i.e. one Gaussian mechanism with noise
 pair (N(1, σ²/E), N(0, σ²/E))).  δ_D(ε) is the analytic Gaussian curve (Balle & Wang 2018, Thm 8) at
 σ/√E, computed in closed form by :mod:`dpsampling.engine.gaussian`.  Bounds: ``exact`` only (the
 closed form is the curve itself, so it is both an upper and a lower bound).
+The paper's vectorised δ_D, ε_D (Chua Prop. 3.1) are :func:`dpsampling.papers.chua.deterministic_delta` etc.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
+from dpsampling.engine.validation import check_positive
 
 from ._checks import check_epochs, check_quantity
 
@@ -25,68 +26,17 @@ NAME = "deterministic"
 BOUNDS = ("exact",)
 
 
-def deterministic_log_delta(epsilon, sigma):
-    """log δ_D(ε) (Chua Prop. 3.1), vectorised over ``epsilon``; see :func:`deterministic_delta`."""
-    check_epsilon(epsilon)
-    check_positive("sigma", sigma)
-    out = np.asarray(gaussian.log_delta(np.asarray(epsilon, dtype=float), float(sigma)), dtype=float)
-    return scalar_or_array(out, epsilon)
-
-
-
-def deterministic_delta(epsilon, sigma):
-    """δ_D(ε) for deterministic batching (Chua Prop. 3.1 = Balle & Wang 2018, Thm 8).
-
-        δ_D(ε) = Φ(−εσ + 1/(2σ)) − e^ε Φ(−εσ − 1/(2σ)),
-
-    the analytic Gaussian mechanism with sensitivity 1 (the dominating pair is
-    (N(1, σ²), N(0, σ²)); each record is in exactly one batch, so T does not
-    enter).  Evaluated in log space (:func:`dpsampling.engine.gaussian.log_delta`:
-    log Φ(a) + log1mexp(ε + log Φ(b) − log Φ(a))), so values far below 1e-16
-    keep their digits.  Vectorised over ``epsilon`` (array in, array out).
-    """
-    return scalar_or_array(np.exp(deterministic_log_delta(epsilon, sigma)), epsilon)
-
-
-
-def deterministic_epsilon(delta, sigma):
-    """ε_D(δ): the smallest ε ≥ 0 with δ_D(ε) ≤ δ (Chua Prop. 3.1), by root finding.
-
-    Brent's method on log δ_D(ε) − log δ (monotone decreasing in ε), tolerance
-    1e-13.  Vectorised over ``delta`` by a loop (each root is ~30 evaluations).
-    """
-    check_delta(delta)
-    check_positive("sigma", sigma)
-    d = np.asarray(delta, dtype=float)
-    out = np.array([gaussian.epsilon(float(x), float(sigma)) for x in d.ravel()], dtype=float).reshape(d.shape)
-    return scalar_or_array(out, delta)
-
-
-
-def deterministic_result(quantity, target, sigma):
-    """ε_D(δ) (``quantity="epsilon"``, target δ) or δ_D(ε) (``"delta"``, target ε) as an exact result.
-
-    Chua Prop. 3.1: the analytic Gaussian curve with sensitivity 1, independent
-    of T; ``kind="exact"``, ``method="analytic"``.
-    """
+def _exact(quantity, target, sigma):
+    """ε(δ) (``quantity="epsilon"``, target δ) or δ(ε) (``"delta"``, target ε) of the analytic Gaussian with
+    sensitivity 1 at noise σ, as an exact result (δ in log space, ε by root finding: :mod:`.gaussian`)."""
     target = check_quantity(quantity, target)
     check_positive("sigma", sigma)
-    f = deterministic_epsilon if quantity == "epsilon" else deterministic_delta
-    v = float(f(target, float(sigma)))
+    s = float(sigma)
+    if quantity == "epsilon":
+        v = float(gaussian.epsilon(target, s))
+    else:
+        v = float(np.exp(np.asarray(gaussian.log_delta(np.asarray(target, dtype=float), s), dtype=float)))
     return AccountingResult(v, "exact", "analytic", {}, v, v)
-
-
-
-def deterministic_sigma_result(epsilon, delta):
-    """Smallest σ with deterministic batching (ε, δ)-DP (one epoch), exact.
-
-    One epoch of deterministic batching is a single Gaussian mechanism with
-    sensitivity 1 (Chua Prop. 3.1), so this is the analytic-Gaussian
-    calibration (:func:`dpsampling.engine.accountant.calibrate_sigma` with q = 1,
-    T = 1).  By Theorem 4.1 this σ is also sufficient for shuffle batching.
-    """
-    return accountant.calibrate_sigma(epsilon, delta, q=1.0, steps=1)
-
 
 
 def _check_run(steps, epochs, q, bound):
@@ -110,21 +60,21 @@ def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="exact", **options) 
     """δ_D(ε) of E epochs, exact: the analytic Gaussian at σ/√E (T does not enter)."""
     epochs = _check_run(steps, epochs, q, bound)
     check_positive("sigma", sigma)
-    return _at_epochs(deterministic_result("delta", epsilon, float(sigma) / np.sqrt(epochs)), epochs)
+    return _at_epochs(_exact("delta", epsilon, float(sigma) / np.sqrt(epochs)), epochs)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="exact", **options) -> AccountingResult:
     """ε_D(δ) of E epochs, exact: the analytic Gaussian at σ/√E."""
     epochs = _check_run(steps, epochs, q, bound)
     check_positive("sigma", sigma)
-    return _at_epochs(deterministic_result("epsilon", delta, float(sigma) / np.sqrt(epochs)), epochs)
+    return _at_epochs(_exact("epsilon", delta, float(sigma) / np.sqrt(epochs)), epochs)
 
 
 def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, **options) -> AccountingResult:
     """Smallest σ of E epochs, exact: √E × the one-epoch σ (the Gaussian at σ/√E); by Chua Thm 4.1 also
     sufficient for shuffle batching."""
     epochs = _check_run(steps, epochs, q, "exact" if bound is None else bound)
-    r = deterministic_sigma_result(epsilon, delta)
+    r = accountant.calibrate_sigma(epsilon, delta, q=1.0, total_steps=1)  # one epoch: one Gaussian mechanism
     if epochs == 1:
         return r
     v = float(np.sqrt(epochs)) * r.value

@@ -18,55 +18,22 @@ Bounds, and why each is one:
   the deterministic value: the true ε (δ) lies in [lower, upper].
 * σ: only ``bound="lower"`` — the σ below which ε provably exceeds the target (``upper`` = the
   deterministic σ, sufficient).
-
-The one-epoch setting of Chua et al. shared by the samplers:
-
-ABLQ_B (Chua Alg. 1) with T batches, noise σ and batch sampler B:
-
-* Deterministic batching D (Chua Prop. 3.1): the tightly dominating pair is
-  (N(1, σ²), N(0, σ²)), so δ_D(ε) is the analytic Gaussian curve with
-  sensitivity 1 (Balle & Wang 2018, Thm 8), independent of T.
-* Shuffle batching S (Chua §3, eqs. (1)-(2)): no dominating pair is known; the
-  pair P_S = Σ_t N(2e_t, σ²I)/T, Q_S = Σ_t N(e_t, σ²I)/T comes from one
-  concrete query method and adjacent pair, so any set E gives the *lower bound*
-  δ_S(ε) ≥ P_S(E) − e^ε Q_S(E).  We use the sets E_C = {w : max_t w_t ≥ C}
-  of Chua §4.3, eq. (3).
-* Poisson batching P with q = 1/T (Chua §3, footnote 3): the T-fold
-  composition of the q-subsampled Gaussian.  Not reimplemented here — the
-  helpers :func:`poisson_epoch_epsilon` / :func:`poisson_epoch_delta` call
-  :mod:`dpsampling.engine.accountant` with ``q = 1/steps`` (dp_accounting PLD / RDP).
-
-Theorem 4.1: δ_S(ε) ≤ δ_D(ε) for all ε, so the E_C lower bound never exceeds
-:func:`deterministic_delta` (checked in the tests).
-
-Numerics (why the E_C bound is hand-written: no library computes it).  With
-a = (C−2)/σ (or (C−1)/σ for Q) and b = C/σ,
-
-    1 − Φ(a)·Φ(b)^(T−1) = Φ(−a) + Φ(a)·(1 − Φ(b)^(T−1)),
-
-a sum of two non-negative terms, evaluated with log Φ (``log_ndtr``) and
-log(1 − Φ(b)^(T−1)) = log1mexp((T−1)·log Φ(b)).  The naive form loses the
-(T−1)·Φ(−b) part of Q when Φ(b) rounds to 1 (e.g. σ=0.5, T=1e4, C=4.25:
-Φ(8.5) = 1 − 9.5e-18 → 1.0, which drops 9.5e-14 from Q = 4.03e-11 and moves
-ε_S(1e-6) from 10.99478 to 10.99714).  The hockey-stick term P − e^ε Q is a
-log-space difference log P + log1mexp(ε + log Q − log P).
 """
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
 
 from dpsampling.engine import lazy
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
+from dpsampling.engine.validation import check_delta, check_positive
 
-from ._checks import check_epochs, check_quantity, check_sigma_steps
+from ._checks import check_epochs, check_sigma_steps
 from . import _max_statistic as ms
 from . import deterministic
-from ._max_statistic import DEFAULT_C_GRID, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
+from ._ec_sets import DEFAULT_C_GRID, c_grid_from_spec, describe_c_grid, shuffle_result  # noqa: F401 - c_grid option
 
 log_ndtr = lazy.function("scipy.special", "log_ndtr")  # heavy modules load on first use
 log1mexp = lazy.function("dpsampling.engine.numerics", "log1mexp")
@@ -74,193 +41,6 @@ log1mexp = lazy.function("dpsampling.engine.numerics", "log1mexp")
 NAME = "shuffle"
 #: the E_C sets give a lower bound only (no dominating pair is known for shuffling)
 BOUNDS = ("lower",)
-
-# --------------------------------------------------------------------------- shuffle: the sets E_C (§4.3)
-
-
-def shuffle_log_pq(sigma, steps, c_grid=None):
-    """log P_S(E_C) and log Q_S(E_C) on a grid of thresholds C (Chua §4.3).
-
-        P_S(E_C) = 1 − Φ((C−2)/σ)·Φ(C/σ)^(T−1),
-        Q_S(E_C) = 1 − Φ((C−1)/σ)·Φ(C/σ)^(T−1),
-
-    for E_C = {w ∈ R^T : max_t w_t ≥ C} under the pair (1)-(2).  Computed as
-    log[Φ(−a) + Φ(a)(1 − Φ(b)^(T−1))] (a sum of non-negative terms, no
-    cancellation).  Returns ``(c, log_p, log_q)`` with ``c`` the validated grid.
-    """
-    sigma, steps = check_sigma_steps(sigma, steps)
-    c = _check_c_grid(c_grid)
-    l1m = _log1m_pow(_log_neg_log_ndtr(c / sigma), steps)
-    return c, ms.log_sf_max(c, 2.0, sigma, steps, l1m), ms.log_sf_max(c, 1.0, sigma, steps, l1m)
-
-
-def shuffle_log_delta_lower(epsilon, sigma, steps, c_grid=None, return_argmax=False):
-    """log of :func:`shuffle_delta_lower` (−inf where the bound is 0).
-
-    The max over C is :func:`._max_statistic._best_log_hockey` on the event {M ≥ C} (the one
-    implementation of the threshold-event bound)."""
-    check_epsilon(epsilon)
-    c, lp, lq = shuffle_log_pq(sigma, steps, c_grid)
-    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    best, i = ms._best_log_hockey(eps.ravel(), lp, lq)
-    arg = np.where(i >= 0, c[np.maximum(i, 0)], np.nan)
-    best, arg = best.reshape(eps.shape), arg.reshape(eps.shape)
-    if np.ndim(epsilon) == 0:
-        best, arg = float(best[0]), float(arg[0])
-    return (best, arg) if return_argmax else best
-
-
-def shuffle_delta_lower(epsilon, sigma, steps, c_grid=None, return_argmax=False):
-    """Lower bound on δ_S(ε) for shuffle batching (Chua §4.3, eq. (3)).
-
-        δ_S(ε) ≥ max_{C ∈ 𝒞} [P_S(E_C) − e^ε Q_S(E_C)],   (and ≥ 0)
-
-    with 𝒞 = ``c_grid`` (default: the paper's 0, 0.01, …, 100).  Vectorised
-    over ``epsilon`` (array in, array out); log P_C, log Q_C are computed once
-    per (σ, T) and the max over C is one array operation per block of ε.
-
-    Direction: only P_S(E_C) − e^ε Q_S(E_C) is used.  The reverse order with
-    the same sets, Q_S(E_C) − e^ε P_S(E_C), is never larger: Φ((C−2)/σ) ≤
-    Φ((C−1)/σ) gives Q_S(E_C) ≤ P_S(E_C), so it is ≤ (1 − e^ε)·Q_S(E_C) ≤ 0.
-    (The reverse divergence with the complements {max_t w_t < C} equals the
-    forward one at ε = 0 — total variation is symmetric — and was not larger
-    (to 1e-8 relative) at any ε > 0 we tried; see ``tests/test_batching.py``.)
-
-    ``return_argmax=True`` also returns the C attaining the max (nan where
-    the bound is 0).  Returns 0.0 where no C gives a positive difference.
-    """
-    out = shuffle_log_delta_lower(epsilon, sigma, steps, c_grid, return_argmax=True)
-    val, arg = np.exp(out[0]), out[1]
-    val = scalar_or_array(val, epsilon)
-    return (val, arg) if return_argmax else val
-
-
-def shuffle_epsilon_lower(delta, sigma, steps, c_grid=None, return_argmax=False):
-    """Lower bound on ε_S(δ) for shuffle batching (Chua §4.3, from eq. (3)).
-
-    If P_S(E_C) − e^ε Q_S(E_C) > δ the mechanism is not (ε, δ)-DP, hence
-
-        ε_S(δ) ≥ max_{C ∈ 𝒞, P_C > δ} log((P_C − δ)/Q_C),   (and ≥ 0)
-
-    evaluated as log P_C + log1mexp(log δ − log P_C) − log Q_C.  Vectorised
-    over ``delta``.  ``return_argmax=True`` also returns the maximising C (nan
-    where the bound is 0).
-    """
-    check_delta(delta)
-    c, lp, lq = shuffle_log_pq(sigma, steps, c_grid)
-    d = np.atleast_1d(np.asarray(delta, dtype=float))
-    flat = np.log(d.ravel())
-    best, i = ms._best_epsilon(flat, lp, lq)
-    arg = c[i]
-    arg = np.where(best > 0, arg, np.nan)
-    best = np.maximum(best, 0.0)
-    best, arg = best.reshape(d.shape), arg.reshape(d.shape)
-    if np.ndim(delta) == 0:
-        best, arg = float(best[0]), float(arg[0])
-    return (best, arg) if return_argmax else best
-
-
-def _shuffle_log_delta_reverse_complement(epsilon, sigma, steps, c_grid=None):
-    """log max_C [Q_S(F_C) − e^ε P_S(F_C)] for F_C = {max_t w_t < C} (not used by default).
-
-    Q_S(F_C) − e^ε P_S(F_C) = Φ(C/σ)^(T−1)·[Φ((C−1)/σ) − e^ε Φ((C−2)/σ)].
-    Kept to check that this reverse-direction bound is not larger than
-    :func:`shuffle_delta_lower` (see its docstring).
-    """
-    sigma, steps = check_sigma_steps(sigma, steps)
-    c = _check_c_grid(c_grid)
-    lpow = (steps - 1) * log_ndtr(c / sigma)
-    la, lb = log_ndtr((c - 1) / sigma), log_ndtr((c - 2) / sigma)
-    eps = np.atleast_1d(np.asarray(epsilon, dtype=float))
-    diff = eps[:, None] + lb[None, :] - la[None, :]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        val = np.where(diff < 0, lpow + la + log1mexp(np.minimum(diff, 0.0)), -np.inf)
-    return val.max(axis=1)
-
-
-# --------------------------------------------------------------------------- the set 𝒞 from a config / CLI spec
-
-#: Largest C grid accepted from a spec (memory: the max over C is done in blocks, but log P_C, log Q_C are kept).
-MAX_C_GRID_SIZE = 10_000_000
-
-
-def c_grid_from_spec(spec=None):
-    """The thresholds 𝒞 of Chua §4.3 from a config value; ValueError naming ``c_grid`` on bad input.
-
-    ``None``: the paper's 𝒞 = {0, 0.01, …, 100} (:data:`DEFAULT_C_GRID`).
-    A list: the values themselves (non-empty, finite, strictly increasing).
-    A mapping ``{start, stop, step}``: start, start + step, …, up to stop
-    (inclusive within 1e-9 steps), computed as ``start + step·i`` like
-    ``numpy.arange``, so ``{start: 0, stop: 100, step: 0.01}`` is exactly
-    :data:`DEFAULT_C_GRID`.
-    """
-    if spec is None:
-        return DEFAULT_C_GRID
-    if isinstance(spec, dict):
-        missing = sorted({"start", "stop", "step"} - set(spec))
-        extra = sorted(set(spec) - {"start", "stop", "step"})
-        if missing or extra:
-            raise ValueError(f"c_grid must be a list or a mapping with keys start, stop, step "
-                             f"(missing {missing}, unknown {extra})")
-        try:
-            start, stop, step = (float(spec[k]) for k in ("start", "stop", "step"))
-        except (TypeError, ValueError):
-            raise ValueError(f"c_grid start, stop, step must be numbers (got {spec!r})") from None
-        if not all(math.isfinite(v) for v in (start, stop, step)):
-            raise ValueError(f"c_grid start, stop, step must be finite (got {spec!r})")
-        if not step > 0:
-            raise ValueError(f"c_grid step must be > 0 (got {step!r})")
-        if not stop >= start:
-            raise ValueError(f"c_grid stop must be >= start (got start={start!r}, stop={stop!r})")
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > MAX_C_GRID_SIZE:
-            raise ValueError(f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {n:,})")
-        return start + step * np.arange(n, dtype=float)
-    if isinstance(spec, (str, bytes)) or np.ndim(spec) != 1:
-        raise ValueError(f"c_grid must be a non-empty list of numbers or a mapping {{start, stop, step}} (got {spec!r})")
-    try:
-        c = np.asarray(spec, dtype=float)
-    except (TypeError, ValueError):
-        raise ValueError(f"c_grid must contain only numbers (got {spec!r})") from None
-    if c.size > MAX_C_GRID_SIZE:
-        raise ValueError(f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {c.size:,})")
-    return _check_c_grid(c)
-
-
-def describe_c_grid(c_grid=None) -> str:
-    """A short description of 𝒞 for CSVs and labels, e.g. ``0:0.01:100 (10001 values)``."""
-    c = _check_c_grid(c_grid)
-    if c.size == 1:
-        return f"{c[0]:g} (1 value)"
-    steps = np.diff(c)
-    if np.allclose(steps, steps[0], rtol=1e-6, atol=0):
-        return f"{c[0]:g}:{steps[0]:g}:{c[-1]:g} ({c.size} values)"
-    return f"{c.size} values in [{c[0]:g}, {c[-1]:g}]"
-
-
-# --------------------------------------------------------------------------- one interface for the pipeline and the CLI
-
-#: Method label of the shuffle lower bound (Chua §4.3, eq. (3)).
-EC_METHOD = "E_C sets"
-
-
-def shuffle_result(quantity, target, sigma, steps, c_grid=None):
-    """Lower bound on ε_S(δ) or δ_S(ε) from the sets E_C (Chua §4.3, eq. (3)), as a result.
-
-    ``kind="lower"``, ``method="E_C sets"``; ``accuracy`` records the C grid and
-    the maximising C.  Flag ``argmax_c_at_grid_end``: the best C is the first
-    or last grid value, so a wider grid might give a larger bound.
-    """
-    target = check_quantity(quantity, target)
-    c = c_grid_from_spec(c_grid)
-    f = shuffle_epsilon_lower if quantity == "epsilon" else shuffle_delta_lower
-    v, arg = f(target, sigma, steps, c_grid=c, return_argmax=True)
-    flags = ()
-    if np.isfinite(arg) and c.size > 1 and (arg == c[0] or arg == c[-1]):
-        flags = ("argmax_c_at_grid_end",)
-    acc = {"c_grid": describe_c_grid(c), "argmax_c": float(arg) if np.isfinite(arg) else None}
-    return AccountingResult(float(v), "lower", EC_METHOD, acc, float(v), None, flags)
-
 
 # --------------------------------------------------------------------------- E epochs (Chua et al. NeurIPS 2024)
 
@@ -292,7 +72,7 @@ def _check_run(sigma, steps, epochs, q, bound, direction, mode):
 def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization):
     """The lower bound on ε(δ) / δ(ε) of E epochs (``upper`` filled by the caller).
 
-    E = 1 (either mode): today's single-epoch E_C value (:func:`shuffle_result`), bit for bit.
+    E = 1 (either mode): the single-epoch E_C value (:func:`._ec_sets.shuffle_result`), bit for bit.
     persistent, E > 1: the same differing record sits in the same batch index in every epoch, so the
     E noisy answers of each batch have the same mean and their average (a post-processing) is one epoch
     of the pair (1)-(2) at σ/√E; the E_C bound at σ/√E is therefore a lower bound.

@@ -1,23 +1,64 @@
 """Sampling without replacement (WOR): fixed batch size b, sampling rate q = b/n.
 
 Dominating pairs under add/remove neighbours (Lebeda et al. 2024, Prop. 9): the add and remove
-curves are exactly those of Poisson subsampling with sensitivity 2, i.e. Poisson at σ/2; the engine
-applies this (:func:`dpsampling.engine.accountant._poisson_sigma`).  Bounds: as for Poisson
-(``upper`` pessimistic PLD / RDP, ``lower`` optimistic PLD), since the curves are equal.
+curves are exactly those of Poisson subsampling with sensitivity 2.  A Gaussian mechanism with
+sensitivity 2 and noise σ has the privacy curves of sensitivity 1 and noise σ/2 (the loss depends
+on Δ/σ only), so WOR at σ is the Poisson-subsampled Gaussian at σ/2: :func:`delta` and
+:func:`epsilon` ask the engine's accountant at σ/:data:`SENSITIVITY`, and :func:`sigma` returns
+:data:`SENSITIVITY` × the Poisson σ.  Bounds: as for Poisson (``upper`` pessimistic PLD / RDP,
+``lower`` optimistic PLD), since the curves are equal.
 """
 
 from __future__ import annotations
 
-from functools import partial
+import dataclasses
+
+from dpsampling.engine import lazy
+from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.validation import check_positive
 
 from . import poisson
+from .poisson import _kw
+
+accountant = lazy.module("dpsampling.engine.accountant")  # heavy (dp_accounting): loaded on first use
 
 NAME = "wor"
 BOUNDS = ("upper", "lower")
+#: sensitivity of WOR's dominating pair (Lebeda et al. Prop. 9): its curves are Poisson's at σ/2
+SENSITIVITY = 2.0
 
-delta = partial(poisson.delta, _sampler=NAME)
-epsilon = partial(poisson.epsilon, _sampler=NAME)
-sigma = partial(poisson.sigma, _sampler=NAME)
+
+def _scaled(r):
+    """A calibrated Poisson σ as WOR's: σ_WOR = SENSITIVITY·σ_Poisson exactly (value and both ends)."""
+    up = None if r.upper is None else r.upper * SENSITIVITY
+    lo = None if r.lower is None else r.lower * SENSITIVITY
+    return dataclasses.replace(r, value=r.value * SENSITIVITY, lower=lo, upper=up)
+
+
+def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
+          rel_tol=None, **options) -> AccountingResult:
+    """δ(ε) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9),
+    :func:`dpsampling.engine.accountant.delta`."""
+    kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
+    check_positive("sigma", sigma)
+    return accountant.delta(epsilon, sigma=sigma / SENSITIVITY, bound=bound, direction=direction, **kw)
+
+
+def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
+            rel_tol=None, **options) -> AccountingResult:
+    """ε(δ) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9),
+    :func:`dpsampling.engine.accountant.epsilon`."""
+    kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
+    check_positive("sigma", sigma)
+    return accountant.epsilon(delta, sigma=sigma / SENSITIVITY, bound=bound, direction=direction, **kw)
+
+
+def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="add_remove", rel_tol=None,
+          **options) -> AccountingResult:
+    """Smallest σ (an upper bound on it): 2 × the Poisson one (Prop. 9; σ/2 is sufficient for Poisson
+    iff σ is for WOR), :func:`dpsampling.engine.accountant.calibrate_sigma`."""
+    kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
+    return _scaled(accountant.calibrate_sigma(epsilon, delta, direction=direction, **kw))
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from dpsampling.engine import montecarlo as mc
-from dpsampling.papers.lebeda.directions import direction_curves
+from dpsampling.papers.lebeda.directions import SHIFT, direction_curves
 from dpsampling.engine.montecarlo import (
     BLOCK_SIZE,
     Step,
@@ -61,7 +61,7 @@ def test_hoeffding_bad_input(kw, name):
 @pytest.mark.parametrize("direction", ["add", "remove"])
 def test_mc_within_hoeffding_band_of_pld(mechanism, scale, sampler, direction):
     lo, up = _pld(mechanism, scale, 0.3, 2, sampler, direction)
-    res = mc_privacy_curve(mechanism, scale, 0.3, 2, EPS, N, seed=11, sampler=sampler, direction=direction)
+    res = mc_privacy_curve(mechanism, scale, 0.3, 2, EPS, N, seed=11, shift=SHIFT[sampler], direction=direction)
     assert res.alpha == pytest.approx(hoeffding_alpha(N, 0.01, EPS.size))
     assert _inside_band(res, lo, up)
     # and not trivially: the curve is far from 0 at ε = 0 for these settings
@@ -73,7 +73,7 @@ def test_mc_matches_exact_two_fold_laplace_at_b1_points():
     eps = [0.25, 1.5]
     for direction in ("add", "remove"):
         exact = laplace_two_fold(eps, 1.5, 0.7, 2.0, (direction, direction))
-        res = mc_privacy_curve("laplace", 1.5, 0.7, 2, eps, N, seed=5, sampler="wor", direction=direction)
+        res = mc_privacy_curve("laplace", 1.5, 0.7, 2, eps, N, seed=5, shift=2.0, direction=direction)
         assert np.all(np.abs(res.estimate - exact) <= res.alpha)
 
 
@@ -101,29 +101,29 @@ def _biased_log_mix(ell, q, out, ell_max=None):
 def test_band_check_detects_biased_estimator(monkeypatch, mechanism, sampler, direction):
     scale = 1.0
     lo, up = _pld(mechanism, scale, 0.3, 2, sampler, direction)
-    good = mc_privacy_curve(mechanism, scale, 0.3, 2, EPS, N, seed=11, sampler=sampler, direction=direction)
+    good = mc_privacy_curve(mechanism, scale, 0.3, 2, EPS, N, seed=11, shift=SHIFT[sampler], direction=direction)
     assert _inside_band(good, lo, up)
     monkeypatch.setattr(mc, "_log_mix", _biased_log_mix)
-    bad = mc_privacy_curve(mechanism, scale, 0.3, 2, EPS, N, seed=11, sampler=sampler, direction=direction)
+    bad = mc_privacy_curve(mechanism, scale, 0.3, 2, EPS, N, seed=11, shift=SHIFT[sampler], direction=direction)
     assert not _inside_band(bad, lo, up)
 
 
 def test_band_check_detects_wrong_shift_and_wrong_laplace_scale():
     lo, up = _pld("laplace", 1.0, 0.3, 2, "wor", "add")
     # WOR analysed with the Poisson pair (shift 1 instead of 2)
-    wrong_shift = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, N, seed=2, sampler="poisson", direction="add")
+    wrong_shift = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, N, seed=2, shift=1.0, direction="add")
     assert not _inside_band(wrong_shift, lo, up)
     # Laplace "scale" read as a standard deviation (b = s/√2)
-    wrong_scale = mc_privacy_curve("laplace", 1.0 / math.sqrt(2), 0.3, 2, EPS, N, seed=2, sampler="wor",
+    wrong_scale = mc_privacy_curve("laplace", 1.0 / math.sqrt(2), 0.3, 2, EPS, N, seed=2, shift=2.0,
                                    direction="add")
     assert not _inside_band(wrong_scale, lo, up)
 
 
 # ---------------------------------------------------------------- reproducibility
 def test_same_seed_same_bytes_and_seed_matters():
-    a = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, 70_001, seed=7, sampler="wor", direction="remove")
-    b = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, 70_001, seed=7, sampler="wor", direction="remove")
-    c = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, 70_001, seed=8, sampler="wor", direction="remove")
+    a = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, 70_001, seed=7, shift=2.0, direction="remove")
+    b = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, 70_001, seed=7, shift=2.0, direction="remove")
+    c = mc_privacy_curve("laplace", 1.0, 0.3, 2, EPS, 70_001, seed=8, shift=2.0, direction="remove")
     assert a.estimate.tobytes() == b.estimate.tobytes()
     assert a.estimate.tobytes() != c.estimate.tobytes()
 
@@ -154,20 +154,21 @@ def test_eps_grid_order_does_not_matter():
 # ---------------------------------------------------------------- the paper's N (timed in bench/bench_montecarlo.py)
 def test_paper_n_runs():
     eps = np.linspace(0.0, 3.0, 40)
-    res = mc_privacy_curve("laplace", 1.5, 0.7, 2, eps, 3_342_306, seed=1, sampler="wor", direction="remove")
+    res = mc_privacy_curve("laplace", 1.5, 0.7, 2, eps, 3_342_306, seed=1, shift=2.0, direction="remove")
     assert res.n == 3_342_306
 
 
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize("kw,name", [
     ({"q": 0.0}, "q must be"), ({"q": 1.2}, "q must be"), ({"scale": 0.0}, "scale"),
-    ({"scale": -1.0}, "scale"), ({"n": 0}, "n"), ({"steps": 0}, "steps"), ({"sampler": "shuffle"}, "sampler"),
+    ({"scale": -1.0}, "scale"), ({"n": 0}, "n"), ({"total_steps": 0}, "total_steps"), ({"shift": 0.0}, "shift"),
     ({"direction": "add_remove"}, "direction"), ({"mechanism": "cauchy"}, "mechanism"),
     ({"beta": 1.0}, "beta"), ({"chunk_size": 0}, "chunk_size"), ({"eps_grid": []}, "eps_grid"),
     ({"eps_grid": [0.0, np.nan]}, "eps_grid"), ({"seed": -1}, "seed"),
 ])
 def test_bad_input(kw, name):
-    args = {"mechanism": "laplace", "scale": 1.0, "q": 0.5, "steps": 2, "eps_grid": [0.0, 1.0], "n": 100, "seed": 0}
+    args = {"mechanism": "laplace", "scale": 1.0, "q": 0.5, "total_steps": 2, "eps_grid": [0.0, 1.0], "n": 100,
+            "seed": 0}
     args.update(kw)
     with pytest.raises(ValueError, match=name):
         mc_privacy_curve(**args)

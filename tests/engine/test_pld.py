@@ -130,7 +130,7 @@ def test_optimistic_pld_is_dp_accountings_privacy_buckets():
 def test_directions_composed_is_dp_accountings(mechanism, sampler):
     """dpsampling.papers.lebeda.directions composes through dpsampling.engine.pld: still dp_accounting's PLD, bit for bit."""
     from dpsampling.papers.lebeda import directions
-    from dpsampling.engine.montecarlo import SHIFT
+    from dpsampling.papers.lebeda.directions import SHIFT
 
     build = pldlib.from_gaussian_mechanism if mechanism == "gaussian" else pldlib.from_laplace_mechanism
     ref = build(1.3, sensitivity=SHIFT[sampler], value_discretization_interval=1e-3, sampling_prob=0.2).self_compose(16)

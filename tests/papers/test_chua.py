@@ -3,40 +3,37 @@ paper's printed numbers that pin down its settings."""
 
 import numpy as np
 import pytest
-from dpsampling.samplers import shuffle
-from dpsampling.samplers import poisson
-from dpsampling.samplers import deterministic
 from dpsampling.papers import chua
 
 
 @pytest.mark.regression_pin  # values from our own output; twin: Chua App. A printed 8.45e-5, 2.06e-10, 0.004 (claims chua_fig7_*_eps0p5)
 def test_fig7_text_numbers_are_at_eps_half():
     # Chua App. A, Fig. 7 (σ=1, T=1000): the text's "δ(1)" numbers all match ε = 0.5, not ε = 1.
-    assert poisson.poisson_epoch_delta(0.5, 1.0, 1000, method="rdp") == pytest.approx(8.45e-5, rel=1e-3)
-    assert poisson.poisson_epoch_delta(0.5, 1.0, 1000, discretization=1e-3) == pytest.approx(2.06e-10, rel=0.03)
-    assert shuffle.shuffle_delta_lower(0.5, 1.0, 1000) == pytest.approx(4.33e-3, rel=1e-3)  # printed "≥ 0.004"
-    assert shuffle.shuffle_delta_lower(1.0, 1.0, 1000) == pytest.approx(9.987e-4, rel=1e-3)  # what ε = 1 gives
-    assert poisson.poisson_epoch_delta(1.0, 1.0, 1000, method="rdp") < 1e-6  # ≪ printed 8.45e-5
+    assert chua.poisson_epoch_delta(0.5, 1.0, 1000, method="rdp") == pytest.approx(8.45e-5, rel=1e-3)
+    assert chua.poisson_epoch_delta(0.5, 1.0, 1000, discretization=1e-3) == pytest.approx(2.06e-10, rel=0.03)
+    assert chua.shuffle_delta_lower(0.5, 1.0, 1000) == pytest.approx(4.33e-3, rel=1e-3)  # printed "≥ 0.004"
+    assert chua.shuffle_delta_lower(1.0, 1.0, 1000) == pytest.approx(9.987e-4, rel=1e-3)  # what ε = 1 gives
+    assert chua.poisson_epoch_delta(1.0, 1.0, 1000, method="rdp") < 1e-6  # ≪ printed 8.45e-5
 
 
 @pytest.mark.regression_pin  # values from our own output; twin: Chua App. A printed ε_S ≥ 0.029 / 0.26 (claims chua_fig4_eps_s_sigma1p3, chua_fig1_eps_s_sigma1p3)
 def test_fig4_is_T_1e5_not_1e4():
     # App. A, Fig. 4: the text says T = 100,000, the caption 10,000; σ = 1.3 decides it (printed ε_S > 0.029).
-    assert shuffle.shuffle_epsilon_lower(1e-6, 1.3, 100_000) == pytest.approx(0.02978, abs=5e-5)
-    assert shuffle.shuffle_epsilon_lower(1e-6, 1.3, 10_000) == pytest.approx(0.26236, abs=5e-5)
+    assert chua.shuffle_epsilon_lower(1e-6, 1.3, 100_000) == pytest.approx(0.02978, abs=5e-5)
+    assert chua.shuffle_epsilon_lower(1e-6, 1.3, 10_000) == pytest.approx(0.26236, abs=5e-5)
 
 
 def test_shuffle_lower_vs_poisson_gap_paper_example():
     # Chua Fig. 3: σ = 0.4, T = 1e4: the shuffle lower bound exceeds the Poisson PLD upper bound at ε = 4 and 12
-    dp4 = poisson.poisson_epoch_delta(4.0, 0.4, 10_000, discretization=1e-3)
-    assert shuffle.shuffle_delta_lower(12.0, 0.4, 10_000) > dp4
+    dp4 = chua.poisson_epoch_delta(4.0, 0.4, 10_000, discretization=1e-3)
+    assert chua.shuffle_delta_lower(12.0, 0.4, 10_000) > dp4
 
 
 def test_bad_input_deterministic_and_helpers():
     with pytest.raises(ValueError, match="sigma"):
-        deterministic.deterministic_delta(1.0, -2.0)
+        chua.deterministic_delta(1.0, -2.0)
     with pytest.raises(ValueError, match="epsilon"):
-        deterministic.deterministic_delta(-1.0, 1.0)
+        chua.deterministic_delta(-1.0, 1.0)
     with pytest.raises(ValueError, match="eps"):
         chua.crossover_points([0.0, 0.0], [1, 2], [2, 1])
 

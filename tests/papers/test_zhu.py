@@ -10,6 +10,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pld
 
 from dpsampling.papers import zhu as dp
+from dpsampling.papers.lebeda import wor_substitution as ws
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -77,9 +78,9 @@ def test_zhu_fig4_split():
 
 # ----------------------------------------------------------- (b) Lebeda §8 / Theorem 14
 def test_theorem14_split_and_valid_profile():
-    assert dp.lebeda_fig4_split_holds(4.0, 0.05, 2.0)
+    assert ws.lebeda_fig4_split_holds(4.0, 0.05, 2.0)
     e = np.linspace(-4, 3, 1401)
-    H = dp.wor_substitution_profile(e)
+    H = ws.wor_substitution_profile(e)
     r = dp.hs_subsampled_gaussian(e, 4.0, 0.05, "remove", 2.0)
     a = dp.hs_subsampled_gaussian(e, 4.0, 0.05, "add", 2.0)
     # the pointwise maximum is the split of Theorem 14 at ε = 0
@@ -91,26 +92,26 @@ def test_theorem14_split_and_valid_profile():
     slopes = np.diff(H) / np.diff(alpha)
     assert np.all(np.diff(slopes) >= -1e-9)
     assert np.all(H >= np.maximum(1 - alpha, 0) - 1e-15)
-    assert float(dp.wor_substitution_profile(-40.0)) == pytest.approx(1.0, abs=1e-15)
+    assert float(ws.wor_substitution_profile(-40.0)) == pytest.approx(1.0, abs=1e-15)
 
 
 def test_connect_dots_pair_dominates_profile():
-    lo, hi = dp._wor_eps_range(4.0, 0.05, 2.0)
-    pmf = dp.connect_dots_pmf(dp.wor_substitution_profile, lo, hi, 1e-4)
+    lo, hi = ws._wor_eps_range(4.0, 0.05, 2.0)
+    pmf = ws.connect_dots_pmf(ws.wor_substitution_profile, lo, hi, 1e-4)
     g = np.concatenate([np.linspace(-8, 3, 1501), np.random.default_rng(0).uniform(-1, 2, 200)])
-    Hc = dp.pmf_hockey_stick(pmf, g)
-    H = dp.wor_substitution_profile(g)
+    Hc = ws.pmf_hockey_stick(pmf, g)
+    H = ws.wor_substitution_profile(g)
     assert np.all(Hc >= H - 1e-15)
     assert np.max(Hc - H) < 2e-4  # tight up to the chord gap of the 1e-4 grid
     # equality at the grid nodes
     nodes = np.array([-0.05, 0.0, 0.1234, 0.5]) // 1e-4 * 1e-4
-    assert np.allclose(dp.pmf_hockey_stick(pmf, nodes), dp.wor_substitution_profile(nodes),
+    assert np.allclose(ws.pmf_hockey_stick(pmf, nodes), ws.wor_substitution_profile(nodes),
                        atol=1e-12)
 
 
 def test_lebeda_fig4_composed_curves():
     eps = np.array([0.0, 0.5, 1.0, 2.0, 4.0])
-    c = dp.wor_substitution_curves(eps, sigma=4.0, q=0.05, steps=1000)
+    c = ws.wor_substitution_curves(eps, sigma=4.0, q=0.05, steps=1000)
     assert np.all(c["lower_err"] <= 1e-10)
     # upper (dominating pair) ≥ lower (remove direction) with a visible gap, RDP above both
     assert np.all(c["upper"] >= c["lower"] + c["lower_err"])
@@ -179,4 +180,4 @@ def test_bad_input():
     with pytest.raises(ValueError, match="direction"):
         dp.hs_subsampled_gaussian(0.0, 1.0, 0.1, "both")
     with pytest.raises(ValueError, match="eps_hi"):
-        dp.connect_dots_pmf(dp.wor_substitution_profile, 1.0, 0.0)
+        ws.connect_dots_pmf(ws.wor_substitution_profile, 1.0, 0.0)

@@ -64,7 +64,7 @@ def test_hockey_stick_continuous_at_zero_and_identity():
 
 def test_sigma_q1_is_exact_analytic():
     for e, t in ((1.0, 1), (0.125, 100), (4.0, 10000)):
-        ref = accountant.calibrate_sigma(e, DELTA, q=1.0, steps=t)
+        ref = accountant.calibrate_sigma(e, DELTA, q=1.0, total_steps=t)
         assert ref.kind == "exact"
         assert en.sigma_q1(e, DELTA, t) == pytest.approx(ref.value, rel=1e-10)
 
@@ -73,7 +73,7 @@ def test_sigma_q1_is_exact_analytic():
 def test_calibrate_sigma_pld_agrees_with_accountant_and_is_sufficient(e, q, t):
     logging.getLogger().setLevel(logging.ERROR)
     ours = en.calibrate_sigma_pld(e, DELTA, q=q, steps=t, rel_tol=1e-3)
-    ref = accountant.calibrate_sigma(e, DELTA, q=q, steps=t, rel_tol=1e-3)
+    ref = accountant.calibrate_sigma(e, DELTA, q=q, total_steps=t, rel_tol=1e-3)
     assert ours.kind == "upper" and ours.method == "pld" and not ours.flags
     assert ours.value == pytest.approx(ref.value, rel=2e-3)
     assert ours.accuracy["est_rel_error"] <= 1e-3

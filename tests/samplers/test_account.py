@@ -12,6 +12,7 @@ from dpsampling.engine import accountant
 from dpsampling.samplers import balls_and_bins, poisson, wor
 import math
 import numpy as np
+from dpsampling.papers import chua
 
 FAST_BNB = {"loss_discretization": 0.05, "tail_truncation": 1e-8}
 
@@ -24,17 +25,17 @@ def test_balls_and_bins_is_registered():
 def test_one_epoch_shuffle_and_deterministic_equal_todays_values(sigma, steps):
     """E = 1 through account() is today's single-epoch value, bit for bit (shuffle: plus the upper end)."""
     r = account("shuffle", "epsilon", 1e-6, sigma=sigma, steps=steps, q=1.0 / steps)
-    today = shuffle.shuffle_result("epsilon", 1e-6, sigma, steps)
+    today = chua.shuffle_result("epsilon", 1e-6, sigma, steps)
     assert (r.value, r.kind, r.method, r.accuracy, r.flags) == (today.value, "lower", today.method, today.accuracy,
                                                                 today.flags)
-    assert r.value == shuffle.shuffle_epsilon_lower(1e-6, sigma, steps)
+    assert r.value == chua.shuffle_epsilon_lower(1e-6, sigma, steps)
     det = account("deterministic", "epsilon", 1e-6, sigma=sigma, steps=steps)
-    assert det == deterministic.deterministic_result("epsilon", 1e-6, sigma)
+    assert det == chua.deterministic_result("epsilon", 1e-6, sigma)
     assert r.upper == det.value  # the interval's upper end (Chua Thm 4.1)
     rd = account("shuffle", "delta", 1.0, sigma=sigma, steps=steps, epochs=1, mode="persistent")
-    assert rd.value == shuffle.shuffle_delta_lower(1.0, sigma, steps)
-    assert rd.upper == deterministic.deterministic_delta(1.0, sigma)
-    assert account("deterministic", "sigma", (1.0, 1e-5), steps=steps) == deterministic.deterministic_sigma_result(
+    assert rd.value == chua.shuffle_delta_lower(1.0, sigma, steps)
+    assert rd.upper == chua.deterministic_delta(1.0, sigma)
+    assert account("deterministic", "sigma", (1.0, 1e-5), steps=steps) == chua.deterministic_sigma_result(
         1.0, 1e-5)
 
 
@@ -62,7 +63,7 @@ def test_shuffle_epochs_interval_and_modes():
     assert dyn.kind == pers.kind == "lower" and dyn.upper == pers.upper == det.value
     assert dyn.method == ms.PLD_METHOD and dyn.accuracy["mode"] == "dynamic"
     # persistent: one epoch at σ/√E (the per-batch average)
-    assert pers.value == shuffle.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
+    assert pers.value == chua.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
     assert 0 < dyn.value < pers.value <= det.value
 
 
@@ -144,12 +145,12 @@ def test_deterministic_and_shuffle_values_through_account():
     s = account("shuffle", "delta", 4.0, sigma=0.4, steps=10_000, q=1e-4, c_grid=[2.0, 2.18, 2.5])
     assert (s.kind, s.method) == ("lower", "E_C sets") and s.value == pytest.approx(0.22605, abs=5e-6)
     sig = account("deterministic", "sigma", (1.0, 1e-5), steps=10)
-    assert sig.value == accountant.calibrate_sigma(1.0, 1e-5, q=1.0, steps=1).value
+    assert sig.value == accountant.calibrate_sigma(1.0, 1e-5, q=1.0, total_steps=1).value
 
 
 def test_poisson_epochs_multiply_steps_and_wor_is_poisson_at_half_sigma():
     two = account("poisson", "epsilon", 1e-5, sigma=1.0, q=0.01, steps=50, epochs=2, method="rdp")
-    one = accountant.epsilon(1e-5, sigma=1.0, q=0.01, steps=100, method="rdp")
+    one = accountant.epsilon(1e-5, sigma=1.0, q=0.01, total_steps=100, method="rdp")
     assert two.value == one.value and two.kind == "upper"
     w = account("wor", "delta", 1.0, sigma=2.0, q=0.01, steps=100, method="rdp")
     p = account("poisson", "delta", 1.0, sigma=1.0, q=0.01, steps=100, method="rdp")

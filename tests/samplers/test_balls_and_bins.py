@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from dpsampling.papers import chua25
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.samplers import balls_and_bins_mc as mc
 
@@ -180,8 +181,8 @@ def test_claim_not_worse_than_poisson():
     # the claim's predicate at a cheap setting (T=10); the T=100 claim itself runs in the pipeline
     from dpsampling import claims
 
-    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=10) is True
-    assert bnb.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=1) is False  # T=1: both the Gaussian
+    assert chua25.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=10) is True
+    assert chua25.not_worse_than_poisson(delta=1e-6, sigma=1.0, steps=1) is False  # T=1: both the Gaussian
     import pathlib
 
     import yaml
@@ -189,7 +190,7 @@ def test_claim_not_worse_than_poisson():
     data = yaml.safe_load((pathlib.Path(__file__).parents[2] / "config" / "claims.yaml").read_text())["claims"]
     entry = next(c for c in data if c["id"] == "chua25_bnb_not_worse_than_poisson")
     claims.validate(entry)
-    assert claims.resolve(entry["evaluate"]["call"]) is bnb.not_worse_than_poisson
+    assert claims.resolve(entry["evaluate"]["call"]) is chua25.not_worse_than_poisson
 
 
 def test_pipeline_stops_when_mc_misses_the_certified_bracket(repo_root, monkeypatch):
@@ -516,3 +517,31 @@ def test_directional_bounds_with_the_windowed_kernel_equal_pld_accountings(bound
     assert eps > 0 and theirs.get_epsilon_for_delta(1e-6) == pytest.approx(eps, rel=1e-9)
     for e in (0.5 * eps, eps, 2 * eps):
         assert abs(ours.get_delta_for_epsilon(e) - theirs.get_delta_for_epsilon(e)) <= 1e-15
+
+
+def test_epsilon_bracket_combines_per_direction_ends():
+    """The certified object alone: the interval is [max(floor, max lower), max over directions of min(GEOM, FFT)]."""
+    br = bnb.EpsilonBracket(floor=0.3)
+    br.add_geom_upper("remove", 1.0)
+    br.add_fft_upper("remove", 0.9, 1e-3)
+    br.add_geom_upper("add", 0.8)
+    br.add_lower("add", 0.5, 1e-2)
+    br.add_lower("remove", 0.2, 1e-2)
+    assert br.combine() == (0.5, 0.9) and br.width == pytest.approx(0.4)
+    assert br.top() == "remove" and br.upper_route() == "fft"
+    br.add_lower("add", 0.4, 1e-3)  # a looser lower bound never loosens the end
+    assert br.combine().lower == 0.5 and br.lower_step["add"] == 1e-3
+
+
+def test_step_policy_is_swappable_and_changes_only_the_width():
+    """Another step policy (one coarse GEOM pass, no FFT start) gives another certified interval: both contain
+    the true ε(δ), so they intersect, and the default's (refined) is the narrower."""
+    import math
+
+    args = (1e-5, 1.5, 10, 1, 5e-2, 1e-8)
+    default = bnb._epsilon_bracket(*args)
+    coarse = bnb._epsilon_bracket(*args, None, 0.0, bnb.StepPolicy(coarse=16.0, max_passes=1,
+                                                                   fft_first_sigma=math.inf))
+    assert coarse.info["passes"] == 1 and coarse.info["upper_route"] == "geom"
+    assert coarse.lower <= default.upper and default.lower <= coarse.upper
+    assert default.upper - default.lower < coarse.upper - coarse.lower

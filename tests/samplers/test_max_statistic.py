@@ -8,7 +8,7 @@ import pytest
 
 from dpsampling.engine import gaussian
 from dpsampling.samplers import _max_statistic as ms
-from dpsampling.samplers import shuffle as batching
+from dpsampling.papers import chua as batching
 
 
 def _mp_sf_max(c, mean, sigma, steps):

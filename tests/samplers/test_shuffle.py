@@ -5,13 +5,14 @@ import math
 
 import mpmath
 import pytest
+from dpsampling.samplers import _ec_sets
+from dpsampling.papers import chua
 
-from dpsampling.samplers import shuffle as batching
+from dpsampling.papers import chua as batching
 from dpsampling.samplers import deterministic as det
 from dpsampling.samplers import shuffle
 import mpmath as mp
 import numpy as np
-from dpsampling.samplers import deterministic
 
 
 def _mp_gauss_delta(eps, s):
@@ -113,10 +114,10 @@ def _mp_pq(c, sigma, steps):
 
 @pytest.mark.regression_pin  # values from our own output; twin: mpmath at 60 digits (test_shuffle_delta_vs_mpmath, test_shuffle_epsilon_vs_mpmath_and_naive_loses_digits) and Chua's printed 10.994 / 0.226 / 7.5e-5
 def test_shuffle_reference_values():
-    eps_s, c = shuffle.shuffle_epsilon_lower(1e-6, 0.5, 10_000, return_argmax=True)
+    eps_s, c = chua.shuffle_epsilon_lower(1e-6, 0.5, 10_000, return_argmax=True)
     assert eps_s == pytest.approx(10.99478, abs=5e-6)  # not the naive 10.99714
     assert c == pytest.approx(4.25)
-    d, cs = shuffle.shuffle_delta_lower([4.0, 12.0], 0.4, 10_000, return_argmax=True)
+    d, cs = chua.shuffle_delta_lower([4.0, 12.0], 0.4, 10_000, return_argmax=True)
     assert d[0] == pytest.approx(0.22605, abs=5e-6)
     assert d[1] == pytest.approx(7.473e-5, rel=1e-4)
     np.testing.assert_allclose(cs, [2.18, 3.42])
@@ -126,7 +127,7 @@ def test_shuffle_reference_values():
 def test_shuffle_delta_vs_mpmath(sigma, steps, eps):
     """Hard points: T = 1e5, small σ, large ε; direct formula at 50 digits around our argmax."""
     mp.mp.dps = 50
-    ours, c_star = shuffle.shuffle_delta_lower(eps, sigma, steps, return_argmax=True)
+    ours, c_star = chua.shuffle_delta_lower(eps, sigma, steps, return_argmax=True)
     assert 1e-30 < ours < 1e-3
     grid = np.round(c_star + 0.01 * np.arange(-20, 21), 2)
     vals = []
@@ -137,14 +138,14 @@ def test_shuffle_delta_vs_mpmath(sigma, steps, eps):
     assert grid[k] == pytest.approx(c_star)
     assert ours == pytest.approx(float(vals[k]), rel=1e-9)
     # the same window on our grid gives the same values
-    ours_w = np.exp(shuffle.shuffle_log_delta_lower(eps, sigma, steps, c_grid=grid[k : k + 1]))
+    ours_w = np.exp(chua.shuffle_log_delta_lower(eps, sigma, steps, c_grid=grid[k : k + 1]))
     assert ours_w == pytest.approx(float(vals[k]), rel=1e-9)
 
 
 def test_shuffle_epsilon_vs_mpmath_and_naive_loses_digits():
     mp.mp.dps = 50
     sigma, steps, delta = 0.5, 10_000, 1e-6
-    ours, c_star = shuffle.shuffle_epsilon_lower(delta, sigma, steps, return_argmax=True)
+    ours, c_star = chua.shuffle_epsilon_lower(delta, sigma, steps, return_argmax=True)
     p, q = _mp_pq(c_star, sigma, steps)
     assert ours == pytest.approx(float(mp.log((p - delta) / q)), abs=1e-11)
     # the naive product in double precision is off in the 3rd decimal (the lead measured 10.99714)
@@ -163,7 +164,7 @@ def test_log_pq_vs_mpmath_on_grid():
     mp.mp.dps = 50
     sigma, steps = 0.4, 100_000
     grid = np.array([0.0, 0.5, 1.0, 1.7, 2.5, 3.3, 4.0, 5.0])
-    _, lp, lq = shuffle.shuffle_log_pq(sigma, steps, grid)
+    _, lp, lq = chua.shuffle_log_pq(sigma, steps, grid)
     for c, a, b in zip(grid, lp, lq):
         p, q = _mp_pq(c, sigma, steps)
         assert a == pytest.approx(float(mp.log(p)), rel=1e-12, abs=1e-14)
@@ -177,8 +178,8 @@ def test_shuffle_lower_below_deterministic_random_draws():
         sigma = float(np.exp(rng.uniform(np.log(0.15), np.log(5.0))))
         steps = int(np.exp(rng.uniform(0.0, np.log(1e5))))
         eps = float(rng.uniform(0.0, 30.0))
-        lo = shuffle.shuffle_log_delta_lower(eps, sigma, steps)
-        hi = deterministic.deterministic_log_delta(eps, sigma)
+        lo = chua.shuffle_log_delta_lower(eps, sigma, steps)
+        hi = chua.deterministic_log_delta(eps, sigma)
         assert lo <= hi + 1e-9, (sigma, steps, eps)
 
 
@@ -186,18 +187,18 @@ def test_T1_equals_deterministic():
     # T = 1: E_C is a halfspace and (P_S, Q_S) = (N(2,σ²), N(1,σ²)); optimum at C* = 1.5 + εσ².
     for sigma, eps in [(0.5, 1.0), (1.0, 3.0), (2.0, 0.2)]:
         c_star = 1.5 + eps * sigma**2
-        val = shuffle.shuffle_delta_lower(eps, sigma, 1, c_grid=[c_star - 0.1, c_star, c_star + 0.1])
-        assert val == pytest.approx(deterministic.deterministic_delta(eps, sigma), rel=1e-10)
+        val = chua.shuffle_delta_lower(eps, sigma, 1, c_grid=[c_star - 0.1, c_star, c_star + 0.1])
+        assert val == pytest.approx(chua.deterministic_delta(eps, sigma), rel=1e-10)
 
 
 def test_monotone_and_epsilon_delta_consistent():
     eps = np.linspace(0, 15, 61)
-    d = shuffle.shuffle_delta_lower(eps, 0.6, 3000)
+    d = chua.shuffle_delta_lower(eps, 0.6, 3000)
     assert np.all(np.diff(d) <= 0)
     # ε_S(δ) lower bound is consistent with δ_S(ε): δ_S_lower(ε_S_lower(δ)) ≥ δ·(1 − tiny)
     for delta in (1e-3, 1e-6, 1e-9):
-        e = shuffle.shuffle_epsilon_lower(delta, 0.6, 3000)
-        assert shuffle.shuffle_delta_lower(e, 0.6, 3000) == pytest.approx(delta, rel=1e-8)
+        e = chua.shuffle_epsilon_lower(delta, 0.6, 3000)
+        assert chua.shuffle_delta_lower(e, 0.6, 3000) == pytest.approx(delta, rel=1e-8)
 
 
 def test_reverse_direction_not_larger():
@@ -206,28 +207,28 @@ def test_reverse_direction_not_larger():
         sigma = float(np.exp(rng.uniform(np.log(0.15), np.log(5.0))))
         steps = int(np.exp(rng.uniform(0.0, np.log(1e5))))
         eps = rng.uniform(0.0, 20.0, 4)
-        fwd = shuffle.shuffle_log_delta_lower(eps, sigma, steps)
-        rev = shuffle._shuffle_log_delta_reverse_complement(eps, sigma, steps)
+        fwd = chua.shuffle_log_delta_lower(eps, sigma, steps)
+        rev = _ec_sets._shuffle_log_delta_reverse_complement(eps, sigma, steps)
         assert np.all(rev <= fwd + 1e-7)
     # equal at ε = 0 (total variation is symmetric)
-    assert shuffle._shuffle_log_delta_reverse_complement([0.0], 1.0, 1000)[0] == pytest.approx(
-        shuffle.shuffle_log_delta_lower(0.0, 1.0, 1000), abs=1e-9
+    assert _ec_sets._shuffle_log_delta_reverse_complement([0.0], 1.0, 1000)[0] == pytest.approx(
+        chua.shuffle_log_delta_lower(0.0, 1.0, 1000), abs=1e-9
     )
 
 
 def test_vectorised_equals_scalar():
     eps = np.array([0.0, 0.3, 2.0, 7.5, 25.0])
-    vec, cv = shuffle.shuffle_delta_lower(eps, 0.7, 5000, return_argmax=True)
+    vec, cv = chua.shuffle_delta_lower(eps, 0.7, 5000, return_argmax=True)
     for e, v, c in zip(eps, vec, cv):
-        s, cs = shuffle.shuffle_delta_lower(float(e), 0.7, 5000, return_argmax=True)
+        s, cs = chua.shuffle_delta_lower(float(e), 0.7, 5000, return_argmax=True)
         assert s == v and (c == cs or (np.isnan(c) and np.isnan(cs)))
     deltas = np.array([[1e-2, 1e-5], [1e-8, 1e-12]])
-    ev = shuffle.shuffle_epsilon_lower(deltas, 0.7, 5000)
+    ev = chua.shuffle_epsilon_lower(deltas, 0.7, 5000)
     assert ev.shape == (2, 2)
     for dd, v in zip(deltas.ravel(), ev.ravel()):
-        assert shuffle.shuffle_epsilon_lower(float(dd), 0.7, 5000) == v
-    np.testing.assert_array_equal(deterministic.deterministic_delta(eps, 0.7), [deterministic.deterministic_delta(float(e), 0.7) for e in eps])
-    assert isinstance(shuffle.shuffle_delta_lower(1.0, 0.7, 10), float)
+        assert chua.shuffle_epsilon_lower(float(dd), 0.7, 5000) == v
+    np.testing.assert_array_equal(chua.deterministic_delta(eps, 0.7), [chua.deterministic_delta(float(e), 0.7) for e in eps])
+    assert isinstance(chua.shuffle_delta_lower(1.0, 0.7, 10), float)
     # blocks of ε give the same answer as one block
     many = np.linspace(0, 20, 1000)
     from dpsampling.samplers import _max_statistic as ms
@@ -235,10 +236,10 @@ def test_vectorised_equals_scalar():
     old = ms._BLOCK_ENTRIES
     try:
         ms._BLOCK_ENTRIES = 10_001 * 7
-        blocked = shuffle.shuffle_delta_lower(many, 0.7, 5000)
+        blocked = chua.shuffle_delta_lower(many, 0.7, 5000)
     finally:
         ms._BLOCK_ENTRIES = old
-    np.testing.assert_array_equal(blocked, shuffle.shuffle_delta_lower(many, 0.7, 5000))
+    np.testing.assert_array_equal(blocked, chua.shuffle_delta_lower(many, 0.7, 5000))
 
 
 @pytest.mark.parametrize(
@@ -260,21 +261,21 @@ def test_bad_input_delta(kwargs, word):
     args = {"epsilon": 1.0, "sigma": 1.0, "steps": 100}
     args.update(kwargs)
     with pytest.raises(ValueError, match=word):
-        shuffle.shuffle_delta_lower(**args)
+        chua.shuffle_delta_lower(**args)
 
 
 def test_log_pq_far_tail_vs_mpmath():
     """Thresholds where Φ(C/σ) = 1 − 1e-442 (log Φ underflows in double): still exact in log space."""
     sigma, steps = 0.2, 100_000
     grid = np.array([8.0, 9.0, 12.0])
-    _, lp, lq = shuffle.shuffle_log_pq(sigma, steps, grid)
+    _, lp, lq = chua.shuffle_log_pq(sigma, steps, grid)
     with mp.workdps(1200):
         for c, a, b in zip(grid, lp, lq):
             p, q = _mp_pq(c, sigma, steps)
             assert a == pytest.approx(float(mp.log(p)), rel=1e-12)
             assert b == pytest.approx(float(mp.log(q)), rel=1e-12)
     # and a δ far below double range is still a finite log
-    ld = shuffle.shuffle_log_delta_lower(150.0, 0.3, 100_000)
+    ld = chua.shuffle_log_delta_lower(150.0, 0.3, 100_000)
     assert np.isfinite(ld) and ld < -700
 
 

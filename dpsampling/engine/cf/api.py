@@ -192,30 +192,29 @@ def phi(t, mechanisms, direction="remove", dual=False):
 # --------------------------------------------------------------------------
 # the common accountant interface (dpsampling.engine.accountant, method="cf")
 # --------------------------------------------------------------------------
-def _subsampled(sigma, q, steps):
-    return [(PoissonSubsampled(Gaussian(float(sigma)), float(q)), check_int("steps", steps))]
+def _subsampled(sigma, q, total_steps):
+    return [(PoissonSubsampled(Gaussian(float(sigma)), float(q)), check_int("total_steps", total_steps))]
 
 
-def _with_context(exc, what, sigma, q, steps, direction):
-    return CFAccuracyError(f"φ accountant ({what}, Poisson σ={sigma:g}, q={q:g}, T={int(steps)}, "
+def _with_context(exc, what, sigma, q, total_steps, direction):
+    return CFAccuracyError(f"φ accountant ({what}, Poisson σ={sigma:g}, q={q:g}, T={int(total_steps)}, "
                            f"{direction}) failed its error budget: {exc}")
 
 
-def accounting_delta(epsilon, sigma, q, steps, direction="add_remove", rel_tol=1e-3):
+def accounting_delta(epsilon, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3):
     """δ(ε) of T-fold Poisson-subsampled Gaussian (σ, q) as AccountingResult keyword arguments.
 
-    Used by :func:`dpsampling.engine.accountant.delta` (method "cf"); WOR callers pass σ/2
-    (Lebeda Prop. 9).  Error budget: absolute err = 1e-3·rel_tol·δ (first pass at 1e-10,
-    tightened once the size of δ is known).  ``kind`` is "estimate": ``value`` is the φ
-    inversion, ``lower``/``upper`` = value ∓ its certified error bound (accuracy["err"]).
+    Used by :func:`dpsampling.engine.accountant.delta` (method "cf").  Error budget: absolute
+    err = 1e-3·rel_tol·δ (first pass at 1e-10, tightened once the size of δ is known).  ``kind`` is
+    "estimate": ``value`` is the φ inversion, ``lower``/``upper`` = value ∓ its certified error bound (accuracy["err"]).
     Raises CFAccuracyError (saying so) if even the first budget cannot be met.
     """
-    m = _subsampled(sigma, q, steps)
+    m = _subsampled(sigma, q, total_steps)
     target = 1e-10
     try:
         v, e = cf_delta(float(epsilon), m, direction, err=target)
     except CFAccuracyError as exc:
-        raise _with_context(exc, f"δ at ε={float(epsilon):g}", sigma, q, steps, direction) from exc
+        raise _with_context(exc, f"δ at ε={float(epsilon):g}", sigma, q, total_steps, direction) from exc
     want = 1e-3 * rel_tol * v
     if v > 0 and e > want:
         # tighten; if the budget is below what the inversion can certify (e.g. the rounding
@@ -235,11 +234,11 @@ def accounting_delta(epsilon, sigma, q, steps, direction="add_remove", rel_tol=1
                 lower=max(float(v - e), 0.0), upper=float(v + e), flags=flags)
 
 
-def accounting_epsilon(delta, sigma, q, steps, direction="add_remove", rel_tol=1e-3):
+def accounting_epsilon(delta, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3):
     """ε(δ) counterpart of :func:`accounting_delta`: δ-inversions with absolute budget
     1e-3·rel_tol·δ near the root, relaxed once to rel_tol·δ if that cannot be certified;
     ``accuracy["err"]`` is the certified half-width on ε (flag "rel_tol_not_met" if > rel_tol·ε)."""
-    m = _subsampled(sigma, q, steps)
+    m = _subsampled(sigma, q, total_steps)
     for budget in (1e-3 * rel_tol * float(delta), rel_tol * float(delta)):
         try:
             v, e = cf_epsilon(float(delta), m, direction, err=budget)
@@ -247,7 +246,7 @@ def accounting_epsilon(delta, sigma, q, steps, direction="add_remove", rel_tol=1
         except CFAccuracyError as exc:
             last = exc
     else:
-        raise _with_context(last, f"ε at δ={float(delta):g}", sigma, q, steps, direction) from last
+        raise _with_context(last, f"ε at δ={float(delta):g}", sigma, q, total_steps, direction) from last
     acc = {"err": float(e), "delta_err_budget": budget, "rel_tol": rel_tol,
            "est_rel_error": float(e / v) if v > 0 else 0.0}
     flags = ("rel_tol_not_met",) if e > rel_tol * v else ()

@@ -9,6 +9,7 @@ whose helpers share the contour plan; split further it would only scatter one pr
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 
@@ -18,6 +19,9 @@ from .pairs import U_CHUNK, _clogsumexp, _compose_atoms, _atomic_value
 
 _C_MAX = 2000.0          # largest contour abscissa we use
 _MAX_WORK = 60_000_000   # cap on (#u nodes × #output nodes) per δ evaluation
+#: float64 machine epsilon (np.finfo(float).eps = 2.22e-16) as the rounding bounds below were calibrated with it
+#: (2.2e-16; the factors 8 and 64 in front of it are the slack): one value, so that every bound uses the same one
+MACHINE_EPS = 2.2e-16
 
 
 # --------------------------------------------------------------------------
@@ -93,7 +97,21 @@ def _grid_plan(x, c, terms, kernel, err):
             f"cannot bound the trapezoid aliases on the contour c={c:.3g} (the cumulant "
             "generating function failed at every c' beyond it); cannot meet the error budget")
     U = max(s_u * math.sqrt(2.0 * L_rel) + 4 * h, 8 * h)
-    return Kc, K2c, logA, kern0, s_u, L_rel, h, U
+    return _GridPlan(Kc, K2c, logA, kern0, s_u, L_rel, h, U)
+
+
+class _GridPlan(NamedTuple):
+    """The contour's plan (:func:`_grid_plan`): total cumulants K(c), K''(c), log of the integrand's scale
+    K(c) − c·x, |kernel(c)|, the u-scale 1/√K''(c), the log of the relative target, the initial u-step h and the
+    initial truncation U."""
+    Kc: float
+    K2c: float
+    logA: float
+    kern0: float
+    s_u: float
+    L_rel: float
+    h: float
+    U: float
 
 
 def _pick_contour(x, c_star, terms, kernel, err):
@@ -125,10 +143,10 @@ def _pick_contour(x, c_star, terms, kernel, err):
     # the truncation point is set later by the tail bound and depends mostly on the slowest
     # decaying part of φ, common to all c (the variance-based U of a multimodal tilted law
     # underestimates it): compare the candidates at a common U
-    U = max(p[7] for p in plans)
+    U = max(p.U for p in plans)
     best = None
     for c, plan in zip(cands, plans):
-        h = plan[6]
+        h = plan.h
         w = (U / h + 1) * sum(1 + (p._grid_size(c, U) if p.quadrature else 0) for p, _ in terms)
         if best is None or w < 0.5 * best[0]:  # prefer c closer to the saddle unless 2× cheaper
             best = (w, c, plan)
@@ -177,44 +195,77 @@ def _kernel(s, kernel):
     return 1.0 / (s * (s + 1.0)) if kernel == "hockey" else 1.0 / s
 
 
-def _invert(x, terms, kernel, err, want_cdf=False, info=None):
-    """Value of E_P[g(L)] for the composition `terms`; g = (1-e^{x-L})_+ or 1{L>x}.
+class _Atoms(NamedTuple):
+    """The exactly summed atoms of an all-atomic composition: E[g(L)] over them (hockey kernel), their mass at
+    losses ≤ x (cdf), d/dx of the hockey value, and the rounding bound of the sum."""
+    value: float
+    value_le: float
+    deriv: float
+    rounding: float
 
-    Returns (value, error_bound).  Raises CFAccuracyError if err is not reachable.
-    """
-    all_atoms = all(p.atoms is not None for p, _ in terms)
-    any_cont = any(p.has_cont for p, _ in terms)
+
+class _FirstOrder(NamedTuple):
+    """The closed-form first-order continuous terms (exponential densities): which terms, their hockey value,
+    their mass ≤ x, and the derivative accumulated so far (the atoms' plus theirs)."""
+    indices: list
+    value: float
+    value_le: float
+    deriv: float
+
+
+class _Residue(NamedTuple):
+    """Residues of the poles the contour passes (c < 0): their value and their x-derivative term (subtracted)."""
+    value: float
+    deriv: float
+
+
+class _Truncation(NamedTuple):
+    """Phase 1: the u-truncation point U and its certified tail error."""
+    U: float
+    tail_err: float
+
+
+class _Trapezoid(NamedTuple):
+    """Phase 2: the trapezoid value on [0, U] at step h, its errors |T_h − T_2h| and output-quadrature φ error,
+    and the integrand's x-derivative nodes D (for cf_epsilon's Newton steps)."""
+    value: float
+    trap_err: float
+    phi_err: float
+    h: float
+    D: np.ndarray
+
+
+def _outside_support(x, terms, want_cdf):
+    """(value, 0) where x is outside the composed support (δ = 0 or Pr[L ≤ x] ∈ {0, 1} exactly), else None."""
     lo_sup = sum(n * p.support[0] for p, n in terms)
     hi_sup = sum(n * p.support[1] for p, n in terms)
-    if info is not None:
-        info["deriv"] = None
     if x >= hi_sup:  # nothing above x: δ = 0, Pr[L ≤ x] = 1 exactly
         return (1.0, 0.0) if want_cdf else (0.0, 0.0)
     if want_cdf and x < lo_sup:
         return 0.0, 0.0
+    return None
 
-    atomic = atomic_le = 0.0
-    deriv = 0.0  # d/dx of the hockey-stick value (used by cf_epsilon's Newton steps)
-    if all_atoms:
-        vals, lws = _compose_atoms(terms)
-        atomic = _atomic_value(x, vals, lws, kernel)
-        if np.any(vals > x):
-            deriv -= math.exp(x) * float(np.exp(logsumexp(lws[vals > x] - vals[vals > x])))
-        # rounding: each log-weight / loss carries an absolute error ~ eps·|value|
-        atom_rnd = 8 * 2.2e-16 * (1.0 + float(np.max(np.abs(lws))) + float(np.max(np.abs(vals)))
+
+def _atoms(x, terms, kernel, want_cdf):
+    """The atoms of an all-atomic composition summed exactly (:class:`_Atoms`)."""
+    vals, lws = _compose_atoms(terms)
+    atomic = _atomic_value(x, vals, lws, kernel)
+    deriv = 0.0
+    if np.any(vals > x):
+        deriv -= math.exp(x) * float(np.exp(logsumexp(lws[vals > x] - vals[vals > x])))
+    # rounding: each log-weight / loss carries an absolute error ~ eps·|value|
+    atom_rnd = 8 * MACHINE_EPS * (1.0 + float(np.max(np.abs(lws))) + float(np.max(np.abs(vals)))
                                   + abs(x) + math.log(vals.size + 1.0)) * max(atomic, 1e-300)
-        if want_cdf:
-            atomic_le = float(np.exp(logsumexp(lws[vals <= x]))) if np.any(vals <= x) else 0.0
-        if not any_cont:
-            if want_cdf:
-                return atomic_le, 1e-15 + atom_rnd
-            if info is not None:
-                info["deriv"] = deriv
-            return atomic, atom_rnd
-    split = all_atoms
-    # first-order continuous terms n_i A_i^{n_i-1} C_i Π_{k≠i} A_k^{n_k} decay only like 1/u;
-    # when the continuous parts are exponential densities (Laplace) they are evaluated
-    # in closed form and subtracted from the integrand.
+    atomic_le = 0.0
+    if want_cdf:
+        atomic_le = float(np.exp(logsumexp(lws[vals <= x]))) if np.any(vals <= x) else 0.0
+    return _Atoms(atomic, atomic_le, deriv, atom_rnd)
+
+
+def _first_order(x, terms, kernel, split, deriv):
+    """First-order continuous terms n_i A_i^{n_i-1} C_i Π_{k≠i} A_k^{n_k} decay only like 1/u; when the
+    continuous parts are exponential densities (Laplace) they are evaluated in closed form and subtracted
+    from the integrand (:class:`_FirstOrder`; ``deriv`` comes in with the atoms' part)."""
     first = [i for i, (p, n) in enumerate(terms) if p.has_cont]
     if not (split and all(terms[i][0].cont_exp is not None for i in first)):
         first = []
@@ -231,80 +282,77 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
         first_val += fv
         first_le += fl
         deriv += fd
-    if first and len(first) == 1 and terms[first[0]][1] == 1:
-        # a single continuous factor: the remainder beyond first order is identically 0
-        e0 = 1e-15 * (atomic + first_val + 1e-300)
-        if want_cdf:
-            return atomic_le + first_le, 1e-15
-        if info is not None:
-            info["deriv"] = deriv
-        return atomic + first_val, e0
-
-    c = _choose_c(_saddle(terms, x), kernel)
-    # Chernoff shortcut (at the saddle point, where it is tightest): the remainder is below
-    # the budget altogether.
-    if kernel == "hockey" and c > 0 and not want_cdf:
-        cb = _total_cumulants(terms, c)[0] - c * x + c * math.log(c) - (1 + c) * math.log1p(c)
-        if cb < math.log(err / 2.0):
-            bound = math.exp(cb)
-            return atomic + first_val + bound / 2.0, bound / 2.0 + 1e-15 * (atomic + first_val)
-    c, (Kc, K2c, logA, kern0, s_u, L_rel, h, U) = _pick_contour(x, c, terms, kernel, err)
-    # residues (contour to the left of poles)
-    residue = 0.0
-    if c < 0:
-        m0, m1 = 0.0, 0.0  # log M(0), log M(-1) of the total law; 0 for probability pairs
-        for pair, n in terms:
-            m0 += n * pair.cumulants(0.0)[0]
-            m1 += n * pair.cumulants(-1.0)[0]
-        a0 = a1 = -np.inf
-        if split:
-            a0 = sum(n * float(logsumexp(p.atoms[1])) for p, n in terms)
-            a1 = sum(n * float(logsumexp(p.atoms[1] - p.atoms[0])) for p, n in terms)
-        j0 = float(np.exp(_first_order_log(0.0, np.zeros(1), terms, first)[0]).real)
-        j1 = float(np.exp(_first_order_log(-1.0, np.zeros(1), terms, first)[0]).real)
-        residue = math.exp(m0) - math.exp(a0) - j0
-        if kernel == "hockey" and c < -1:
-            residue -= math.exp(x) * (math.exp(m1) - math.exp(a1) - j1)
-            deriv -= math.exp(x) * (math.exp(m1) - math.exp(a1) - j1)
+    return _FirstOrder(first, first_val, first_le, deriv)
 
 
-    budget = err / 4.0
-    scale = math.exp(logA) if logA < 700 else float("inf")
-    quad = any(p.quadrature for p, _ in terms)
+def _residues(x, c, terms, kernel, split, first):
+    """Residues at s = 0 (and s = −1, hockey kernel) of a contour to the left of the poles (c < 0)."""
+    if c >= 0:
+        return _Residue(0.0, 0.0)
+    m0, m1 = 0.0, 0.0  # log M(0), log M(-1) of the total law; 0 for probability pairs
+    for pair, n in terms:
+        m0 += n * pair.cumulants(0.0)[0]
+        m1 += n * pair.cumulants(-1.0)[0]
+    a0 = a1 = -np.inf
+    if split:
+        a0 = sum(n * float(logsumexp(p.atoms[1])) for p, n in terms)
+        a1 = sum(n * float(logsumexp(p.atoms[1] - p.atoms[0])) for p, n in terms)
+    j0 = float(np.exp(_first_order_log(0.0, np.zeros(1), terms, first)[0]).real)
+    j1 = float(np.exp(_first_order_log(-1.0, np.zeros(1), terms, first)[0]).real)
+    residue, deriv = math.exp(m0) - math.exp(a0) - j0, 0.0
+    if kernel == "hockey" and c < -1:
+        residue -= math.exp(x) * (math.exp(m1) - math.exp(a1) - j1)
+        deriv = math.exp(x) * (math.exp(m1) - math.exp(a1) - j1)
+    return _Residue(residue, deriv)
 
-    def work(U_, h_, refine_):
+
+class _Work:
+    """Node evaluations (#u nodes × output-grid size) of a trapezoid on [0, U] at step h on contour c, and the
+    cap :data:`_MAX_WORK` on them."""
+
+    def __init__(self, terms, c, err):
+        self.terms, self.c, self.err = terms, c, err
+
+    def __call__(self, U_, h_, refine_):
         n_ = U_ / h_ + 1
-        return n_ * sum(1 + (p._grid_size(c, U_) * refine_ if p.quadrature else 0)
-                        for p, _ in terms)
+        return n_ * sum(1 + (p._grid_size(self.c, U_) * refine_ if p.quadrature else 0)
+                        for p, _ in self.terms)
 
-    def too_much(U_, h_, refine_):
-        w = work(U_, h_, refine_)
+    def check(self, U_, h_, refine_):
+        w = self(U_, h_, refine_)
         if w > _MAX_WORK:
             raise CFAccuracyError(
                 f"φ inversion would need {w:.3g} node evaluations (cap {_MAX_WORK:.3g}) "
-                f"to reach err={err:g} (u-range {U_:.3g}, step {h_:.3g}); "
+                f"to reach err={self.err:g} (u-range {U_:.3g}, step {h_:.3g}); "
                 "cannot meet the error budget")
 
-    # phase 1: truncation point U, certified by the tail bound (independent of h)
-    why = _tail_out_of_reach(x, c, U, h, terms, kernel, Kc, budget, work)
+
+def _truncate(x, c, plan, terms, kernel, split, first, budget, work, err):
+    """Phase 1: the truncation point U, certified by the tail bound (independent of h)."""
+    U, h = plan.U, plan.h
+    why = _tail_out_of_reach(x, c, U, h, terms, kernel, plan.Kc, budget, work)
     if why is not None:
         raise CFAccuracyError(f"φ inversion cannot reach err={err:g}: {why}; cannot meet the error budget")
     march_work = [0]
     for _ in range(60):
-        tail_ok, tail_err, U_new = _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first,
+        tail_ok, tail_err, U_new = _tail_bound(x, c, U, terms, kernel, plan.Kc, split, budget, first,
                                                march_work)
         if tail_ok:
-            break
+            return _Truncation(U, tail_err)
         U = U_new
-        too_much(U, h, 1.0)
-    else:
-        raise CFAccuracyError(f"could not certify the u-truncation error for err={err:g}")
+        work.check(U, h, 1.0)
+    raise CFAccuracyError(f"could not certify the u-truncation error for err={err:g}")
 
-    # phase 2: trapezoid on [0, U]; halve h (reusing the nodes) / refine output grid
+
+def _trapezoid(x, c, plan, U, terms, kernel, split, first, budget, scale, work, err):
+    """Phase 2: trapezoid on [0, U]; halve h (reusing the nodes) / refine the output grid until the trapezoid
+    error |T_h − T_2h| and the output-quadrature error are each within the budget."""
+    Kc, h = plan.Kc, plan.h
+    quad = any(p.quadrature for p, _ in terms)
     refine = 1.0
     n_nodes = int(math.ceil(U / h))
     n_nodes += n_nodes % 2
-    too_much(n_nodes * h, h, refine)
+    work.check(n_nodes * h, h, refine)
     u = h * np.arange(n_nodes + 1)
     last_phi = np.inf
 
@@ -340,14 +388,14 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
                     f"composition) above the budget err/4={budget:g}; cannot meet err={err:g}")
             last_phi = phi_err
             refine *= 2.0
-            too_much(u[-1], h, refine)
+            work.check(u[-1], h, refine)
             F, Fe, D = output_pass()
             continue
         val_f = h * (0.5 * F[0] + F[1:].sum())
         val_c = 2 * h * (0.5 * F[0] + F[2::2].sum())
         trap_err = abs(val_f - val_c)  # |T_h - T_2h| (bounds the error of T_h)
         if scale * trap_err / math.pi > budget:
-            too_much(u[-1], h / 2, refine)
+            work.check(u[-1], h / 2, refine)
             um = u[:-1] + 0.5 * h
             Fm, Fem, Dm = _integrand(x, c, um, terms, kernel, Kc, split, refine, first)
             u2 = np.empty(2 * u.size - 1)
@@ -358,21 +406,76 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
             D2[::2], D2[1::2] = D, Dm
             u, F, Fe, D, h = u2, F2, Fe2, D2, h / 2
             continue
-        break
-    else:
-        raise CFAccuracyError(
-            f"φ inversion did not reach err={err:g} after refinement (h={h:.3g}, U={U:.3g})")
-    value = residue + scale * val_f / math.pi
-    rounding = 64 * 2.2e-16 * (abs(residue) + scale * abs(val_f) / math.pi)
-    total_err = scale * (trap_err + phi_err) / math.pi + tail_err + rounding
+        return _Trapezoid(val_f, trap_err, phi_err, h, D)
+    raise CFAccuracyError(
+        f"φ inversion did not reach err={err:g} after refinement (h={h:.3g}, U={U:.3g})")
+
+
+def _invert(x, terms, kernel, err, want_cdf=False, info=None):
+    """Value of E_P[g(L)] for the composition `terms`; g = (1-e^{x-L})_+ or 1{L>x}.
+
+    Returns (value, error_bound).  Raises CFAccuracyError if err is not reachable.  Phases: the support
+    (:func:`_outside_support`), the exact parts (:func:`_atoms`, :func:`_first_order`), the contour
+    (:func:`_choose_c`, a Chernoff shortcut, :func:`_pick_contour`, :func:`_residues`), the truncation
+    (:func:`_truncate`) and the trapezoid (:func:`_trapezoid`); each error term is certified where it arises.
+    """
+    all_atoms = all(p.atoms is not None for p, _ in terms)
+    any_cont = any(p.has_cont for p, _ in terms)
+    if info is not None:
+        info["deriv"] = None
+    outside = _outside_support(x, terms, want_cdf)
+    if outside is not None:
+        return outside
+
+    atoms = _Atoms(0.0, 0.0, 0.0, 0.0)  # deriv: d/dx of the hockey-stick value (cf_epsilon's Newton steps)
+    if all_atoms:
+        atoms = _atoms(x, terms, kernel, want_cdf)
+        if not any_cont:
+            if want_cdf:
+                return atoms.value_le, 1e-15 + atoms.rounding
+            if info is not None:
+                info["deriv"] = atoms.deriv
+            return atoms.value, atoms.rounding
+    split = all_atoms
+    fo = _first_order(x, terms, kernel, split, atoms.deriv)
+    atomic, first_val, deriv = atoms.value, fo.value, fo.deriv
+    if fo.indices and len(fo.indices) == 1 and terms[fo.indices[0]][1] == 1:
+        # a single continuous factor: the remainder beyond first order is identically 0
+        e0 = 1e-15 * (atomic + first_val + 1e-300)
+        if want_cdf:
+            return atoms.value_le + fo.value_le, 1e-15
+        if info is not None:
+            info["deriv"] = deriv
+        return atomic + first_val, e0
+
+    c = _choose_c(_saddle(terms, x), kernel)
+    # Chernoff shortcut (at the saddle point, where it is tightest): the remainder is below
+    # the budget altogether.
+    if kernel == "hockey" and c > 0 and not want_cdf:
+        cb = _total_cumulants(terms, c)[0] - c * x + c * math.log(c) - (1 + c) * math.log1p(c)
+        if cb < math.log(err / 2.0):
+            bound = math.exp(cb)
+            return atomic + first_val + bound / 2.0, bound / 2.0 + 1e-15 * (atomic + first_val)
+    c, plan = _pick_contour(x, c, terms, kernel, err)
+    res = _residues(x, c, terms, kernel, split, fo.indices)
+    deriv -= res.deriv
+
+    budget = err / 4.0
+    scale = math.exp(plan.logA) if plan.logA < 700 else float("inf")
+    work = _Work(terms, c, err)
+    tr = _truncate(x, c, plan, terms, kernel, split, fo.indices, budget, work, err)
+    tz = _trapezoid(x, c, plan, tr.U, terms, kernel, split, fo.indices, budget, scale, work, err)
+    value = res.value + scale * tz.value / math.pi
+    rounding = 64 * MACHINE_EPS * (abs(res.value) + scale * abs(tz.value) / math.pi)
+    total_err = scale * (tz.trap_err + tz.phi_err) / math.pi + tr.tail_err + rounding
     if total_err > err:
         raise CFAccuracyError(
             f"φ inversion reached error {total_err:.3g} > requested err={err:g}")
     if info is not None and kernel == "hockey":
-        info["deriv"] = deriv + scale * h * (0.5 * D[0] + D[1:].sum()) / math.pi
+        info["deriv"] = deriv + scale * tz.h * (0.5 * tz.D[0] + tz.D[1:].sum()) / math.pi
     if want_cdf:  # Pr[L <= x] without the 1 - (1 - small) cancellation
         if c < 0:
-            return atomic_le + first_le - scale * val_f / math.pi, total_err + 1e-15
+            return atoms.value_le + fo.value_le - scale * tz.value / math.pi, total_err + 1e-15
         return 1.0 - atomic - first_val - value, total_err + 1e-15
     return atomic + first_val + value, total_err + 1e-15 * (atomic + abs(first_val))
 
@@ -449,7 +552,7 @@ def _integrand(x, c, u, terms, kernel, Kc, split, refine, first=()):
     G = R * _kernel(s, kernel)
     D = (-R / (s + 1.0)).real  # integrand of dδ/dx (hockey kernel)
     # propagated output-quadrature error: |ΔR| ≲ perr |R|; rounding error bound
-    return G.real, np.minimum(perr, 1.0) * np.abs(G) + 8 * 2.2e-16 * rnd * kabs, D
+    return G.real, np.minimum(perr, 1.0) * np.abs(G) + 8 * MACHINE_EPS * rnd * kabs, D
 
 
 def _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first=(), work=None):

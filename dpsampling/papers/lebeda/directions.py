@@ -37,12 +37,16 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
-from dpsampling.engine.montecarlo import MECHANISMS, SHIFT, MCCurve
-from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, SUBSAMPLERS, check_choice, check_finite_list, check_int,
+from dpsampling.engine.montecarlo import MECHANISMS, MCCurve
+from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int,
                                          check_positive, check_rate)
 from dpsampling.engine import pld as pldmod
 from dpsampling.engine.montecarlo import hoeffding_alpha, hoeffding_n, mc_privacy_curve
 from .substitution import laplace_two_fold
+
+#: sensitivity (shift Δ) of the dominating pair per sampler (Prop. 9): Poisson 1; WOR 2, since its pair
+#: N(-b)/N(-b+2) is a shifted substitution pair
+SHIFT = {"poisson": 1.0, "wor": 2.0}
 
 
 # Settings we use for Fig. 1 (the paper does not print its parameters):
@@ -61,7 +65,7 @@ def composed_pld(mechanism, scale, q, steps, *, sampler="poisson", pessimistic=T
     check_choice("mechanism", mechanism, MECHANISMS)
     check_positive("scale", scale)
     check_rate(q, name="q")
-    check_choice("sampler", sampler, SUBSAMPLERS)
+    check_choice("sampler", sampler, tuple(SHIFT))
     check_positive("discretization", discretization)
     # the package's one composed-PLD cache (engine.pld.composed; bit-identical to dp_accounting)
     return pldmod.composed(float(scale), float(q), check_int("steps", steps), bool(pessimistic), float(discretization),
@@ -255,7 +259,7 @@ def fig1_mc_matches_exact(n=3_342_306, seed=1, eps=(0.25, 1.5)):
     for i, d in enumerate(("add", "remove")):
         exact = laplace_two_fold(eps, s["scale"], s["q"], SHIFT[s["sampler"]], (d, d))
         res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], eps, n, seed + i,
-                               sampler=s["sampler"], direction=d)
+                               shift=SHIFT[s["sampler"]], direction=d)
         ok &= bool(np.all(np.abs(res.estimate - exact) <= res.alpha))
     return ok
 
@@ -379,7 +383,7 @@ def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", n=None, 
                           fast=True)
     mc, excess = {}, {}
     for i, d in enumerate(ONE_WAY_DIRECTIONS):
-        mc[d] = mc_privacy_curve(mechanism, scale, q, steps, e_mc, n, 2 * seed + i, sampler=sampler,
+        mc[d] = mc_privacy_curve(mechanism, scale, q, steps, e_mc, n, 2 * seed + i, shift=SHIFT[sampler],
                                  direction=d, beta=beta, chunk_size=chunk_size)
         lo, hi = getattr(at, f"{d}_lower"), getattr(at, f"{d}_upper")
         excess[d] = np.maximum(np.maximum(lo - mc[d].estimate, mc[d].estimate - hi), 0.0) / mc[d].alpha

@@ -1,13 +1,38 @@
 """Poisson vs sampling without replacement (Lebeda et al. 2024, §6): derived quantities.
 
-Both are computed from :func:`dpsampling.engine.accountant.calibrate_sigma`.
+Both are computed from the samplers' σ calibration (:func:`dpsampling.samplers.poisson.sigma`,
+:func:`dpsampling.samplers.wor.sigma`, one epoch of ``steps`` steps).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
-from dpsampling.engine.accountant import calibrate_sigma
+from dpsampling.engine import accountant
+from dpsampling.engine.validation import check_choice
+from dpsampling.samplers import poisson, wor
+
+_SAMPLERS = {"poisson": poisson, "wor": wor}
+
+
+def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", rel_tol=None):
+    """Smallest σ (an upper bound on it) for ``steps`` steps at rate q under ``sampler`` (poisson / wor)."""
+    check_choice("sampler", sampler, tuple(_SAMPLERS))
+    return _SAMPLERS[sampler].sigma(epsilon, delta, q=q, steps=steps, rel_tol=rel_tol)
+
+
+def sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direction="add_remove", rel_tol=None):
+    """:func:`calibrate_sigma` for many sampling rates at once (Fig. 2's lines): the engine's warm-started
+    Poisson curve (:func:`dpsampling.engine.accountant.calibrate_sigma_curve`), times
+    :data:`dpsampling.samplers.wor.SENSITIVITY` for WOR (σ_WOR = 2σ_Poisson exactly, Prop. 9)."""
+    check_choice("sampler", sampler, tuple(_SAMPLERS))
+    rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else rel_tol
+    res = accountant.calibrate_sigma_curve(epsilon, delta, qs, total_steps=steps, direction=direction,
+                                           rel_tol=rel_tol)
+    if sampler == "poisson":
+        return res
+    return [dataclasses.replace(r, value=r.value * wor.SENSITIVITY, upper=r.upper * wor.SENSITIVITY) for r in res]
 
 
 def loglog_slope(epsilon, delta, q, steps, sampler="poisson", rel_step=1.2, rel_tol=1e-3):

@@ -42,7 +42,7 @@ def calibrate_sigma_pld(epsilon, delta, *, q, steps, direction="add_remove", rel
     if steps == 1 and direction != "add" and q < 1.0:
         s = float(sigma_one_step(q, eps, dlt))
         return AccountingResult(s, "exact", "analytic", {}, s, s)
-    return calibrate_sigma(eps, dlt, q=q, steps=steps, direction=direction, rel_tol=rel_tol)
+    return calibrate_sigma(eps, dlt, q=q, total_steps=steps, direction=direction, rel_tol=rel_tol)
 
 
 def sigma_curve(epsilon, delta, q_values, steps, direction="add_remove", rel_tol=1e-3):
@@ -56,7 +56,7 @@ def sigma_curve(epsilon, delta, q_values, steps, direction="add_remove", rel_tol
     if steps == 1 and direction != "add":
         return [calibrate_sigma_pld(epsilon, delta, q=float(q), steps=1, direction=direction) for q in qs]
     return calibrate_sigma_curve(float(_eps(epsilon)), float(_delta(delta)), [float(q) for q in qs],
-                                 steps=steps, direction=direction, rel_tol=rel_tol)
+                                 total_steps=steps, direction=direction, rel_tol=rel_tol)
 
 
 def corollary54_ratio_pld(q, epsilon, delta, steps, rel_tol=1e-3):

@@ -82,9 +82,9 @@ def test_fig1_crossing_k2_present_k1_absent():
 def test_fig1_crossing_seen_by_monte_carlo_at_paper_n():
     s = D.FIG1_SETTINGS
     eps = np.linspace(0.0, 3.0, 40)
-    add = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=1, sampler="wor",
+    add = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=1, shift=2.0,
                            direction="add")
-    rem = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=2, sampler="wor",
+    rem = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=2, shift=2.0,
                            direction="remove")
     out = D.mc_crossing_intervals(add, rem, eps_min=0.0)
     assert len(out["certain"]) == 1
