@@ -43,7 +43,7 @@ def _sampler_eps(row):
 def _footnote(sampler, p, row):
     if sampler == "poisson":
         return "(*) This run used Poisson sampling: this is its guarantee."
-    head = f"(*) This run did not use Poisson sampling, so the Poisson number is not its guarantee."
+    head = "(*) This run did not use Poisson sampling, so the Poisson number is not its guarantee."
     if sampler == "shuffle":
         if row["lower"] > p["upper"]:
             proof = (f" For this shuffled run it is provably wrong: its epsilon is at least {_num(row['lower'])} "

@@ -38,7 +38,11 @@ from __future__ import annotations
 import dataclasses
 import math
 
-from jax_privacy import batch_selection as bs
+try:
+    from jax_privacy import batch_selection as bs
+except ImportError as exc:  # pragma: no cover - exercised where JAX Privacy is absent
+    raise ImportError(f"dpsampling.integrations.jax_privacy needs JAX Privacy ({exc}): pip install "
+                      f"'dpsampling[jax]' (README, 'In your training library')") from exc
 
 from dpsampling.samplers import account
 

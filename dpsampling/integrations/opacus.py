@@ -30,12 +30,16 @@ from __future__ import annotations
 import math
 import warnings
 
-import torch
-from opacus import PrivacyEngine as _OpacusPrivacyEngine
-from opacus.accountants import IAccountant
-from opacus.accountants.registry import register_accountant
-from opacus.data_loader import DPDataLoader
-from torch.utils.data import RandomSampler, Sampler, SequentialSampler
+try:
+    import torch
+    from opacus import PrivacyEngine as _OpacusPrivacyEngine
+    from opacus.accountants import IAccountant
+    from opacus.accountants.registry import register_accountant
+    from opacus.data_loader import DPDataLoader
+    from torch.utils.data import RandomSampler, Sampler, SequentialSampler
+except ImportError as exc:  # pragma: no cover - exercised where Opacus is absent
+    raise ImportError(f"dpsampling.integrations.opacus needs Opacus and PyTorch ({exc}): install a CPU-only torch "
+                      f"first, then pip install 'dpsampling[opacus]' (README, 'In your training library')") from exc
 
 from dpsampling.samplers import SAMPLERS, account
 
@@ -308,8 +312,11 @@ def check_privacy_engine(privacy_engine, data_loader, *, delta, sigma=None, epoc
     if math.ceil(n / batch) != n_steps:
         raise ValueError(f"data_loader: {n} examples in {n_steps} batches is not ceil(N/B) batches for any batch size")
     audited = "shuffle" if used in ("shuffle", "unknown") else used
-    samplers = tuple(dict.fromkeys(("poisson", audited, "deterministic")))
-    df = audit(n, batch, delta=delta, epochs=epochs, sigma=float(sigma), samplers=",".join(samplers))
+    samplers = ",".join(dict.fromkeys(("poisson", audited, "deterministic")))
+    key = ("audit", n, batch, epochs, float(sigma), float(delta), samplers)
+    if key not in _MEMO:  # get_epsilon may be asked every epoch: one audit per run state
+        _MEMO[key] = audit(n, batch, delta=delta, epochs=epochs, sigma=float(sigma), samplers=samplers)
+    df = _MEMO[key]
     rows = {r["sampler"]: r for r in df.to_dict("records")}
     p, a = rows["poisson"], rows[audited]
     what = {"shuffle": "shuffles", "deterministic": "keeps a fixed order", "balls_and_bins": "uses balls-and-bins",

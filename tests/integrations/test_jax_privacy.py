@@ -8,11 +8,11 @@ from integration_libs import require
 require("jax", "jax")
 require("jax_privacy", "jax")
 
-from jax_privacy import batch_selection as bs  # noqa: E402
-from jax_privacy.accounting import accountants, analysis  # noqa: E402
+from jax_privacy import batch_selection as bs
+from jax_privacy.accounting import accountants, analysis
 
-from dpsampling.integrations import jax_privacy as djp  # noqa: E402
-from dpsampling.samplers import account  # noqa: E402
+from dpsampling.integrations import jax_privacy as djp
+from dpsampling.samplers import account
 
 DELTA = 1e-5
 

@@ -10,13 +10,13 @@ from integration_libs import require
 torch = require("torch", "opacus")
 require("opacus", "opacus")
 
-from opacus import PrivacyEngine as OpacusPrivacyEngine  # noqa: E402
-from opacus.accountants.utils import get_noise_multiplier  # noqa: E402
-from torch.utils.data import DataLoader, TensorDataset  # noqa: E402
+from opacus import PrivacyEngine as OpacusPrivacyEngine
+from opacus.accountants.utils import get_noise_multiplier
+from torch.utils.data import DataLoader, TensorDataset
 
-from dpsampling import audit, cli  # noqa: E402
-from dpsampling.integrations import opacus as dpo  # noqa: E402
-from dpsampling.samplers import account  # noqa: E402
+from dpsampling import audit, cli
+from dpsampling.integrations import opacus as dpo
+from dpsampling.samplers import account
 
 N, T, DELTA = 64, 4, 1e-5
 

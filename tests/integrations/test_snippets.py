@@ -15,7 +15,7 @@ require("opacus", "opacus")
 require("jax_privacy", "jax")
 
 ROOT = Path(__file__).resolve().parents[2]
-MARKED = re.compile(r"<!-- test: integration -->\s*\n```python\n(.*?)\n```", re.S)
+MARKED = re.compile(r"<!-- test: integration -->\s*\n```python\n(.*?)\n```", re.DOTALL)
 SNIPPETS = [(f"{name}#{i + 1}", code) for name in ("README.md", "docs/integrations.md")
             for i, code in enumerate(MARKED.findall((ROOT / name).read_text()))]
 
