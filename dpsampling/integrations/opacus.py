@@ -107,19 +107,17 @@ def _per_epoch_steps(q, steps, sampler):
 
 
 def _envelope(sampler, delta, sigma, q, steps):
-    """A certified upper bound on ε at σ from the memoised upper ends at grid points g_k = 2^(k/GRID_PER_OCTAVE).
+    """A certified upper bound on ε at σ from the memoised upper ends up(g) at grid points g_k = 2^(k/GRID_PER_OCTAVE).
 
-    With g_k ≤ σ < g_{k+1}: ε(σ) ≤ ε(g_k) ≤ up(g_k) (more noise is a post-processing: add independent Gaussian noise
-    to a run at g_k), and the value returned interpolates (in log σ) from max(up(g_{k-1}), up(g_k)) at g_k to up(g_k)
-    at g_{k+1}, so it is ≥ up(g_k) throughout the cell, continuous and non-increasing where the grid's uppers are:
-    Opacus's bisection converges on it and its last σ has this bound ≤ the target.
+    With g_k ≤ σ < g_{k+1}: ε(σ) ≤ ε(g_k) ≤ up(g_k), since more noise is a post-processing (add independent Gaussian
+    noise to a run at g_k).  The value returned interpolates in log σ from max(up(g_{k-1}), up(g_k)) at g_k down to
+    up(g_k) at g_{k+1}: ≥ up(g_k) throughout the cell, continuous inside it, and at a grid point it can only jump up,
+    so as σ grows it falls through Opacus's tolerance band below the target somewhere, and the bisection ends there.
+    (A step function, up(g_k) on the whole cell, can jump over that band, and Opacus's loop would never stop.)
     """
     x = math.log2(sigma) * GRID_PER_OCTAVE
     k = math.floor(x)
-    if k == x:  # σ on a grid point: answer at the point itself
-        return _account(sampler, delta, sigma, q, steps).value
-    g = [2.0 ** (j / GRID_PER_OCTAVE) for j in (k - 1, k)]
-    up_prev, up_k = (_account(sampler, delta, s, q, steps).value for s in g)
+    up_prev, up_k = (_account(sampler, delta, 2.0 ** (j / GRID_PER_OCTAVE), q, steps).value for j in (k - 1, k))
     start = max(up_prev, up_k)
     return start + (up_k - start) * (x - k)
 

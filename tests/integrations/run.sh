@@ -25,8 +25,9 @@ cpu_torch() { "$PY" -c "import sys, torch; sys.exit(torch.version.cuda is not No
 
 if ! "$PY" -c "import torch" 2>/dev/null; then
     say "installing a CPU-only torch==$TORCH"
-    "$PY" -m pip install -q --no-index "torch==$TORCH+cpu" 2>/dev/null ||
-        "$PY" -m pip install -q --timeout 30 --retries 1 --index-url https://download.pytorch.org/whl/cpu \
+    # the +cpu pin matches CPU builds only: a local wheel (pip's find-links), else PyTorch's CPU index
+    "$PY" -m pip install -q "torch==$TORCH+cpu" 2>/dev/null ||
+        "$PY" -m pip install -q --timeout 30 --retries 1 --extra-index-url https://download.pytorch.org/whl/cpu \
             "torch==$TORCH+cpu" ||
         skip "no CPU-only torch==$TORCH+cpu: no local wheel (pip find-links) and https://download.pytorch.org/whl/cpu unreachable"
     cpu_torch || fail "the torch just installed is a CUDA build"
