@@ -137,3 +137,15 @@ def main(args) -> int:
 
 
 __all__ = ["DRAWN", "FORMATS", "SAMPLERS", "add_parser", "main", "statement"]
+
+
+class _CallableModule(__import__("types").ModuleType):
+    """Importing this module sets the package attribute ``dpsampling.statement`` to the module itself, shadowing the
+    lazily exported function (as for :mod:`dpsampling.audit`); a callable module keeps ``dpsampling.statement(...)``
+    meaning :func:`statement` either way."""
+
+    def __call__(self, *args, **kwargs):
+        return statement(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -57,6 +57,12 @@ def test_footnote_follows_the_audit():
     assert "not its guarantee" in flat
 
 
+def test_package_attribute_is_the_function():
+    import dpsampling
+
+    assert dpsampling.statement(**RUN, sampler="deterministic") == st.statement(**RUN, sampler="deterministic")
+
+
 def test_markdown():
     md = st.statement(**RUN, sampler="deterministic", format="markdown")
     assert "| Epsilon assuming Poisson sampling (*) |" in md and "|---|---|" in md
