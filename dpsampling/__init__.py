@@ -15,6 +15,7 @@ _API = {
     "calibrate_sigma": ("dpsampling.engine.accountant", "calibrate_sigma"),
     "account": ("dpsampling.samplers", "account"),
     "audit": ("dpsampling.audit", "audit"),
+    "statement": ("dpsampling.statement", "statement"),
 }
 
 __all__ = [*_API, "__version__"]

@@ -19,6 +19,8 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
+from . import statement
+
 if TYPE_CHECKING:
     from .engine.result import AccountingResult
 
@@ -133,6 +135,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--epsilon", type=float, required=True, help="ε >= 0")
     s.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
     _audit_parser(sub)
+    statement.add_parser(sub)
     return p
 
 
@@ -390,6 +393,8 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "audit":
         return _audit_main(args)
+    if args.command == "statement":
+        return statement.main(args)
     try:
         with warnings.catch_warnings():  # numerical warnings (e.g. e^ε overflow at ε = 1e300) would break the one line
             warnings.simplefilter("ignore", RuntimeWarning)

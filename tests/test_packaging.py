@@ -29,5 +29,7 @@ def test_ci_runs_the_readme_test_command(repo_root):
     lines = [ln for ln in (repo_root / ".ci" / "run").read_text().splitlines() if ln and not ln.startswith("#")]
     commands = [ln for ln in lines if not ln.startswith(("set ", "cd ", "export ", "trap "))]
     assert commands[0] in readme  # the README's test command, first
-    assert any("tests/cluster/slurm_smoke.sh" in ln for ln in commands[1:])  # then the cluster check
+    slurm = next(i for i, ln in enumerate(commands) if "tests/cluster/slurm_smoke.sh" in ln)  # then the cluster check
+    assert slurm > 0
+    assert any("tests/integrations/run.sh" in ln for ln in commands[slurm + 1:])  # then the integration step
     assert "snakemake --cores all" in readme

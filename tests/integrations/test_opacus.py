@@ -1,0 +1,190 @@
+"""Real Opacus on CPU PyTorch: a tiny model on synthetic data trained for a few steps with each accountant."""
+
+import json
+import math
+import warnings
+
+import pytest
+from integration_libs import require
+
+torch = require("torch", "opacus")
+require("opacus", "opacus")
+
+from opacus import PrivacyEngine as OpacusPrivacyEngine
+from opacus.accountants.utils import get_noise_multiplier
+from torch.utils.data import DataLoader, TensorDataset
+
+from dpsampling import audit, cli
+from dpsampling.integrations import opacus as dpo
+from dpsampling.samplers import account
+
+N, T, DELTA = 64, 4, 1e-5
+
+
+def _data():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(N, 5, generator=g)
+    y = (x[:, 0] > 0).long()
+    return TensorDataset(x, y)
+
+
+def _train(engine, loader, *, sigma=None, epochs, poisson_sampling=False, target_epsilon=None):
+    torch.manual_seed(0)
+    model = torch.nn.Linear(5, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    if target_epsilon is None:
+        model, opt, loader = engine.make_private(module=model, optimizer=opt, data_loader=loader,
+                                                 noise_multiplier=sigma, max_grad_norm=1.0,
+                                                 poisson_sampling=poisson_sampling)
+    else:
+        model, opt, loader = engine.make_private_with_epsilon(module=model, optimizer=opt, data_loader=loader,
+                                                              target_epsilon=target_epsilon, target_delta=DELTA,
+                                                              epochs=epochs, max_grad_norm=1.0,
+                                                              poisson_sampling=poisson_sampling)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    steps = 0
+    for _ in range(epochs):
+        for xb, yb in loader:
+            opt.zero_grad()
+            loss_fn(model(xb), yb).backward()
+            opt.step()
+            steps += 1
+    return opt, steps
+
+
+def _cli_epsilon(*argv):
+    """`dpsampling epsilon ...`'s value (the command line, in process)."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert cli.main(["epsilon", *argv, "--delta", str(DELTA)]) == 0
+    return json.loads(buf.getvalue())
+
+
+def test_registered_on_import():
+    from opacus.accountants.registry import create_accountant
+
+    for s in ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins"):
+        acc = create_accountant(f"dpsampling_{s}")
+        assert acc.mechanism() == f"dpsampling_{s}" and len(acc) == 0 and acc.get_epsilon(DELTA) == 0.0
+    dpo.register()  # explicit, idempotent
+
+
+def test_balls_and_bins_sampler_and_accountant():
+    """Every example in exactly one batch per epoch, bins redrawn each epoch; ε after training = `dpsampling epsilon`."""
+    sampler = dpo.BallsAndBinsBatchSampler(N, T, generator=torch.Generator().manual_seed(1))
+    epochs = [list(sampler) for _ in range(3)]
+    for batches in epochs:
+        assert len(batches) == T and sorted(i for b in batches for i in b) == list(range(N))
+    assert epochs[0] != epochs[1]
+    again = dpo.BallsAndBinsBatchSampler(N, T, generator=torch.Generator().manual_seed(1))
+    assert list(again) == epochs[0]  # seeded
+
+    loader = DataLoader(_data(), batch_sampler=dpo.BallsAndBinsBatchSampler(N, T, torch.Generator().manual_seed(2)))
+    engine = OpacusPrivacyEngine(accountant="dpsampling_balls_and_bins")
+    _, steps = _train(engine, loader, sigma=1.0, epochs=2)
+    assert steps == 8 and len(engine.accountant) == 8 and engine.accountant.history == [(1.0, 1 / T, 8)]
+    ref = _cli_epsilon("--sampler", "balls_and_bins", "--sigma", "1.0", "--steps", str(T), "--epochs", "2")
+    assert engine.get_epsilon(DELTA) == ref["value"]
+    lo, up = engine.accountant.get_epsilon_interval(DELTA)
+    assert (lo, up) == (ref["lower"], ref["upper"]) and lo < up
+
+
+def test_poisson_accountant_after_training_is_the_cli():
+    engine = OpacusPrivacyEngine(accountant="dpsampling_poisson")
+    _, steps = _train(engine, DataLoader(_data(), batch_size=N // T), sigma=1.0, epochs=2, poisson_sampling=True)
+    ref = _cli_epsilon("--sampler", "poisson", "--sigma", "1.0", "--q", str(1 / T), "--steps", str(steps))
+    assert engine.get_epsilon(DELTA) == ref["value"]
+    # and Opacus's own PRV accountant (a Poisson upper estimate) agrees to its stated eps_error (0.01 by default)
+    prv = OpacusPrivacyEngine(accountant="prv")
+    prv.accountant.history = [(1.0, 1 / T, steps)]
+    assert prv.get_epsilon(DELTA) == pytest.approx(ref["value"], abs=0.02)
+
+
+def test_make_private_with_epsilon_calibrates_through_opacus():
+    """σ from Opacus's own bisection over our balls-and-bins accountant: certified ε ≤ target, and within the grid
+    cell (2^(1/36)) and Opacus's tolerance of the σ our own calibration gives."""
+    loader = DataLoader(_data(), batch_sampler=dpo.BallsAndBinsBatchSampler(N, T, torch.Generator().manual_seed(3)))
+    engine = OpacusPrivacyEngine(accountant="dpsampling_balls_and_bins")
+    opt, steps = _train(engine, loader, epochs=2, target_epsilon=3.0)
+    sigma = opt.noise_multiplier
+    assert account("balls_and_bins", "epsilon", DELTA, sigma=sigma, steps=T, epochs=2).value <= 3.0
+    ours = account("balls_and_bins", "sigma", (3.0, DELTA), steps=T, epochs=2).upper
+    assert ours / 1.001 <= sigma <= ours * 2 ** (2 / dpo.GRID_PER_OCTAVE) * 1.01
+    assert engine.get_epsilon(DELTA) <= 3.0 and steps == 8
+
+
+@pytest.mark.parametrize("sampler", ["poisson", "deterministic"])
+def test_calibration_of_cheap_samplers_matches_ours(sampler):
+    sigma = get_noise_multiplier(target_epsilon=2.0, target_delta=DELTA, sample_rate=1 / T, epochs=2,
+                                 accountant=f"dpsampling_{sampler}")
+    kw = {"q": 1 / T, "steps": 2 * T} if sampler == "poisson" else {"steps": T, "epochs": 2}
+    assert account(sampler, "epsilon", DELTA, sigma=sigma, **kw).value <= 2.0
+    assert sigma == pytest.approx(account(sampler, "sigma", (2.0, DELTA), **kw).upper, rel=0.02)
+
+
+def test_shuffled_loader_with_prv_is_told_the_audit():
+    loader = DataLoader(_data(), batch_size=N // T, shuffle=True)
+    engine = dpo.PrivacyEngine(accountant="prv")
+    _train(engine, loader, sigma=1.0, epochs=2)
+    with pytest.warns(dpo.DpsamplingWarning) as rec:
+        eps = engine.get_epsilon(DELTA)
+    msg = str(rec[0].message)
+    df = audit(N, N // T, delta=DELTA, epochs=2, sigma=1.0, samplers="poisson,shuffle,deterministic")
+    rows = {r["sampler"]: r for r in df.to_dict("records")}
+    assert f"{rows['shuffle']['lower']:.4g}" in msg and f"{rows['poisson']['value']:.4g}" in msg
+    assert "'prv'" in msg and "dpsampling_shuffle" in msg and "\n" not in msg
+    assert eps == pytest.approx(rows["poisson"]["value"], abs=0.02)  # Opacus's number is still the Poisson one
+    # a Poisson-sampled loader is not flagged
+    engine = dpo.PrivacyEngine(accountant="prv")
+    _train(engine, DataLoader(_data(), batch_size=N // T), sigma=1.0, epochs=1, poisson_sampling=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", dpo.DpsamplingWarning)
+        engine.get_epsilon(DELTA)
+
+
+def test_shuffle_accountant_returns_the_deterministic_value_and_warns():
+    engine = OpacusPrivacyEngine(accountant="dpsampling_shuffle")
+    _train(engine, DataLoader(_data(), batch_size=N // T, shuffle=True), sigma=1.0, epochs=2)
+    with pytest.warns(dpo.DpsamplingWarning, match="Poisson accounting would claim") as rec:
+        eps = engine.get_epsilon(DELTA)
+    det = _cli_epsilon("--sampler", "deterministic", "--sigma", "1.0", "--steps", str(T), "--epochs", "2")
+    assert eps == det["value"]
+    shuffle = _cli_epsilon("--sampler", "shuffle", "--sigma", "1.0", "--steps", str(T), "--epochs", "2")
+    assert engine.accountant.get_epsilon_interval(DELTA) == (shuffle["value"], det["value"])
+    assert len(str(rec[0].message).splitlines()) == 1
+
+
+def test_bad_histories_are_refused():
+    acc = dpo.ACCOUNTANTS["balls_and_bins"]()
+    acc.step(noise_multiplier=1.0, sample_rate=0.25)
+    acc.step(noise_multiplier=2.0, sample_rate=0.25)
+    with pytest.raises(ValueError, match="changes the noise multiplier or the sample rate"):
+        acc.get_epsilon(DELTA)
+    acc = dpo.ACCOUNTANTS["deterministic"]()
+    acc.history = [(1.0, 0.3, 10)]
+    with pytest.raises(ValueError, match="sample_rate must be 1/steps_per_epoch"):
+        acc.get_epsilon(DELTA)
+    acc = dpo.ACCOUNTANTS["poisson"]()
+    acc.history = [(1.0, 0.3, 10)]
+    for bad in (0, 1, -1e-5, math.nan):
+        with pytest.raises(ValueError, match="delta must be in"):
+            acc.get_epsilon(bad)
+    with pytest.raises(ValueError, match="steps_per_epoch"):
+        dpo.BallsAndBinsBatchSampler(10, 0)
+
+
+def test_partial_epoch_and_state_dict():
+    acc = dpo.ACCOUNTANTS["deterministic"]()
+    for _ in range(6):  # 1.5 epochs of T = 4
+        acc.step(noise_multiplier=1.0, sample_rate=0.25)
+    one = _cli_epsilon("--sampler", "deterministic", "--sigma", "1.0", "--steps", "4", "--epochs", "1")["value"]
+    two = _cli_epsilon("--sampler", "deterministic", "--sigma", "1.0", "--steps", "4", "--epochs", "2")["value"]
+    assert acc.get_epsilon_interval(DELTA) == (one, two) and acc.get_epsilon(DELTA) == two
+    other = dpo.ACCOUNTANTS["deterministic"]()
+    other.load_state_dict(acc.state_dict())
+    assert other.history == acc.history and other.get_epsilon(DELTA) == two
+    with pytest.raises(ValueError):
+        dpo.ACCOUNTANTS["poisson"]().load_state_dict(acc.state_dict())
