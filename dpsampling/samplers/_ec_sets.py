@@ -23,15 +23,18 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.special import log_ndtr
-
-from dpsampling.engine.numerics import log1mexp
+from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_delta, check_epsilon, scalar_or_array
 
 from . import _max_statistic as ms
 from ._checks import check_quantity, check_sigma_steps
 from ._max_statistic import DEFAULT_C_GRID, _check_c_grid, _log1m_pow, _log_neg_log_ndtr
+
+# scipy and the engine's numerics load on first use: shuffle.py imports this module, and the command line reads
+# the samplers' descriptions without loading scipy (dpsampling.engine.lazy)
+log_ndtr = lazy.function("scipy.special", "log_ndtr")
+log1mexp = lazy.function("dpsampling.engine.numerics", "log1mexp")
 
 # --------------------------------------------------------------------------- shuffle: the sets E_C (§4.3)
 
