@@ -10,7 +10,9 @@ One epoch of Chua et al. (q = 1/T): :func:`poisson_epoch_result`.
 
 from __future__ import annotations
 
-from dpsampling.engine import accountant
+import dataclasses
+
+from dpsampling.engine import accountant, poisson_interval
 from dpsampling.engine.result import AccountingResult
 
 from ._checks import check_epochs, check_quantity, check_sigma_steps
@@ -75,6 +77,10 @@ def poisson_epoch_result(quantity, target, sigma, steps, *, method="pld", bound=
 
 
 
+#: the default method: the certified interval of :mod:`dpsampling.engine.poisson_interval`
+INTERVAL = "interval"
+
+
 def _kw(q, steps, epochs, sampler, method, rel_tol, options):
     check_epochs(epochs, sampler, multi_epoch=True)
     if q is None:
@@ -82,7 +88,7 @@ def _kw(q, steps, epochs, sampler, method, rel_tol, options):
     rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
     if not (0 < rel_tol <= 0.1):
         raise ValueError(f"rel_tol must be in (0, 0.1] (got {rel_tol!r})")
-    kw = dict(q=q, steps=steps * epochs, sampler=sampler, method="pld" if method is None else method,
+    kw = dict(q=q, steps=steps * epochs, sampler=sampler, method=INTERVAL if method is None else method,
               rel_tol=rel_tol)
     for k in ("discretization", "finest_discretization"):
         if options.get(k) is not None:
@@ -93,22 +99,62 @@ def _kw(q, steps, epochs, sampler, method, rel_tol, options):
     return kw
 
 
+def _interval(fn, target, sigma, bound, direction, kw):
+    """The certified interval (default method): ``poisson_interval.epsilon``/``delta`` at the Poisson σ
+    (σ/2 for WOR, Lebeda Prop. 9); ``bound="lower"`` reports its lower end as the value (kind ``lower``)."""
+    accountant._check_common(sigma, kw["q"], kw["steps"], kw["sampler"], direction, "pld", bound)  # noqa: SLF001
+    s = accountant._poisson_sigma(float(sigma), kw["sampler"])  # noqa: SLF001
+    extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
+    r = fn(target, sigma=s, q=float(kw["q"]), steps=int(kw["steps"]), direction=direction, rel_tol=kw["rel_tol"],
+           **extra)
+    if bound == "lower" and r.kind == "upper":
+        return dataclasses.replace(r, value=r.lower, kind="lower")
+    return r
+
+
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
           rel_tol=None, _sampler=NAME, **options) -> AccountingResult:
-    """δ(ε) after steps·epochs steps: :func:`dpsampling.engine.accountant.delta`."""
+    """δ(ε) after steps·epochs steps: by default the certified interval of
+    :func:`dpsampling.engine.poisson_interval.delta` (value = its upper end); ``method`` pld/rdp/analytic/cf:
+    :func:`dpsampling.engine.accountant.delta`."""
     kw = _kw(q, steps, epochs, _sampler, method, rel_tol, options)
+    if kw["method"] == INTERVAL:
+        check_quantity("delta", epsilon)
+        return _interval(poisson_interval.delta, epsilon, sigma, bound, direction, kw)
     return accountant.delta(epsilon, sigma=sigma, bound=bound, direction=direction, **kw)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
             rel_tol=None, _sampler=NAME, **options) -> AccountingResult:
-    """ε(δ) after steps·epochs steps: :func:`dpsampling.engine.accountant.epsilon`."""
+    """ε(δ) after steps·epochs steps: by default the certified interval of
+    :func:`dpsampling.engine.poisson_interval.epsilon` (value = its upper end); ``method`` pld/rdp/analytic/cf:
+    :func:`dpsampling.engine.accountant.epsilon`."""
     kw = _kw(q, steps, epochs, _sampler, method, rel_tol, options)
+    if kw["method"] == INTERVAL:
+        check_quantity("epsilon", delta)
+        return _interval(poisson_interval.epsilon, delta, sigma, bound, direction, kw)
     return accountant.epsilon(delta, sigma=sigma, bound=bound, direction=direction, **kw)
 
 
 def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="add_remove", rel_tol=None,
           _sampler=NAME, **options) -> AccountingResult:
-    """Smallest σ (an upper bound on it): :func:`dpsampling.engine.accountant.calibrate_sigma`."""
+    """Smallest σ: :func:`dpsampling.engine.accountant.calibrate_sigma` gives a sufficient σ (``value`` =
+    ``upper``); by default (method interval) ``lower`` is a provably insufficient σ
+    (:func:`dpsampling.engine.poisson_interval.insufficient_sigma`, the dominated PLD at the calibration's
+    discretisation), so the smallest sufficient σ lies in (lower, upper]."""
     kw = _kw(q, steps, epochs, _sampler, method, rel_tol, options)
-    return accountant.calibrate_sigma(epsilon, delta, direction=direction, **kw)
+    interval = kw["method"] == INTERVAL
+    if interval:
+        kw["method"] = "pld"
+    r = accountant.calibrate_sigma(epsilon, delta, direction=direction, **kw)
+    if not interval or r.kind != "upper" or r.method != "pld":
+        return r
+    scale = r.value / accountant._poisson_sigma(r.value, _sampler)  # noqa: SLF001 - 2 for WOR (Prop. 9)
+    low = poisson_interval.insufficient_sigma(epsilon, delta, q=float(kw["q"]), steps=int(kw["steps"]),
+                                              sigma_sufficient=r.value / scale,
+                                              discretization=r.accuracy["discretization"], direction=direction,
+                                              rel_tol=kw["rel_tol"])
+    acc = dict(r.accuracy, lower_method=poisson_interval.LOWER_PLD + " (provably insufficient σ)",
+               upper_method=poisson_interval.UPPER_PLD + " (sufficient σ)")
+    return dataclasses.replace(r, lower=low * scale, accuracy=acc,
+                               method=f"{poisson_interval.LOWER_PLD} / {poisson_interval.UPPER_PLD}")
