@@ -133,3 +133,20 @@ def test_explicit_pld_method_unchanged():
     """method="pld" keeps the accountant's pessimistic/optimistic PLD answer (the pipeline uses it)."""
     r = account("poisson", "epsilon", 1e-5, sigma=1.0, steps=100, q=0.01, method="pld")
     assert r.method == "pld"
+
+
+def test_mnist_verdict_balls_and_bins_certifiably_below_poisson():
+    """The README MNIST run: Poisson's certified interval against balls-and-bins' `--accuracy fine` bracket
+    [2.324, 2.345] (issue 23, PLD_accounting): the verdict states the separation with outward-rounded numbers."""
+    from dpsampling import audit as audit_mod
+
+    df = audit_mod.audit(60000, 256, delta=1e-5, epochs=60, sigma=1.1, samplers=("poisson",))
+    p = df.iloc[0].to_dict()
+    bnb = dict(p, sampler="balls_and_bins", value=2.345, lower=2.324, upper=2.345, flags="")
+    verdicts = audit_mod._verdicts([p, bnb], "epsilon", 1e-5, None)
+    v = next(v for v in verdicts if v.startswith("balls-and-bins"))
+    assert "certifiably below Poisson" in v and "ε ≤ 2.345 < 2.385 ≤ ε_Poisson" in v, v
+    # a registered sampler that is not known to _verdicts gets the same comparison, and overlap says by how much
+    other = dict(bnb, sampler="new_sampler", lower=2.3, upper=2.3851)
+    v = audit_mod._verdicts([p, other], "epsilon", 1e-5, None)[0]
+    assert v.startswith("new-sampler") and "overlap by" in v and "shrink by at least" in v, v
