@@ -36,6 +36,8 @@ CF = "φ accountant"
 EXACT = "analytic"
 #: the first two discretisation levels, and the finest allowed
 LEVELS = (1e-3, 1e-4, 1e-6)
+#: the coarsest ``finest_discretization`` accepted (the accountant's range); above 1e-3 the first level is it
+COARSEST = 1e-2
 #: default finest level: 1e-5 reaches 1e-3 relative width on every measured point of
 #: bench/bench_poisson_interval.py (σ ≥ 0.5, up to 1e6 steps) in seconds; 1e-6 costs ~10× more
 DEFAULT_FINEST = 1e-5
@@ -58,8 +60,8 @@ def _exact(v):
 
 def _check_finest(finest):
     finest = DEFAULT_FINEST if finest is None else float(finest)
-    if not LEVELS[-1] * (1 - 1e-9) <= finest <= LEVELS[0] * (1 + 1e-9):
-        raise ValueError(f"finest_discretization must be in [{LEVELS[-1]:g}, {LEVELS[0]:g}] (got {finest!r})")
+    if not LEVELS[-1] * (1 - 1e-9) <= finest <= COARSEST * (1 + 1e-9):
+        raise ValueError(f"finest_discretization must be in [{LEVELS[-1]:g}, {COARSEST:g}] (got {finest!r})")
     return finest
 
 
@@ -78,7 +80,7 @@ def _refine(upper_at, lower_at, rel_tol, finest, discretization=None):
     """(lo, up, d, widths) from the PLD pair, refined until the relative width is ≤ rel_tol or d reaches
     ``finest`` (or at the one ``discretization``); each level's ends are bounds, the best are kept."""
     lo, up, widths = 0.0, math.inf, {}
-    d = LEVELS[0] if discretization is None else float(discretization)
+    d = max(LEVELS[0], finest) if discretization is None else float(discretization)
     while True:
         up = min(up, upper_at(d))
         lo = max(lo, lower_at(d))

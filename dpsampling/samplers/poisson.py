@@ -14,6 +14,7 @@ import dataclasses
 
 from dpsampling.engine import accountant, poisson_interval
 from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.validation import check_choice
 
 from ._checks import check_epochs, check_quantity, check_sigma_steps
 
@@ -88,8 +89,9 @@ def _kw(q, steps, epochs, sampler, method, rel_tol, options):
     rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
     if not (0 < rel_tol <= 0.1):
         raise ValueError(f"rel_tol must be in (0, 0.1] (got {rel_tol!r})")
-    kw = dict(q=q, steps=steps * epochs, sampler=sampler, method=INTERVAL if method is None else method,
-              rel_tol=rel_tol)
+    method = INTERVAL if method is None else method
+    check_choice("method", method, (INTERVAL, "pld", "rdp", "analytic", "cf"))
+    kw = dict(q=q, steps=steps * epochs, sampler=sampler, method=method, rel_tol=rel_tol)
     for k in ("discretization", "finest_discretization"):
         if options.get(k) is not None:
             kw[k] = options.pop(k)
