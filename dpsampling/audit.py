@@ -285,10 +285,14 @@ def _compare(name, r, p, what, symbol, less_is):
         return f"{name} is certifiably above Poisson here: {symbol} ≥ {b} > {a} ≥ {symbol}_Poisson."
     overlap = min(r["upper"], p["upper"]) - max(r["lower"], p["lower"])
     wr, wp = r["upper"] - r["lower"], p["upper"] - p["lower"]
+    below, above = r["upper"] - p["lower"], p["upper"] - r["lower"]  # how far r's own ends are from deciding it
+    alone = (f"the upper end of {name} would have to fall by {below:.2g}, below {_outward(p['lower'], 5, False):.5g}"
+             if below <= above else
+             f"the lower end of {name} would have to rise by {above:.2g}, above {_outward(p['upper'], 5, True):.5g}")
     return (f"{name} ({symbol} ∈ [{_outward(r['lower'], 4, False):.4g}, {_outward(r['upper'], 4, True):.4g}]) "
             f"and Poisson ({symbol} ∈ [{_outward(p['lower'], 5, False):.5g}, {_outward(p['upper'], 5, True):.5g}]) "
             f"overlap by {overlap:.2g}: neither {what} is certifiably better; the widths ({wr:.2g} and {wp:.2g}) "
-            f"would have to shrink by at least {overlap:.2g} in all to decide it.")
+            f"would have to shrink by at least {overlap:.2g} in all to decide it ({alone}).")
 
 
 def _verdicts(rows, question, delta, target_epsilon):
