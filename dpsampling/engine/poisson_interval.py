@@ -10,10 +10,11 @@ Each end is a bound by its own method and carries its label (``accuracy["lower_m
 * both, where it certifies its error budget: the φ accountant (:mod:`.cf`; value ± a certified error).
 
 The discretisation d runs over 1e-3, 1e-4, then a level predicted from the width (:func:`_next_level`)
-until the relative width (upper − lower)/upper is at most ``rel_tol``; every level's ends are valid bounds, so the best of each over the levels is kept.  If the
-width is not reached at ``finest_discretization``, the φ accountant is asked and the two intervals are
-intersected (each end from whichever method gives the tighter one).  The width is a certified bound
-on the error of either end (flag ``not_converged`` if it exceeds ``rel_tol``).
+until the relative width (upper − lower)/upper is at most ``rel_tol``; every level's ends are valid
+bounds, so the best of each over the levels is kept.  If the width is not reached at
+``finest_discretization``, the φ accountant is asked and the two intervals are intersected (each end
+from whichever method gives the tighter one); it is not asked otherwise, to save its cost.  The width
+is a certified bound on the error of either end (flag ``not_converged`` if it exceeds ``rel_tol``).
 
 Below :data:`.result.RELIABLE_DELTA_FLOOR` PLD δ are not reliable bounds: a δ(ε) query whose upper
 end falls below it, and an ε(δ) query at such δ, are answered by the φ accountant alone (flag
