@@ -60,7 +60,7 @@ def _pair(sigma, q, steps, delta, width):
         if w <= width or cpu * 10 > PAIR_CAP:
             break
         d = float(f"{d / 10:.0e}")
-    return last
+    return last if last is not None else (d, float("nan"), float("nan"), float("inf"), float("nan"))
 
 
 def main(argv=None):
