@@ -57,8 +57,8 @@ def _pair(sigma, q, steps, delta, width):
             break
         w = (up - lo) / up if up > 0 else 0.0
         last = (d, lo, up, w, cpu)
-        if w <= width or cpu * 10 > PAIR_CAP:
-            break
+        if w <= width or cpu * 10 > PAIR_CAP or (steps >= 10**5 and d <= 1e-5):
+            break  # at 1e6 steps the pair at d = 1e-6 needs > 28 GB (the optimistic pair's window)
         d = float(f"{d / 10:.0e}")
     return last if last is not None else (d, float("nan"), float("nan"), float("inf"), float("nan"))
 
