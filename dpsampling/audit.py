@@ -12,8 +12,10 @@ per step for shuffle / deterministic / balls_and_bins.  Three questions, same ta
 Every row says what its number is (``kind``):
 
 * ``upper`` (poisson, wor, balls_and_bins): a valid upper bound on ε (pessimistic PLD), so the σ
-  returned is sufficient and the epochs returned are allowed; ``lower`` holds the matching optimistic
-  value where the accountant gives one.
+  returned is sufficient and the epochs returned are allowed; ``lower`` holds the certified lower end
+  where the accountant gives one (poisson/wor: the dominated PLD or the φ accountant, so [lower, upper]
+  is a certified interval; for σ, ``lower`` is provably insufficient; for epochs, ``upper`` is the most
+  epochs not provably exceeding the target).
 * ``exact`` (deterministic): the Gaussian at σ/√E, closed form.
 * ``interval`` (shuffle): no dominating pair is known; ``lower`` is the Chua et al. lower bound on ε
   (a valid lower bound: a post-processing of the run's output for one adjacent pair) and ``upper`` the
@@ -118,6 +120,7 @@ class _Run:
         self.delta = delta
         self.accuracy = accuracy
         self.force = force
+        self._results = {}
 
     def _kw(self, sampler):
         spec = _samplers.get_spec(sampler)
@@ -143,8 +146,11 @@ class _Run:
 
     def eps_value(self, sampler, sigma, epochs, end="value"):
         """The number the epochs search is monotone in: the sampler's own bound on ε (lower for shuffle), or the
-        upper end of its interval (``end="upper"``)."""
-        r = self.epsilon(sampler, sigma, epochs)
+        upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
+        key = (sampler, sigma, epochs)
+        if key not in self._results:
+            self._results[key] = self.epsilon(sampler, sigma, epochs)
+        r = self._results[key]
         return getattr(r, end), r
 
     def epochs_cap(self, sampler, sigma):
@@ -242,19 +248,94 @@ def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
         e_up, _ = run.max_epochs(sampler, sigma, target, end="upper")
         return _row(sampler, "epochs", e, "interval", "max-statistic PLD / deterministic, integer search",
                     e_up, e, flags)
+    e_max = e
+    if kind == "upper":  # the lower end of ε: more than e_max epochs provably exceed the target
+        e_max, _ = run.max_epochs(sampler, sigma, target, end="lower", budget=budget)
     return _row(sampler, "epochs", e, kind, "integer search on " + ("analytic" if kind == "exact" else "PLD"),
-                e, e, flags)
+                e, e_max, flags)
 
 
 def _fmt(x):
     return f"{x:.3g}" if isinstance(x, float) else str(x)
 
 
+#: how a sampler is named in the verdicts (others: the name with '-' for '_')
+VERDICT_NAMES = {"poisson": "Poisson", "wor": "WOR", "balls_and_bins": "balls-and-bins", "shuffle": "shuffling",
+                 "deterministic": "fixed batches"}
+#: samplers with a verdict of their own (not in the generic comparison with Poisson)
+_OWN_VERDICT = ("poisson", "shuffle", "deterministic")
+
+
+def _name(sampler):
+    return VERDICT_NAMES.get(sampler, sampler.replace("_", "-"))
+
+
+def _outward(x, digits, up):
+    """x rounded to ``digits`` significant digits away from the certified side: up for an upper end, down for
+    a lower end, so that a printed inequality between ends is as true as the one between the numbers."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))
+    return (math.ceil if up else math.floor)(x * scale) / scale
+
+
+def _separating(lo_end, hi_end):
+    """(text of lo_end rounded up, text of hi_end rounded down) with the fewest digits (4 to 12) that keep
+    them apart (lo_end < hi_end)."""
+    for digits in range(4, 13):
+        a, b = _outward(lo_end, digits, True), _outward(hi_end, digits, False)
+        if a < b:
+            return f"{a:.{digits}g}", f"{b:.{digits}g}"
+    return f"{lo_end!r}", f"{hi_end!r}"
+
+
+def _bracket(lower, upper):
+    """Texts of an interval's ends rounded outward (lower down, upper up) with the fewest digits (4 to 12)
+    that tell them apart."""
+    for digits in range(4, 13):
+        a, b = _outward(lower, digits, False), _outward(upper, digits, True)
+        if a != b or digits == 12:
+            return f"{a:.{digits}g}", f"{b:.{digits}g}"
+
+
+def _has_interval(r):
+    lo, up = r.get("lower"), r.get("upper")
+    return all(isinstance(v, (int, float)) and math.isfinite(v) for v in (lo, up))
+
+
+def _compare(name, r, p, what, symbol, less_is):
+    """A certified comparison of row ``r`` with the Poisson row ``p`` on their intervals [lower, upper] of
+    ``symbol``, or by how much the widths would have to shrink to decide it.  ``less_is``: what a smaller
+    value means ("more private" for ε, "less noise" for σ)."""
+    if r["upper"] < p["lower"]:
+        a, b = _separating(r["upper"], p["lower"])
+        return (f"{name} is certifiably below Poisson here ({less_is}): {symbol} ≤ {a} < {b} ≤ "
+                f"{symbol}_Poisson.")
+    if r["lower"] > p["upper"]:
+        a, b = _separating(p["upper"], r["lower"])
+        return f"{name} is certifiably above Poisson here: {symbol} ≥ {b} > {a} ≥ {symbol}_Poisson."
+    overlap = min(r["upper"], p["upper"]) - max(r["lower"], p["lower"])
+    wr, wp = r["upper"] - r["lower"], p["upper"] - p["lower"]
+    below, above = r["upper"] - p["lower"], p["upper"] - r["lower"]  # how far r's own ends are from deciding it
+    alone = (f"the upper end of {name} would have to fall by {below:.2g}, below {_outward(p['lower'], 5, False):.5g}"
+             if below <= above else
+             f"the lower end of {name} would have to rise by {above:.2g}, above {_outward(p['upper'], 5, True):.5g}")
+    return (f"{name} ({symbol} ∈ [{_outward(r['lower'], 4, False):.4g}, {_outward(r['upper'], 4, True):.4g}]) "
+            f"and Poisson ({symbol} ∈ [{_outward(p['lower'], 5, False):.5g}, {_outward(p['upper'], 5, True):.5g}]) "
+            f"overlap by {overlap:.2g}: neither {what} is certifiably better; the widths ({wr:.2g} and {wp:.2g}) "
+            f"would have to shrink by at least {overlap:.2g} in all to decide it ({alone}).")
+
+
 def _verdicts(rows, question, delta, target_epsilon):
+    """Plain-sentence verdicts: shuffle vs Poisson (provably wrong?), fixed batches vs Poisson, and every other
+    sampler whose row carries an interval [lower, upper] against Poisson's interval (certified separation
+    with the numbers, or by how much the widths would have to shrink): a newly registered sampler gets its
+    comparison without a change here."""
     by = {r["sampler"]: r for r in rows if not (isinstance(r["value"], float) and math.isnan(r["value"]))}
     out = []
-    p, s, d, bb = by.get("poisson"), by.get("shuffle"), by.get("deterministic"), by.get("balls_and_bins")
+    p, s, d = by.get("poisson"), by.get("shuffle"), by.get("deterministic")
     reliable = delta >= RELIABLE_DELTA_FLOOR and p is not None and "delta_below" not in p["flags"]
+    others = [r for name, r in by.items() if name not in _OWN_VERDICT]
     if question == "epsilon":
         if p is not None and s is not None:
             if reliable and s["value"] > p["value"]:
@@ -263,21 +344,20 @@ def _verdicts(rows, question, delta, target_epsilon):
             else:
                 out.append(f"the shuffle lower bound ({_fmt(s['value'])}) does not exceed the Poisson upper bound "
                            f"({_fmt(p['value'])}): Poisson accounting of a shuffled run is not provably wrong here, "
-                           f"nor proven right; the certified ε of shuffling is the deterministic {_fmt(s['upper'])}.")
+                           f"nor proven right; the certified ε of shuffling is the deterministic {_fmt(s['upper'])} "
+                           f"(no tighter upper bound for shuffling is known).")
         if p is not None and d is not None:
             out.append(f"fixed batches (the same partition every epoch) have ε = {_fmt(d['value'])} exactly, "
                        f"{d['value'] / p['value']:.3g}× the Poisson ε ≤ {_fmt(p['value'])}.")
-        if p is not None and bb is not None:
-            if bb["upper"] <= p["lower"]:
-                out.append(f"balls-and-bins batches are certifiably at least as private as Poisson here: "
-                           f"ε ≤ {_fmt(bb['upper'])} vs Poisson ε ≥ {_fmt(p['lower'])}.")
-            elif bb["lower"] > p["upper"]:
-                out.append(f"balls-and-bins batches are certifiably less private than Poisson here: "
-                           f"ε ≥ {_fmt(bb['lower'])} vs Poisson ε ≤ {_fmt(p['upper'])}.")
-            else:
-                out.append(f"balls-and-bins (ε ∈ [{_fmt(bb['lower'])}, {_fmt(bb['upper'])}]) and Poisson "
-                           f"(ε ∈ [{_fmt(p['lower'])}, {_fmt(p['upper'])}]) overlap: neither is certifiably better.")
+        if p is not None and _has_interval(p):
+            for r in others:
+                if _has_interval(r):
+                    out.append(_compare(_name(r["sampler"]), r, p, "sampler", "ε", "more private"))
     elif question == "sigma":
+        if p is not None and _has_interval(p) and p["lower"] < p["upper"]:
+            lo, up = _bracket(p["lower"], p["upper"])
+            out.append(f"Poisson: σ = {up} suffices and σ ≤ {lo} is provably insufficient (the smallest "
+                       f"sufficient σ lies in between).")
         if p is not None and s is not None:
             if s["value"] > p["value"]:
                 out.append(f"a shuffled run trained with the Poisson σ = {_fmt(p['value'])} is provably not "
@@ -289,8 +369,13 @@ def _verdicts(rows, question, delta, target_epsilon):
         if p is not None and d is not None:
             out.append(f"fixed batches need σ = {_fmt(d['value'])}, {d['value'] / p['value']:.3g}× the Poisson "
                        f"σ = {_fmt(p['value'])}.")
-        if p is not None and bb is not None:
-            out.append(f"balls-and-bins needs σ ≤ {_fmt(bb['value'])} (Poisson: {_fmt(p['value'])}).")
+        for r in others:
+            if p is None:
+                break
+            if _has_interval(r) and _has_interval(p) and r["lower"] < r["upper"] and p["lower"] < p["upper"]:
+                out.append(_compare(_name(r["sampler"]), r, p, "sampler", "σ", "less noise"))
+            else:
+                out.append(f"{_name(r['sampler'])} needs σ ≤ {_fmt(r['value'])} (Poisson: {_fmt(p['value'])}).")
     else:
         if p is not None and s is not None:
             if s["value"] < p["value"]:
@@ -302,10 +387,14 @@ def _verdicts(rows, question, delta, target_epsilon):
             else:
                 out.append(f"Poisson accounting allows {p['value']} epochs; the shuffle lower bound rules out only "
                            f"more than {s['value']}; {s['lower']} epochs are certified for shuffling.")
+        if p is not None and p["upper"] > p["lower"]:
+            out.append(f"Poisson: {p['lower']} epochs are certified; more than {p['upper']} provably exceed the "
+                       f"target.")
         if p is not None and d is not None:
             out.append(f"fixed batches allow {d['value']} epochs (Poisson: {p['value']}).")
-        if p is not None and bb is not None:
-            out.append(f"balls-and-bins allows at least {bb['value']} epochs (Poisson: {p['value']}).")
+        if p is not None:
+            for r in others:
+                out.append(f"{_name(r['sampler'])} allows at least {r['value']} epochs (Poisson: {p['value']}).")
     return out
 
 

@@ -10,6 +10,7 @@ and the pipeline read the registry.  This layer imports the engine only.
 from __future__ import annotations
 
 from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.result import AccountingResult
 
 from .spec import TIME_LIMIT, Question, SamplerSpec, check_cost
 
@@ -84,13 +85,19 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
 
     Per sampler (its module and ``SPEC`` say more):
 
-    * poisson / wor: ``method`` pld/rdp/analytic/cf; kind = ``bound``.
-    * deterministic: exact, the Gaussian at σ/√E.
+    * poisson / wor: steps·epochs steps at q; by default (``method`` None or "interval") the certified
+      interval of :mod:`dpsampling.engine.poisson_interval` (value = upper end, kind ``upper``; each end's
+      method in ``accuracy["lower_method"]``/``["upper_method"]``; σ: ``lower`` a provably insufficient σ);
+      ``method`` pld/rdp/analytic/cf: the accountant's answer, kind = ``bound``.  q = 1: exact.
+    * deterministic: exact, the Gaussian at σ/√E (E = 1: today's one-epoch value).
     * shuffle: kind ``lower`` with ``upper`` = the deterministic value (Chua Thm 4.1), i.e. the interval
       [lower, upper]; option ``mode`` "dynamic" (default) or "persistent".  σ: only ``bound="lower"``.
     * balls_and_bins: ``method`` "pld" (default; certified PLD_accounting bracket with both ends filled),
       "montecarlo" (kind ``estimate`` with its band; options mc_samples, mc_seed, mc_failure_prob,
       mc_half_width) or "max_statistic" (Chua et al. lower bound, kind ``lower``).
+
+    One step per epoch of a sampler with one batch per step (shuffle, balls_and_bins, deterministic), at its
+    default method: exact, the Gaussian at σ/√epochs (:func:`_one_batch_per_epoch`).
 
     ``options``: the sampler's options (``spec.options``; e.g. ``rel_tol``, ``discretization``,
     ``accuracy``, ``mode``).  A question whose predicted time (``spec.cost``) exceeds
@@ -101,6 +108,9 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     if quantity not in QUANTITIES:
         raise ParameterError("quantity", "one of " + ", ".join(QUANTITIES), quantity)
     method = _method(spec, method)
+    one = _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method)
+    if one is not None:
+        return one
     for name, value in options.items():
         opt = spec.option(name)
         if opt is not None:
@@ -123,6 +133,34 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     return getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw)
 
 
+#: method label of the one-batch-per-epoch answers (:func:`_one_batch_per_epoch`)
+ONE_BATCH_METHOD = "analytic (one batch per epoch: the Gaussian at σ/√epochs)"
+
+
+def _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method):
+    """A sampler with one batch per step (``spec.batch == "one_per_step"``: shuffle, balls_and_bins,
+    deterministic) with one step per epoch, at its default method, exactly: the one batch of each epoch is the
+    whole dataset (a permutation or a random bin assignment puts every record in it), so each epoch is the
+    Gaussian mechanism with sensitivity 1 and the run is the Gaussian at σ/√epochs (:mod:`.deterministic`,
+    closed form), kind ``exact``.  None otherwise."""
+    if spec.batch != "one_per_step" or spec.audit_kind == "exact" or isinstance(steps, bool) or steps != 1:
+        return None
+    if method != spec.default_method:
+        return None
+    from ._checks import check_epochs, check_one_epoch
+
+    check_epochs(epochs, spec.name, multi_epoch=True)
+    if q is not None:
+        check_one_epoch(q, 1, spec.name)
+    if bound not in (None, "upper", "lower", "exact"):
+        raise ValueError(f"bound must be one of upper, lower, exact (got {bound!r})")
+    if quantity == "sigma":
+        r = deterministic.sigma(*target, steps=1, epochs=epochs)
+    else:
+        r = getattr(deterministic, quantity)(target, sigma=sigma, steps=1, epochs=epochs)
+    return AccountingResult(r.value, "exact", ONE_BATCH_METHOD, r.accuracy, r.value, r.value, r.flags)
+
+
 from . import balls_and_bins, deterministic, poisson, shuffle, wor  # noqa: E402  (they import .spec)
 
 register(poisson.SPEC)
@@ -132,4 +170,4 @@ register(deterministic.SPEC)
 register(balls_and_bins.SPEC)
 
 __all__ = ["QUANTITIES", "SAMPLERS", "TIME_LIMIT", "account", "balls_and_bins", "deterministic", "get_spec", "poisson",
-           "question", "register", "shuffle", "specs", "unregister", "wor"]
+           "question", "register", "shuffle", "specs", "unregister", "wor", "ONE_BATCH_METHOD"]

@@ -10,16 +10,23 @@ One epoch of Chua et al. (q = 1/T): :func:`dpsampling.papers.chua.poisson_epoch_
 
 from __future__ import annotations
 
+import dataclasses
+
 from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_steps
+from dpsampling.engine.validation import check_choice, check_steps
 
-from ._checks import check_epochs
+from ._checks import check_epochs, check_quantity
 
 accountant = lazy.module("dpsampling.engine.accountant")  # heavy (dp_accounting): loaded on first use
+poisson_interval = lazy.module("dpsampling.engine.poisson_interval")
 
 NAME = "poisson"
 BOUNDS = ("upper", "lower")
+
+
+#: the default method: the certified interval of :mod:`dpsampling.engine.poisson_interval`
+INTERVAL = "interval"
 
 
 def _kw(q, steps, epochs, sampler, method, rel_tol, options):
@@ -31,7 +38,9 @@ def _kw(q, steps, epochs, sampler, method, rel_tol, options):
     rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
     if not (0 < rel_tol <= 0.1):
         raise ValueError(f"rel_tol must be in (0, 0.1] (got {rel_tol!r})")
-    kw = dict(q=q, total_steps=steps * epochs, method="pld" if method is None else method, rel_tol=rel_tol)
+    method = INTERVAL if method is None else method
+    check_choice("method", method, (INTERVAL, "pld", "rdp", "analytic", "cf"))
+    kw = dict(q=q, total_steps=steps * epochs, method=method, rel_tol=rel_tol)
     for k in ("discretization", "finest_discretization"):
         if options.get(k) is not None:
             kw[k] = options.pop(k)
@@ -41,25 +50,69 @@ def _kw(q, steps, epochs, sampler, method, rel_tol, options):
     return kw
 
 
+def answer(quantity, target, sigma, bound, direction, kw):
+    """ε(δ) (``quantity="epsilon"``) or δ(ε) of the Poisson-subsampled Gaussian at ``sigma`` for the engine's
+    keyword arguments ``kw`` (:func:`_kw`; shared with :mod:`.wor`, which passes σ/2).  Default method: the
+    certified interval of :mod:`dpsampling.engine.poisson_interval` (value = its upper end; ``bound="lower"``
+    reports the lower end, kind ``lower``); ``method`` pld/rdp/analytic/cf: :mod:`dpsampling.engine.accountant`."""
+    if kw["method"] != INTERVAL:
+        call = accountant.epsilon if quantity == "epsilon" else accountant.delta
+        return call(target, sigma=sigma, bound=bound, direction=direction, **kw)
+    check_quantity(quantity, target)
+    accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", bound)  # noqa: SLF001
+    fn = poisson_interval.epsilon if quantity == "epsilon" else poisson_interval.delta
+    extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
+    r = fn(target, sigma=float(sigma), q=float(kw["q"]), total_steps=int(kw["total_steps"]), direction=direction,
+           rel_tol=kw["rel_tol"], **extra)
+    if bound == "lower" and r.kind == "upper":
+        return dataclasses.replace(r, value=r.lower, kind="lower")
+    return r
+
+
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
           rel_tol=None, **options) -> AccountingResult:
-    """δ(ε) after steps·epochs steps: :func:`dpsampling.engine.accountant.delta`."""
-    kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
-    return accountant.delta(epsilon, sigma=sigma, bound=bound, direction=direction, **kw)
+    """δ(ε) after steps·epochs steps: :func:`answer` (by default the certified interval)."""
+    return answer("delta", epsilon, sigma, bound, direction, _kw(q, steps, epochs, NAME, method, rel_tol, options))
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
             rel_tol=None, **options) -> AccountingResult:
-    """ε(δ) after steps·epochs steps: :func:`dpsampling.engine.accountant.epsilon`."""
-    kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
-    return accountant.epsilon(delta, sigma=sigma, bound=bound, direction=direction, **kw)
+    """ε(δ) after steps·epochs steps: :func:`answer` (by default the certified interval)."""
+    return answer("epsilon", delta, sigma, bound, direction, _kw(q, steps, epochs, NAME, method, rel_tol, options))
 
 
 def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="add_remove", rel_tol=None,
           **options) -> AccountingResult:
-    """Smallest σ (an upper bound on it): :func:`dpsampling.engine.accountant.calibrate_sigma`."""
+    """Smallest σ: :func:`dpsampling.engine.accountant.calibrate_sigma` gives a sufficient σ (``value`` =
+    ``upper``); by default (method interval) ``lower`` is a provably insufficient σ
+    (:func:`dpsampling.engine.poisson_interval.insufficient_sigma`, the dominated PLD at the calibration's
+    discretisation), so the smallest sufficient σ lies in (lower, upper]."""
     kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
-    return accountant.calibrate_sigma(epsilon, delta, direction=direction, **kw)
+    return calibrate(epsilon, delta, direction, kw)
+
+
+def calibrate(epsilon, delta, direction, kw, scale=1.0):
+    """σ for the engine's keyword arguments ``kw`` (:func:`_kw`); ``scale`` multiplies both ends (WOR: 2, since
+    WOR at σ has Poisson's curves at σ/2, Lebeda Prop. 9)."""
+    interval = kw["method"] == INTERVAL
+    if interval:
+        kw = dict(kw, method="pld")
+    r = accountant.calibrate_sigma(epsilon, delta, direction=direction, **kw)
+    low = None
+    if interval and r.kind == "upper" and r.method == "pld":
+        low = poisson_interval.insufficient_sigma(epsilon, delta, q=float(kw["q"]), total_steps=int(kw["total_steps"]),
+                                                  sigma_sufficient=r.value,
+                                                  discretization=r.accuracy["discretization"], direction=direction,
+                                                  rel_tol=kw["rel_tol"])
+        acc = dict(r.accuracy, lower_method=poisson_interval.LOWER_PLD + " (provably insufficient σ)",
+                   upper_method=poisson_interval.UPPER_PLD + " (sufficient σ)")
+        r = dataclasses.replace(r, lower=low, accuracy=acc,
+                                method=f"{poisson_interval.LOWER_PLD} / {poisson_interval.UPPER_PLD}")
+    if scale == 1.0:
+        return r
+    up = None if r.upper is None else r.upper * scale
+    lo = None if r.lower is None else r.lower * scale
+    return dataclasses.replace(r, value=r.value * scale, lower=lo, upper=up)
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
@@ -123,7 +176,7 @@ def cost(question):
 
     from .spec import TIME_LIMIT, Cost
 
-    if question.method not in (None, "pld"):
+    if question.method not in (None, INTERVAL, "pld"):
         return Cost(0.5)
     steps = question.steps * question.epochs
     q = question.q
@@ -163,11 +216,12 @@ def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma):
     def sigma_entry(epsilon, delta, *, bound=None, **kw):  # the calibrated σ is sufficient: an upper bound
         return sigma(epsilon, delta, **kw)
 
-    methods = ("pld", "rdp", "analytic", "cf")
+    methods = (INTERVAL, "pld", "rdp", "analytic", "cf")
     return SamplerSpec(
         name=name, summary=summary, pair_add=pair_add, pair_remove=pair_remove, batch="rate",
-        bounds={"pld": ("upper", "lower"), "rdp": ("upper",), "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
-        sigma_bounds=("upper",), methods=methods, default_method="pld", options=_options(), audit_kind="upper",
+        bounds={INTERVAL: ("upper", "lower"), "pld": ("upper", "lower"), "rdp": ("upper",),
+                "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
+        sigma_bounds=("upper",), methods=methods, default_method=INTERVAL, options=_options(), audit_kind="upper",
         cost=cost, delta=delta, epsilon=epsilon, sigma=sigma_entry,
         quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"))
 

@@ -11,16 +11,11 @@ on Δ/σ only), so WOR at σ is the Poisson-subsampled Gaussian at σ/2: :func:`
 
 from __future__ import annotations
 
-import dataclasses
-
-from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_positive
 
 from . import poisson
 from .poisson import _kw
-
-accountant = lazy.module("dpsampling.engine.accountant")  # heavy (dp_accounting): loaded on first use
 
 NAME = "wor"
 BOUNDS = ("upper", "lower")
@@ -28,37 +23,28 @@ BOUNDS = ("upper", "lower")
 SENSITIVITY = 2.0
 
 
-def _scaled(r):
-    """A calibrated Poisson σ as WOR's: σ_WOR = SENSITIVITY·σ_Poisson exactly (value and both ends)."""
-    up = None if r.upper is None else r.upper * SENSITIVITY
-    lo = None if r.lower is None else r.lower * SENSITIVITY
-    return dataclasses.replace(r, value=r.value * SENSITIVITY, lower=lo, upper=up)
-
-
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
           rel_tol=None, **options) -> AccountingResult:
-    """δ(ε) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9),
-    :func:`dpsampling.engine.accountant.delta`."""
+    """δ(ε) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9), :func:`.poisson.answer`."""
     kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
     check_positive("sigma", sigma)
-    return accountant.delta(epsilon, sigma=sigma / SENSITIVITY, bound=bound, direction=direction, **kw)
+    return poisson.answer("delta", epsilon, sigma / SENSITIVITY, bound, direction, kw)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",
             rel_tol=None, **options) -> AccountingResult:
-    """ε(δ) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9),
-    :func:`dpsampling.engine.accountant.epsilon`."""
+    """ε(δ) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9), :func:`.poisson.answer`."""
     kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
     check_positive("sigma", sigma)
-    return accountant.epsilon(delta, sigma=sigma / SENSITIVITY, bound=bound, direction=direction, **kw)
+    return poisson.answer("epsilon", delta, sigma / SENSITIVITY, bound, direction, kw)
 
 
 def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="add_remove", rel_tol=None,
           **options) -> AccountingResult:
     """Smallest σ (an upper bound on it): 2 × the Poisson one (Prop. 9; σ/2 is sufficient for Poisson
-    iff σ is for WOR), :func:`dpsampling.engine.accountant.calibrate_sigma`."""
-    kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
-    return _scaled(accountant.calibrate_sigma(epsilon, delta, direction=direction, **kw))
+    iff σ is for WOR), :func:`.poisson.calibrate`."""
+    return poisson.calibrate(epsilon, delta, direction, _kw(q, steps, epochs, NAME, method, rel_tol, options),
+                             scale=SENSITIVITY)
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
