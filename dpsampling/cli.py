@@ -169,6 +169,18 @@ _AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact",
                "interval": "interval [lower, upper]"}
 
 
+def _interval_text(lo, up) -> str:
+    """[lo, up] rounded outward (lo down, up up) to the fewest significant digits (4 to 8) that show the certified
+    width, so the printed interval contains the certified one."""
+    from .audit import _outward
+
+    for digits in range(4, 9):
+        a, b = _outward(lo, digits, False), _outward(up, digits, True)
+        if b - a <= 2 * (up - lo) + 1e-300:
+            break
+    return f"[{a:.{digits}g}, {b:.{digits}g}]"
+
+
 def _audit_text(df) -> str:
     """An aligned table (sampler, value, what it is, method) followed by the verdict lines."""
     q = df.attrs["question"]
@@ -186,13 +198,11 @@ def _audit_text(df) -> str:
             why = exc.text("--force", _AUDIT_DRIVERS) if exc is not None else "predicted beyond the time limit"
             lines.append((r["sampler"], "-", f"not computed: {why}", r["method"]))
             continue
-        if r["kind"] == "interval":
-            val = f"[{num(r['lower'])}, {num(r['upper'])}]"
-        else:
-            val = num(r["value"])
+        both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
+        val = _interval_text(r["lower"], r["upper"]) if both else num(r["value"])
         what = _AUDIT_WHAT.get(r["kind"], r["kind"])
-        if r["kind"] == "upper" and not math.isnan(r["lower"]) and r["lower"] != r["value"] and q == "epsilon":
-            what += f" (lower {num(r['lower'])})"
+        if both and r["kind"] == "upper":
+            what = "certified interval" if q == "epsilon" else "interval (sufficient σ = upper end)"
         if r["flags"]:
             what += f" [{r['flags']}]"
         lines.append((r["sampler"], val, what, r["method"]))

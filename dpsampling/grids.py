@@ -24,19 +24,26 @@ import numpy as np
 RENAMED_KEYS = {"gamma": "q", "k": "steps"}
 
 
-def check_renamed_keys(config: dict) -> None:
-    """Raise ValueError naming the first parameter that still uses an old name (``RENAMED_KEYS``),
-    its place in the config and its new name; the schema alone would only say 'unexpected'."""
+def _parameter_blocks(config: dict):
+    """(computation, place, parameters) for every ``fixed`` block and ``grid`` entry of the config."""
     for name, block in config.items():
         if not isinstance(block, dict):
             continue
         places = [("fixed", block.get("fixed"))]
         places += [(f"grid[{i}]", sub) for i, sub in enumerate(block.get("grid") or [])]
         for where, params in places:
-            for key in params if isinstance(params, dict) else ():
-                if key in RENAMED_KEYS:
-                    raise ValueError(f"config key {name}.{where}.{key} was renamed: use "
-                                     f"'{RENAMED_KEYS[key]}' instead of '{key}'")
+            if isinstance(params, dict):
+                yield name, where, params
+
+
+def check_renamed_keys(config: dict) -> None:
+    """Raise ValueError naming the first parameter that still uses an old name (``RENAMED_KEYS``),
+    its place in the config and its new name; the schema alone would only say 'unexpected'."""
+    for name, where, params in _parameter_blocks(config):
+        for key in params:
+            if key in RENAMED_KEYS:
+                raise ValueError(f"config key {name}.{where}.{key} was renamed: use "
+                                 f"'{RENAMED_KEYS[key]}' instead of '{key}'")
 
 
 def check_samplers(config: dict) -> None:
@@ -45,17 +52,12 @@ def check_samplers(config: dict) -> None:
     sampler module needs no schema edit)."""
     from dpsampling import samplers
 
-    for name, block in config.items():
-        if not isinstance(block, dict):
-            continue
-        places = [("fixed", block.get("fixed"))]
-        places += [(f"grid[{i}]", sub) for i, sub in enumerate(block.get("grid") or [])]
-        for where, params in places:
-            value = params.get("sampler") if isinstance(params, dict) else None
-            for v in ([] if value is None else value if isinstance(value, list) else [value]):
-                if v not in samplers.SAMPLERS:
-                    raise ValueError(f"config key {name}.{where}.sampler must be one of "
-                                     f"{', '.join(samplers.SAMPLERS)} (got {v!r})")
+    for name, where, params in _parameter_blocks(config):
+        value = params.get("sampler")
+        for v in ([] if value is None else value if isinstance(value, list) else [value]):
+            if v not in samplers.SAMPLERS:
+                raise ValueError(f"config key {name}.{where}.sampler must be one of "
+                                 f"{', '.join(samplers.SAMPLERS)} (got {v!r})")
 
 
 def expand_axis(name, spec):

@@ -183,7 +183,6 @@ def test_warm_started_curve_needs_at_most_two_evaluations_per_sigma(monkeypatch)
     acceptance window unless the first is already in it.  The counter is checked against the PLD evaluations
     actually made; every σ is sufficient at its discretisation and at most SECANT_SHARE·rel_tol (in log σ)
     above the smallest sufficient one there (checked by evaluation: its residual is honest)."""
-    import numpy as np
 
     from dpsampling.engine import pld
 
@@ -287,27 +286,8 @@ def test_calibrated_sigma_below_floor_is_an_estimate():
 # (its interval is used, never its point value) and PLD δ below RELIABLE_DELTA_FLOOR (flagged).
 
 
-N_SETTINGS = 12
-
-
-D = 1e-3
-
-
-def _settings():
-    rng = np.random.default_rng(20261123)
-    out = []
-    for _ in range(N_SETTINGS):
-        out.append(dict(sigma=float(rng.uniform(0.5, 3.0)), q=float(10 ** rng.uniform(-3, math.log10(0.5))),
-                        steps=int(rng.integers(1, 51)), eps=float(rng.uniform(0.1, 4.0)),
-                        delta=float(10 ** rng.uniform(-8, -3))))
-    return out
-
-
-SETTINGS = _settings()
-
-
-def _id(s):
-    return f"s{s['sigma']:.2f}-q{s['q']:.1e}-T{s['steps']}-e{s['eps']:.2f}"
+from orderings import D, N_SETTINGS, SETTINGS  # noqa: E402 - the shared sample (tests/orderings.py)
+from orderings import setting_id as _id  # noqa: E402
 
 
 @pytest.mark.parametrize("s", SETTINGS, ids=_id)

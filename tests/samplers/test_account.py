@@ -10,8 +10,6 @@ from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.samplers import deterministic, shuffle
 from dpsampling.engine import accountant
 from dpsampling.samplers import balls_and_bins, poisson, wor
-import math
-import numpy as np
 from dpsampling.papers import chua
 
 FAST_BNB = {"loss_discretization": 0.05, "tail_truncation": 1e-8}
@@ -181,27 +179,8 @@ def test_bad_questions_name_the_parameter(args, kw, word):
 # (its interval is used, never its point value) and PLD δ below RELIABLE_DELTA_FLOOR (flagged).
 
 
-N_SETTINGS = 12
-
-
-D = 1e-3
-
-
-def _settings():
-    rng = np.random.default_rng(20261123)
-    out = []
-    for _ in range(N_SETTINGS):
-        out.append(dict(sigma=float(rng.uniform(0.5, 3.0)), q=float(10 ** rng.uniform(-3, math.log10(0.5))),
-                        steps=int(rng.integers(1, 51)), eps=float(rng.uniform(0.1, 4.0)),
-                        delta=float(10 ** rng.uniform(-8, -3))))
-    return out
-
-
-SETTINGS = _settings()
-
-
-def _id(s):
-    return f"s{s['sigma']:.2f}-q{s['q']:.1e}-T{s['steps']}-e{s['eps']:.2f}"
+from orderings import D, SETTINGS  # noqa: E402 - the shared sample (tests/orderings.py)
+from orderings import setting_id as _id  # noqa: E402
 
 
 @pytest.mark.parametrize("s", SETTINGS, ids=_id)
