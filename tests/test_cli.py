@@ -77,7 +77,9 @@ def test_parser_literals_are_the_librarys():
 
     assert cli.SAMPLERS == samplers.SAMPLERS
     poisson = samplers.get_spec("poisson")
-    assert (cli.DIRECTIONS, poisson.methods) == (validation.DIRECTIONS, validation.METHODS)
+    # the sampler's methods: its certified interval (the default) and the engine's accountants
+    assert (cli.DIRECTIONS, poisson.methods) == (validation.DIRECTIONS, (samplers.poisson.INTERVAL, *validation.METHODS))
+    assert poisson.default_method == samplers.poisson.INTERVAL
     assert poisson.option("rel_tol").default == accountant.DEFAULT_REL_TOL
 
 
