@@ -375,26 +375,28 @@ def delta_of(pmf, epsilon):
 
 
 def epsilon_of(pmf, delta):
-    """Smallest ε ≥ 0 with δ(ε) ≤ delta (exact for the discrete loss distribution); inf if none."""
+    """Smallest ε ≥ 0 with δ(ε) ≤ delta (exact for the discrete loss distribution); inf if none.
+
+    With U_j = Σ_{k≥j} p_k and W_j = Σ_{k>j} p_k e^{ℓ_j − ℓ_k} (≤ U_{j+1}, a decaying recursion on the uniform
+    grid, so no exponential overflows at any loss), δ(ℓ_j) = inf + U_{j+1} − W_j and on [ℓ_{j−1}, ℓ_j]
+    δ(ε) = inf + U_j − e^{ε − ℓ_{j−1}} W_{j−1}."""
     if pmf.inf >= delta:
         return math.inf
-    losses = (pmf.k0 + np.arange(len(pmf.probs))) * pmf.step
     p = pmf.probs
-    # suffix sums U_i = Σ_{k≥i} p_k, V_i = Σ_{k≥i} p_k e^{−ℓ_k}
+    n = len(p)
+    losses = (pmf.k0 + np.arange(n)) * pmf.step
     u = np.cumsum(p[::-1])[::-1]
-    v = np.cumsum((p * np.exp(-losses))[::-1])[::-1]
-    # δ at ε = ℓ_j: inf + U_{j+1} − e^{ℓ_j} V_{j+1}
+    r = math.exp(-pmf.step)
+    w = signal.lfilter([r], [1.0, -r], p[::-1])[::-1]  # w[j] = Σ_{k≥j} p_k e^{ℓ_{j−1} − ℓ_k} = W_{j−1}
+    w_at = np.append(w[1:], 0.0)  # W_j
     u1 = np.append(u[1:], 0.0)
-    v1 = np.append(v[1:], 0.0)
-    d_at = pmf.inf + u1 - np.exp(losses) * v1
-    ok = np.flatnonzero(d_at <= delta)
-    j = int(ok[0])  # the last loss always qualifies (δ = inf there)
-    if j == 0:  # ε below the lowest loss: δ(ε) = inf + U_0 − e^ε V_0
-        excess = pmf.inf + u[0] - delta
-        eps = math.log(excess / v[0]) if excess > 0 else -math.inf
+    d_at = pmf.inf + u1 - w_at
+    j = int(np.flatnonzero(d_at <= delta)[0])  # the last loss always qualifies (δ = inf there)
+    excess = pmf.inf + u[j] - delta
+    if j == 0:  # ε below the lowest loss: δ(ε) = inf + U_0 − e^{ε − ℓ_0}(p_0 + W_0)
+        eps = losses[0] + math.log(excess / (p[0] + w_at[0])) if excess > 0 else -math.inf
     else:
-        eps = math.log((pmf.inf + u[j] - delta) / v[j])
-        eps = min(max(eps, losses[j - 1]), losses[j])
+        eps = min(max(losses[j - 1] + math.log(excess / w[j]), losses[j - 1]), losses[j])
     return max(eps, 0.0)
 
 
