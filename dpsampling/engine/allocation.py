@@ -44,11 +44,15 @@ from scipy import signal, special
 
 from .validation import check_delta, check_epsilon, check_int, check_positive
 
-#: mass budget of each truncation (floor, cap, composition tails), per unit of δ and of stage × epoch
+#: mass budget of each truncation (floor, cap, composition tails) for ε(δ), per unit of δ and of stage × epoch
 _TAIL_PER_DELTA = 1e-4
-#: first grid step (heuristic model of the second-order error; only the cost depends on it)
-_FIRST_STEP_SCALE = 1.0
-_MAX_REFINES = 6
+#: the same budget for δ(ε) queries (absolute)
+_TAIL_DELTA_QUERY = 1e-15
+#: at most this many passes (the grid step is halved after each pass that misses the width)
+_MAX_PASSES = 6
+#: method labels of the two ends
+UPPER_METHOD = "allocation-spread"
+LOWER_METHOD = "allocation-merge"
 
 
 def _log_ndtr_diff(a, b):
@@ -415,68 +419,82 @@ def _check(sigma, steps, epochs, rel_width):
 
 
 def first_step(sigma, steps, rel_width):
-    """A grid step Δ whose second-order error is about rel_width/4 (a model; only cost depends on it):
-    the relative variance a spread adds is ≈ Δ²/8 per stage, summing to ≈ Δ²/8 (2T/v + log₂T) with
-    v = Var Y = e^{1/σ²} − 1, and the relative error of ε is about half of it."""
+    """A grid step Δ whose second-order error is about rel_width/4 (a model; only the cost depends on it):
+    a spread within cells of relative width Δ adds a relative variance ≈ Δ²/8 at each stage; carried to X it
+    sums to ≈ Δ²/8 (2T/v + log₂T) of Var X, v = Var Y = e^{1/σ²} − 1, and ε moves by about half of that."""
     v = math.expm1(1.0 / sigma**2)
     stages = max(math.log2(steps), 1.0)
-    return _FIRST_STEP_SCALE * min(0.05, math.sqrt(4.0 * rel_width / (2 * steps / v + stages)))
-
-
-def composed_pmfs(sigma, steps, epochs, step, loss_step, tail):
-    """(upper, lower) pairs of composed (REMOVE, ADD) loss distributions of E epochs."""
-    up, lo = epoch_laws(sigma, steps, step, tail)
-    ups = [self_compose(p, epochs, True, tail) for p in upper_pmfs(up, step)]
-    los = [self_compose(p, epochs, False, tail) for p in lower_pmfs(lo, loss_step)]
-    return ups, los
-
-
-def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None):
-    """Certified [lower, upper] on ε(δ) of E epochs of random allocation (max over ADD and REMOVE).
-
-    upper: ε of the E-fold product of a pair dominating one epoch (convex-order spread on the grid, exact
-    losses); lower: ε of a dominated sub-probability law (cell conditional means, losses rounded down).  The
-    grid step is halved until (upper − lower) ≤ rel_width·upper (at most a few times); ``step`` fixes Δ
-    (one pass).  Returns (lower, upper, info)."""
-    check_delta(delta)
-    sigma, steps, epochs = _check(sigma, steps, epochs, rel_width)
-    tail = _TAIL_PER_DELTA * delta / (epochs * (math.log2(steps) + 2))
-    h = first_step(sigma, steps, rel_width) if step is None else float(check_positive("step", step))
-    passes = []
-    for _ in range(_MAX_REFINES if step is None else 1):
-        up, lo = epoch_laws(sigma, steps, h, tail)
-        ups = [self_compose(p, epochs, True, tail) for p in upper_pmfs(up, h)]
-        e_up = max(epsilon_of(p, delta) for p in ups)
-        loss_step = _lower_loss_step(e_up, epochs, rel_width, h)
-        los = [self_compose(p, epochs, False, tail) for p in lower_pmfs(lo, loss_step)]
-        e_lo = max(epsilon_of(p, delta) for p in los)
-        passes.append({"step": h, "loss_step": loss_step, "lower": e_lo, "upper": e_up})
-        if e_up - e_lo <= rel_width * e_up or e_up == 0:
-            break
-        h /= 2
-    info = {"method_upper": "allocation convex-order spread (dominating)",
-            "method_lower": "allocation convex-order merge (dominated)", "passes": passes, "tail": tail}
-    return e_lo, e_up, info
+    return min(0.05, math.sqrt(4.0 * rel_width / (2 * steps / v + stages)))
 
 
 def _lower_loss_step(eps_up, epochs, rel_width, step):
-    """Loss step of the lower end: its rounding lowers the E-epoch loss by ≲ E·loss_step/2 ≈ rel_width·ε/8."""
+    """Loss step of the lower end: rounding down lowers the E-epoch loss by ≲ E·loss_step/2 = rel_width·ε/8."""
     if not math.isfinite(eps_up) or eps_up <= 0:
         return step / 4
     return min(step / 2, rel_width * eps_up / (4 * epochs))
 
 
-def delta_interval(epsilon, sigma, steps, epochs=1, *, step=None, loss_step=None, rel_width=1e-2):
-    """Certified [lower, upper] on δ(ε) (max over ADD and REMOVE) at grid step ``step`` (default: the step
-    :func:`first_step` picks for ``rel_width``).  Returns (lower, upper, info)."""
+def _interval(sigma, steps, epochs, step, loss_step, tail, query):
+    """(lower, upper) of ``query`` (a function of a composed LossPmf) maximised over both directions."""
+    up, lo = epoch_laws(sigma, steps, step, tail)
+    upper = max(query(self_compose(p, epochs, True, tail)) for p in upper_pmfs(up, step))
+    if callable(loss_step):
+        loss_step = loss_step(upper)
+    lower = max(query(self_compose(p, epochs, False, tail)) for p in lower_pmfs(lo, loss_step))
+    return lower, upper, loss_step
+
+
+def _refine(run, step, fixed, rel_width):
+    """Run passes at step, step/2, ... until (upper − lower) ≤ rel_width·upper (one pass if ``fixed``)."""
+    passes = []
+    for _ in range(1 if fixed else _MAX_PASSES):
+        lower, upper, loss_step = run(step)
+        passes.append({"step": step, "loss_step": loss_step, "lower": lower, "upper": upper})
+        if upper - lower <= rel_width * upper or upper == 0:
+            break
+        step /= 2
+    info = {"method_upper": UPPER_METHOD, "method_lower": LOWER_METHOD, "step": step, "loss_step": loss_step,
+            "rel_width": (upper - lower) / upper if upper > 0 else 0.0, "width_met": upper - lower <= rel_width * upper,
+            "passes": passes}
+    return lower, upper, info
+
+
+def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None):
+    """Certified [lower, upper] on ε(δ) of E epochs of random allocation (max over ADD and REMOVE).
+
+    upper (``allocation-spread``): ε of the E-fold product of a pair that dominates one epoch (a convex-order
+    spread of X on the geometric grid, losses exact); lower (``allocation-merge``): ε of a dominated
+    sub-probability law (cell conditional means; losses rounded down).  The grid step starts at
+    :func:`first_step` and is halved until (upper − lower) ≤ rel_width·upper (``info["width_met"]`` says whether
+    it was within the passes); ``step`` fixes Δ (one pass).  Returns (lower, upper, info)."""
+    check_delta(delta)
+    sigma, steps, epochs = _check(sigma, steps, epochs, rel_width)
+    tail = _TAIL_PER_DELTA * delta / (epochs * (math.log2(steps) + 2))
+    fixed = step is not None
+    h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
+
+    def run(hh):
+        return _interval(sigma, steps, epochs, hh, lambda e: _lower_loss_step(e, epochs, rel_width, hh), tail,
+                         lambda pmf: epsilon_of(pmf, delta))
+
+    return _refine(run, h, fixed, rel_width)
+
+
+def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, loss_step=None):
+    """Certified [lower, upper] on δ(ε) (max over ADD and REMOVE), same pairs as :func:`epsilon_interval`.
+
+    The grid step starts at :func:`first_step` (``loss_step`` of the lower end: step/4 unless given) and is
+    halved until (upper − lower) ≤ rel_width·upper; ``step`` fixes Δ (one pass).  Truncated tails cost at most
+    ~1e-13 of δ (absolute).  Returns (lower, upper, info)."""
     check_epsilon(epsilon)
     sigma, steps, epochs = _check(sigma, steps, epochs, rel_width)
-    h = first_step(sigma, steps, rel_width) if step is None else float(check_positive("step", step))
-    ls = h / 4 if loss_step is None else float(check_positive("loss_step", loss_step))
-    up, lo = epoch_laws(sigma, steps, h, 1e-16)
-    tail = 1e-16
-    ups = [self_compose(p, epochs, True, tail) for p in upper_pmfs(up, h)]
-    los = [self_compose(p, epochs, False, tail) for p in lower_pmfs(lo, ls)]
-    d_up = max(delta_of(p, epsilon) for p in ups)
-    d_lo = max(delta_of(p, epsilon) for p in los)
-    return d_lo, d_up, {"step": h, "loss_step": ls}
+    fixed = step is not None
+    h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
+    if loss_step is not None:
+        check_positive("loss_step", loss_step)
+
+    def run(hh):
+        return _interval(sigma, steps, epochs, hh, hh / 4 if loss_step is None else float(loss_step),
+                         _TAIL_DELTA_QUERY, lambda pmf: delta_of(pmf, float(epsilon)))
+
+    return _refine(run, h, fixed, rel_width)
