@@ -437,9 +437,10 @@ def _lower_loss_step(eps_up, epochs, rel_width, step):
 def _interval(sigma, steps, epochs, step, loss_step, tail, query):
     """(lower, upper) of ``query`` (a function of a composed LossPmf) maximised over both directions."""
     up, lo = epoch_laws(sigma, steps, step, tail)
-    upper = max(query(self_compose(p, epochs, True, tail)) for p in upper_pmfs(up, step))
+    composed = [self_compose(p, epochs, True, tail) for p in upper_pmfs(up, step)]
+    upper = max(query(p) for p in composed)
     if callable(loss_step):
-        loss_step = loss_step(upper)
+        loss_step = loss_step(upper, composed)
     lower = max(query(self_compose(p, epochs, False, tail)) for p in lower_pmfs(lo, loss_step))
     return lower, upper, loss_step
 
@@ -474,7 +475,7 @@ def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
     h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
 
     def run(hh):
-        return _interval(sigma, steps, epochs, hh, lambda e: _lower_loss_step(e, epochs, rel_width, hh), tail,
+        return _interval(sigma, steps, epochs, hh, lambda e, _: _lower_loss_step(e, epochs, rel_width, hh), tail,
                          lambda pmf: epsilon_of(pmf, delta))
 
     return _refine(run, h, fixed, rel_width)
@@ -483,7 +484,8 @@ def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
 def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, loss_step=None):
     """Certified [lower, upper] on δ(ε) (max over ADD and REMOVE), same pairs as :func:`epsilon_interval`.
 
-    The grid step starts at :func:`first_step` (``loss_step`` of the lower end: step/4 unless given) and is
+    The grid step starts at :func:`first_step` (``loss_step`` of the lower end: from the slope of log δ at ε
+    unless given) and is
     halved until (upper − lower) ≤ rel_width·upper; ``step`` fixes Δ (one pass).  Truncated tails cost at most
     ~1e-13 of δ (absolute).  Returns (lower, upper, info)."""
     check_epsilon(epsilon)
@@ -493,8 +495,21 @@ def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
     if loss_step is not None:
         check_positive("loss_step", loss_step)
 
+    eps = float(epsilon)
+
+    def auto_loss_step(hh):
+        def pick(d_up, composed):
+            # rounding down lowers the E-epoch loss by ≲ E·loss_step/2, so δ by the factor e^{−κ·E·loss_step/2}
+            # with κ = −d log δ/dε (read off the upper end): aim at rel_width/8 of δ
+            h = 0.01
+            d2 = max(delta_of(p, eps + h) for p in composed)
+            kappa = math.log(d_up / d2) / h if d_up > 0 and d2 > 0 else 1.0
+            return min(hh / 2, rel_width / (4 * epochs * max(kappa, 1.0)))
+
+        return pick
+
     def run(hh):
-        return _interval(sigma, steps, epochs, hh, hh / 4 if loss_step is None else float(loss_step),
-                         _TAIL_DELTA_QUERY, lambda pmf: delta_of(pmf, float(epsilon)))
+        return _interval(sigma, steps, epochs, hh, auto_loss_step(hh) if loss_step is None else float(loss_step),
+                         _TAIL_DELTA_QUERY, lambda pmf: delta_of(pmf, eps))
 
     return _refine(run, h, fixed, rel_width)
