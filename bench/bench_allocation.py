@@ -7,6 +7,26 @@ skips it).  Columns: our interval, relative width, CPU and wall seconds; the pee
 CPU seconds and the CPU ratio peer/ours.  The machine may be shared: compare CPU seconds.
 
 Usage: python bench/bench_allocation.py [--quick] [--no-peer] [--peer-limit=600] [--sigmas=0.5,1,2,3]
+
+Measured 2026-11-25 (machine loaded: load average ~20 on 2 cores; CPU s of ours include nothing else), default
+rel_width 1e-2, every point in one pass of the grid step; relative width 5.8e-3 - 7.9e-3 except σ = 0.5 at
+5005 × 10 and 5000 × 3 (2e-3):
+  MNIST 235 × 60, δ = 1e-5: σ = 0.5 [20.2504, 20.3744] 0.05 s; σ = 1 [2.75111, 2.77013] 0.09 s; σ = 1.1 [2.32724,
+  2.34334] 0.08 s; σ = 2 [1.00247, 1.00924] 0.11 s; σ = 3 [0.61818, 0.62232] 0.09 s.
+  CIFAR-10 196 × 100, δ = 1e-5: σ = 0.5 [29.790, 29.988] 0.05 s; σ = 1 [4.07069, 4.10052] 0.10 s; σ = 2 [1.46733,
+  1.47834] 0.11 s; σ = 3 [0.90267, 0.90903] 0.10 s.
+  ImageNet 1251 × 90, δ = 1e-6: σ = 0.5 [12.2035, 12.2749] 0.10 s; σ = 1 [1.53615, 1.54801] 0.21 s; σ = 2 [0.57980,
+  0.58419] 0.23 s; σ = 3 [0.36162, 0.36439] 0.20 s.
+  ImageNet 5005 × 10, δ = 1e-6: σ = 0.5 [3.62540, 3.63288] 0.11 s; σ = 1 [0.22494, 0.22674] 0.43 s; σ = 2 [0.08535,
+  0.08602] 0.50 s; σ = 3 [0.05314, 0.05354] 0.45 s.
+  LLM 5000 × 3, δ = 1e-6: σ = 0.5 [3.01715, 3.02217] 0.07 s; σ = 1 [0.11904, 0.11998] 0.26 s; σ = 2 [0.04477,
+  0.04510] 0.27 s; σ = 3 [0.02780, 0.02801] 0.27 s.
+PLD_accounting's range at the same absolute width did not finish within 420 s for MNIST σ = 1.1, CIFAR-10 σ = 1 or
+ImageNet 5005 × 10 σ = 1 (ratio > 1000×).  Where it finishes (separate runs, same machine): 8 × 2 epochs, σ = 1,
+δ = 1e-5, its PLDs at loss step 1e-3: [3.12553, 3.12597] in 60 CPU s; ours at rel_width 1.4e-4: [3.125672,
+3.125914] in 0.28 s (inside theirs, ~200×).  MNIST at rel_width 1e-3: [2.33418, 2.33577] in 1.2 s (the issue's
+PLD_accounting "fine" bracket: [2.324, 2.345] in 250 CPU s).  Larger: T = 100 000, σ = 1, E = 1: 5.5 s; σ = 3,
+E = 2: 5.4 s; T = 1000, E = 1000, σ = 1, δ = 1e-8: 94 s (the lower end's loss step ∝ 1/E).
 """
 
 from __future__ import annotations

@@ -30,8 +30,13 @@ re-discretised on the geometric grid g_k = e^{kΔ}:
 
 The per-stage errors are second order in Δ (a spread or merge within a cell of relative width Δ), so Δ
 of ~1e-2 (MNIST-like) to ~1e-3 (σ = 3, T = 5000) gives 1 % width, unlike a rounding of every loss at
-every stage.  The E epochs are composed by FFT on the loss grid (:func:`_self_compose`: tails beyond
-``tail`` go to +∞ resp. to the largest kept loss / dropped, as dp_accounting does).
+every stage; measured, halving Δ divides each end's distance to the limit by 4.  The lower end's final
+rounding is first order (E·loss_step/2 in loss), so its loss step shrinks as 1/E: the composition grid, and
+the cost, grow as E² for long runs (1000 epochs: ~1.5 min).  Each pair sum is one O(1) step of a numba
+double loop over the n grid points of a stage (O(n²), n ~ 10³-10⁴).  The E epochs are composed by FFT on
+the loss grid (:func:`self_compose`: a truncated tail goes to +∞ or onto the lowest kept loss (upper), onto
+the highest kept loss or is dropped (lower), as dp_accounting does).  Sides hold up to floating-point
+rounding (sums of products, FFT noise clipped at 0: ~1e-16 of the total mass).
 """
 
 from __future__ import annotations
@@ -55,7 +60,7 @@ UPPER_METHOD = "allocation-spread"
 LOWER_METHOD = "allocation-merge"
 
 
-def _log_ndtr_diff(a, b):
+def _ndtr_diff(a, b):
     """Φ(b) − Φ(a) for a ≤ b (arrays), accurate in both tails."""
     a = np.asarray(a, float)
     b = np.asarray(b, float)
@@ -73,8 +78,8 @@ def _initial_cells(sigma, steps, step, k_lo, k_hi):
     edges = np.arange(k_lo, k_hi + 1) * step
     z = (edges - m) / s
     zt = z - s  # the first moment: E[Z 1{cell}] = (1/T) × the mass of the tilted normal N(m + s², s²)
-    mass = _log_ndtr_diff(z[:-1], z[1:])
-    mom = _log_ndtr_diff(zt[:-1], zt[1:]) / steps
+    mass = _ndtr_diff(z[:-1], z[1:])
+    mom = _ndtr_diff(zt[:-1], zt[1:]) / steps
     below = (special.ndtr(z[0]), special.ndtr(zt[0]) / steps)
     above = (special.ndtr(-z[-1]), special.ndtr(-zt[-1]) / steps)
     return mass, mom, below, above
