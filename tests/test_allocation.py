@@ -87,7 +87,7 @@ def test_composition_matches_dp_accounting():
         assert al.delta_of(ours, 0.7) == pytest.approx(float(theirs.get_delta_for_epsilon(0.7)), rel=1e-9)
 
 
-@pytest.mark.parametrize("sigma,steps,epochs", [(1.0, 8, 2), (0.7, 4, 3)])
+@pytest.mark.parametrize("sigma,steps,epochs", [(1.0, 8, 2), (0.7, 6, 3)])
 def test_overlaps_pld_accounting(sigma, steps, epochs):
     # PLD_accounting's certified bracket (dominating / dominated PLDs of the same pair, loss step 1e-2)
     from PLD_accounting import AllocationSchemeConfig, BoundType, ConvolutionMethod, PrivacyParams
