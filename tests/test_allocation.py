@@ -111,11 +111,13 @@ def test_mnist_inside_pld_accounting_fine_bracket():
     assert up - lo <= 1e-2 * up
 
 
-def test_overlaps_monte_carlo_band():
+@pytest.mark.parametrize("sigma,steps,epochs,eps", [(1.0, 10, 1, 0.5), (0.8, 10, 3, 1.5)])
+def test_overlaps_monte_carlo_band(sigma, steps, epochs, eps):
+    # E = 1: importance sampling; E = 3: plain sampling of the E-epoch loss (both with a KL band, β = 1e-3)
     from dpsampling.samplers.balls_and_bins_mc import mc_delta
 
-    r = mc_delta(0.5, sigma=1.0, steps=10, epochs=1, n=200_000, seed=3, beta=1e-3)
-    lo, up, _ = al.delta_interval(0.5, 1.0, 10, 1, step=0.005)
+    r = mc_delta(eps, sigma=sigma, steps=steps, epochs=epochs, n=200_000, seed=3, beta=1e-3)
+    lo, up, _ = al.delta_interval(eps, sigma, steps, epochs)
     assert max(lo, r.lower) <= min(up, r.upper)
     assert up - lo < r.upper - r.lower
 
