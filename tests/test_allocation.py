@@ -139,6 +139,16 @@ def test_delta_interval_brackets_epsilon_interval():
     assert d_up >= 1e-5 * (1 - 1e-6)
 
 
+@pytest.mark.parametrize("epsilon,epochs", [(2.0, 4), (0.5, 1)])
+def test_sigma_interval_one_step_contains_the_gaussian_calibration(epsilon, epochs):
+    # T = 1: E epochs = the Gaussian at σ/√E, so the exact noise is √E × the analytic calibration
+    exact = math.sqrt(epochs) * gaussian.sigma(epsilon, 1e-5)
+    lo, hi, info = al.sigma_interval(epsilon, 1e-5, 1, epochs)
+    assert lo <= exact <= hi
+    assert hi - lo <= 2e-2 * hi
+    assert info["epsilon_upper_at_sufficient"] <= epsilon < info["epsilon_lower_at_insufficient"]
+
+
 @pytest.mark.parametrize("kw,name", [({"sigma": 0.0}, "sigma"), ({"steps": 0}, "steps"), ({"epochs": 0}, "epochs"),
                                      ({"rel_width": 1.5}, "rel_width"), ({"delta": 0.0}, "delta")])
 def test_bad_input_names_the_parameter(kw, name):

@@ -518,3 +518,52 @@ def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
                          _TAIL_DELTA_QUERY, lambda pmf: delta_of(pmf, eps))
 
     return _refine(run, h, fixed, rel_width)
+
+
+def sigma_interval(epsilon, delta, steps, epochs=1, rel_width=1e-2, *, rel_tol=2e-3):
+    """Certified noise bracket (σ_insufficient, σ_sufficient, info) for (ε, δ) after E epochs of ``steps``.
+
+    σ_sufficient: the upper end of :func:`epsilon_interval` at it is ≤ ε, so that σ certifiably gives (ε, δ);
+    σ_insufficient: the lower end at it is > ε, so that σ certifiably does not (0.0 if none was found down to
+    1e-3).  Each is found by bisection in log σ to relative tolerance ``rel_tol``; the certificate holds at the
+    returned σ itself whatever the monotonicity of the bounds in σ."""
+    check_epsilon(epsilon)
+    check_delta(delta)
+    _check(1.0, steps, epochs, rel_width)
+    check_positive("rel_tol", rel_tol)
+    ends = {}
+
+    def bound(sigma, end):
+        key = (sigma, end)
+        if key not in ends:
+            lo, up, _ = epsilon_interval(delta, sigma, steps, epochs, rel_width)
+            ends[(sigma, 0)], ends[(sigma, 1)] = lo, up
+        return ends[key]
+
+    def search(end):
+        """Smallest σ (within rel_tol) with bound(σ, end) ≤ ε; returns (σ_fail, σ_ok)."""
+        ok, fail = 1.0, 1.0
+        if bound(1.0, end) <= epsilon:
+            while bound(fail, end) <= epsilon:
+                ok, fail = fail, fail / 2
+                if fail < 1e-3:
+                    return 0.0, ok
+        else:
+            while bound(ok, end) > epsilon:
+                fail, ok = ok, ok * 2
+                if ok > 1e4:
+                    raise ValueError(f"no σ ≤ 1e4 reaches epsilon={epsilon!r} at delta={delta!r}")
+        while ok / fail > 1 + rel_tol:
+            mid = math.sqrt(ok * fail)
+            if bound(mid, end) <= epsilon:
+                ok = mid
+            else:
+                fail = mid
+        return fail, ok
+
+    sufficient = search(1)[1]
+    insufficient = search(0)[0]
+    info = {"method_sufficient": UPPER_METHOD, "method_insufficient": LOWER_METHOD, "evaluations": len(ends) // 2,
+            "epsilon_upper_at_sufficient": float(bound(sufficient, 1)),
+            "epsilon_lower_at_insufficient": float(bound(insufficient, 0)) if insufficient > 0 else None}
+    return insufficient, sufficient, info
