@@ -116,7 +116,7 @@ def test_overlaps_monte_carlo_band(sigma, steps, epochs, eps):
     # E = 1: importance sampling; E = 3: plain sampling of the E-epoch loss (both with a KL band, β = 1e-3)
     from dpsampling.samplers.balls_and_bins_mc import mc_delta
 
-    r = mc_delta(eps, sigma=sigma, steps=steps, epochs=epochs, n=200_000, seed=3, beta=1e-3)
+    r = mc_delta(eps, sigma=sigma, steps=steps, epochs=epochs, mc_samples=200_000, mc_seed=3, mc_failure_prob=1e-3)
     lo, up, _ = al.delta_interval(eps, sigma, steps, epochs)
     assert max(lo, r.lower) <= min(up, r.upper)
     assert up - lo < r.upper - r.lower

@@ -465,7 +465,7 @@ def _refine(run, step, fixed, rel_width):
     return lower, upper, info
 
 
-def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None):
+def epsilon_interval(delta, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None):
     """Certified [lower, upper] on ε(δ) of E epochs of random allocation (max over ADD and REMOVE).
 
     upper (``allocation-spread``): ε of the E-fold product of a pair that dominates one epoch (a convex-order
@@ -474,7 +474,7 @@ def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
     :func:`first_step` and is halved until (upper − lower) ≤ rel_width·upper (``info["width_met"]`` says whether
     it was within the passes); ``step`` fixes Δ (one pass).  Returns (lower, upper, info)."""
     check_delta(delta)
-    sigma, steps, epochs = _check(sigma, steps, epochs, rel_width)
+    sigma, steps, epochs = _check(sigma, steps_per_epoch, epochs, rel_width)
     tail = _TAIL_PER_DELTA * delta / (epochs * (math.log2(steps) + 2))
     fixed = step is not None
     h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
@@ -486,7 +486,7 @@ def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
     return _refine(run, h, fixed, rel_width)
 
 
-def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, loss_step=None):
+def delta_interval(epsilon, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None, loss_step=None):
     """Certified [lower, upper] on δ(ε) (max over ADD and REMOVE), same pairs as :func:`epsilon_interval`.
 
     The grid step starts at :func:`first_step` (``loss_step`` of the lower end: from the slope of log δ at ε
@@ -494,7 +494,7 @@ def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
     halved until (upper − lower) ≤ rel_width·upper; ``step`` fixes Δ (one pass).  Truncated tails cost at most
     ~1e-13 of δ (absolute).  Returns (lower, upper, info)."""
     check_epsilon(epsilon)
-    sigma, steps, epochs = _check(sigma, steps, epochs, rel_width)
+    sigma, steps, epochs = _check(sigma, steps_per_epoch, epochs, rel_width)
     fixed = step is not None
     h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
     if loss_step is not None:
@@ -520,8 +520,8 @@ def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
     return _refine(run, h, fixed, rel_width)
 
 
-def sigma_interval(epsilon, delta, steps, epochs=1, rel_width=1e-2, *, rel_tol=2e-3):
-    """Certified noise bracket (σ_insufficient, σ_sufficient, info) for (ε, δ) after E epochs of ``steps``.
+def sigma_interval(epsilon, delta, steps_per_epoch, epochs=1, rel_width=1e-2, *, rel_tol=2e-3):
+    """Certified noise bracket (σ_insufficient, σ_sufficient, info) for (ε, δ) after E epochs of steps_per_epoch.
 
     σ_sufficient: the upper end of :func:`epsilon_interval` at it is ≤ ε, so that σ certifiably gives (ε, δ);
     σ_insufficient: the lower end at it is > ε, so that σ certifiably does not (0.0 if none was found down to
@@ -529,7 +529,7 @@ def sigma_interval(epsilon, delta, steps, epochs=1, rel_width=1e-2, *, rel_tol=2
     returned σ itself whatever the monotonicity of the bounds in σ."""
     check_epsilon(epsilon)
     check_delta(delta)
-    _check(1.0, steps, epochs, rel_width)
+    steps = _check(1.0, steps_per_epoch, epochs, rel_width)[1]
     check_positive("rel_tol", rel_tol)
     ends = {}
 
