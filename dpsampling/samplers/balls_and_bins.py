@@ -224,11 +224,19 @@ def _allocation_method(lower_method=None):
 @functools.lru_cache(maxsize=512)
 def _allocation_interval(quantity, target, sigma, steps, epochs, rel_width):
     """(lower, upper, info) of :func:`dpsampling.engine.allocation.epsilon_interval` / ``delta_interval`` (cached:
-    the pipeline asks each end separately; ``info`` is not mutated)."""
+    the pipeline asks each end separately; ``info`` is not mutated).  δ: one pass at the first grid step first; an
+    upper end below :data:`RELIABLE_DELTA_FLOOR` is not refined (flagged by the caller: at δ ~ 1e-12 floating-point
+    noise of the composition is ~1 % of δ, so the width cannot be met and six passes cost seconds; at δ ~ 5e-15 the
+    ends cross)."""
     from dpsampling.engine import allocation
 
-    fn = allocation.epsilon_interval if quantity == "epsilon" else allocation.delta_interval
-    return fn(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width)
+    if quantity == "epsilon":
+        return allocation.epsilon_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width)
+    first = allocation.delta_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width,
+                                      step=allocation.first_step(sigma, steps, rel_width))
+    if first[1] < RELIABLE_DELTA_FLOOR or first[2]["width_met"]:
+        return first
+    return allocation.delta_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width)
 
 
 def _allocation_result(quantity, target, sigma, steps, epochs, bound, options):
@@ -250,8 +258,8 @@ def _allocation_result(quantity, target, sigma, steps, epochs, bound, options):
     lo_merge, lo = lo, max(lo, floor)
     width = (up - lo) / up if up > 0 else 0.0
     flags = () if width <= rel_width else (WIDTH_NOT_MET_FLAG,)
-    if quantity == "delta" and up < RELIABLE_DELTA_FLOOR:
-        flags += (BELOW_FLOOR_FLAG,)
+    if quantity == "delta" and up < RELIABLE_DELTA_FLOOR:  # not refined: flagged, the width not claimed
+        flags = (BELOW_FLOOR_FLAG,)
     acc = {"accuracy": accuracy, "rel_width_target": rel_width, "rel_width": width,
            "grid_step": float(info["step"]), "loss_step": float(info["loss_step"]), "passes": len(info["passes"]),
            "upper_method": UPPER_METHOD, "lower_method": lower_method, "lower_merge": lo_merge,

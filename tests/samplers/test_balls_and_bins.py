@@ -635,3 +635,13 @@ def test_allocation_bad_options_name_themselves():
         bnb.epsilon(1e-5, sigma=1.0, steps=10, accuracy="medium")
     with pytest.raises(ValueError, match="loss_discretization"):
         bnb.epsilon(1e-5, sigma=1.0, steps=10, loss_discretization=0.1)
+
+
+def test_allocation_delta_below_the_floor_is_flagged_not_refined():
+    # δ ~ 5e-15: below the reliability floor the interval is not refined (one pass) and carries the floor flag only
+    from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
+
+    r = bnb.delta(4.0, sigma=1.0, steps=100, epochs=5)
+    assert r.flags == (BELOW_FLOOR_FLAG,) and r.accuracy["passes"] == 1 and r.upper < RELIABLE_DELTA_FLOOR
+    ok = bnb.delta(0.8, sigma=1.0, steps=100, epochs=5)
+    assert not ok.flags and (ok.upper - ok.lower) / ok.upper <= 1e-2
