@@ -6,7 +6,14 @@ upper − lower), run in a child process with a time limit (``--peer-limit=SECON
 skips it).  Columns: our interval, relative width, CPU and wall seconds; the peer's interval, relative width,
 CPU seconds and the CPU ratio peer/ours.  The machine may be shared: compare CPU seconds.
 
-Usage: python bench/bench_allocation.py [--quick] [--no-peer] [--peer-limit=600] [--sigmas=0.5,1,2,3]
+``--routes``: PLD_accounting's two convolution routes at the same width instead of its adaptive range: the GEOM
+pair (DOMINATES and IS_DOMINATED, both directions) at loss_discretization = our absolute width (its measured width is
+0.6-1.0 × the step, so this favours the peer) and the FFT upper (DOMINATES only: no lower end) at linear step
+0.4 × width / T (our former bracket's rule); each in a child process under ``--peer-limit``.  ``--cases=σ,T,E,δ/...``
+replaces the runs.
+
+Usage: python bench/bench_allocation.py [--quick] [--no-peer] [--routes] [--peer-limit=600] [--sigmas=0.5,1,2,3]
+       [--cases=1.1,235,60,1e-5/...]
 
 Measured 2026-11-25 (machine loaded: load average ~20 on 2 cores; CPU s of ours include nothing else), default
 rel_width 1e-2, every point in one pass of the grid step; relative width 5.8e-3 - 7.9e-3 except σ = 0.5 at
@@ -56,10 +63,36 @@ def _peer(queue, delta, sigma, steps, epochs, width):
     queue.put((lo, up, time.process_time() - t))
 
 
-def run_peer(delta, sigma, steps, epochs, width, limit):
-    """(lower, upper, CPU s) of PLD_accounting in a child process, or None past ``limit`` seconds."""
+def _route(queue, route, delta, sigma, steps, epochs, width):
+    from PLD_accounting import (
+        AllocationSchemeConfig,
+        BoundType,
+        ConvolutionMethod,
+        PrivacyParams,
+        gaussian_allocation_pld,
+    )
+
+    t = time.process_time()
+    params = PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs)
+    if route == "geom":
+        cfg = AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM, loss_discretization=width,
+                                     tail_truncation=1e-3 * delta)
+        ends = [float(gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_epsilon_for_delta(delta))
+                for bt in (BoundType.IS_DOMINATED, BoundType.DOMINATES)]
+    else:
+        cfg = AllocationSchemeConfig(convolution_method=ConvolutionMethod.FFT, loss_discretization=0.4 * width / steps,
+                                     tail_truncation=1e-3 * delta, max_grid_fft=10**8)
+        ends = [float("nan"), float(gaussian_allocation_pld(params=params, config=cfg, bound_type=BoundType.DOMINATES)
+                                    .get_epsilon_for_delta(delta))]
+    queue.put((*ends, time.process_time() - t))
+
+
+def run_peer(delta, sigma, steps, epochs, width, limit, route=None):
+    """(lower, upper, CPU s) of PLD_accounting (its adaptive range, or ``route`` "geom"/"fft" at a fixed step) in a
+    child process, or None past ``limit`` seconds."""
     q = mp.get_context("fork").Queue()
-    p = mp.get_context("fork").Process(target=_peer, args=(q, delta, sigma, steps, epochs, width))
+    target, args = (_peer, ()) if route is None else (_route, (route,))
+    p = mp.get_context("fork").Process(target=target, args=(q, *args, delta, sigma, steps, epochs, width))
     p.start()
     p.join(limit)
     if p.is_alive():
@@ -74,7 +107,24 @@ def main(argv):
     limit = next((float(a.split("=")[1]) for a in argv if a.startswith("--peer-limit=")), 600.0)
     sigmas = next((tuple(float(s) for s in a.split("=")[1].split(",")) for a in argv if a.startswith("--sigmas=")),
                   SIGMAS)
+    routes = "--routes" in argv
+    cases = next((a.split("=")[1] for a in argv if a.startswith("--cases=")), None)
     al.epsilon_interval(1e-5, 1.0, 4, 1)  # numba compile (cached on disk after the first run)
+    if cases:
+        for case in cases.split("/"):
+            sigma, steps, epochs, delta = (float(x) for x in case.split(","))
+            steps, epochs = int(steps), int(epochs)
+            t = time.process_time()
+            lo, up, _ = al.epsilon_interval(delta, sigma, steps, epochs)
+            dt = time.process_time() - t
+            print(f"σ={sigma:g} T={steps} E={epochs} δ={delta:g}: ours [{lo:.5f}, {up:.5f}] rel w {(up - lo) / up:.2e} "
+                  f"{dt:.3f} CPU s", flush=True)
+            for route in (("geom", "fft") if routes else (None,)):
+                r = run_peer(delta, sigma, steps, epochs, up - lo, limit, route)
+                name = route or "range"
+                print(f"   PLD_accounting {name}: " + (f"[{r[0]:.5f}, {r[1]:.5f}] {r[2]:.1f} CPU s, ratio {r[2] / dt:.0f}x"
+                                                     if r else f"not finished within {limit:.0f} s"), flush=True)
+        return
     print(f"{'run':>12} {'T':>5} {'E':>4} {'delta':>6} {'sigma':>5} | {'lower':>9} {'upper':>9} {'rel w':>8} "
           f"{'cpu s':>6} {'wall s':>6} | {'PLD_acc lower':>13} {'upper':>9} {'rel w':>8} {'cpu s':>7} | ratio",
           flush=True)
