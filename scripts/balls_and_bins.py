@@ -5,7 +5,8 @@ One grid point = one (view, sampler, σ, T, E[, δ]).  ``view=eps_vs_sigma``: ε
 
 - deterministic: exact (Gaussian at σ/√E);
 - poisson: q = 1/T over T·E steps, dp_accounting PLD upper and lower bound (add/remove max);
-- balls_and_bins: PLD_accounting upper and lower bound (``pld_accuracy``), and for
+- balls_and_bins: the certified upper and lower bound of method ``bnb_method`` (allocation, the default, or pld:
+  PLD_accounting) at accuracy ``pld_accuracy``, and for
   ``delta_vs_eps`` a Monte Carlo estimate at ``n_eps_mc`` ε values with its Chernoff–KL
   interval (``mc_n`` samples per direction, failure probability ``mc_beta``).
 
@@ -20,8 +21,8 @@ Lower bounds from the max-coordinate statistic (``LOWER_BOUND_ROWS``, through
   optimistic max-statistic PLD over E dynamic epochs) whose ``upper`` is the deterministic value
   (Chua ICML 2024 Thm 4.1); the job raises if lower > upper;
 - at each balls-and-bins point, the Chua et al. (AISTATS 2025) max-statistic lower bound
-  (method ``max_statistic``); the job raises if it exceeds the certified (PLD_accounting) upper
-  bound at the same point, as the MC check does.
+  (method ``max_statistic``); the job raises if it exceeds the certified upper bound at the same
+  point, as the MC check does.
 """
 
 import math
@@ -82,7 +83,7 @@ def _poisson(quantity, target, sigma, steps, epochs, bound, rel_tol):
                    method="pld", direction="add_remove", rel_tol=rel_tol)
 
 
-def _one(p, quantity, target, pld_accuracy, rel_tol):
+def _one(p, quantity, target, pld_accuracy, rel_tol, bnb_method="allocation"):
     s, T, E = p["sigma"], p["steps"], p["epochs"]
     rows = []
     if p["sampler"] == "deterministic":
@@ -93,7 +94,8 @@ def _one(p, quantity, target, pld_accuracy, rel_tol):
     else:
         call = bnb.epsilon if quantity == "epsilon" else bnb.delta
         for bound in ("upper", "lower"):
-            rows.append(_row(call(target, sigma=s, steps=T, epochs=E, bound=bound, accuracy=pld_accuracy)))
+            rows.append(_row(call(target, sigma=s, steps=T, epochs=E, bound=bound, method=bnb_method,
+                                  accuracy=pld_accuracy)))
     for produce in LOWER_BOUND_ROWS:
         rows += [{**r, "_target": target} for r in produce(p, quantity, target)]
     if p["sampler"] == "balls_and_bins":
@@ -114,15 +116,16 @@ def check_mc(mc_lower, mc_upper, pld_lower, pld_upper, where):
 
 
 def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0, n_eps_mc=5, mc_n=100000,
-                  mc_beta=0.01):
+                  mc_beta=0.01, bnb_method="allocation"):
     if p["view"] == "eps_vs_sigma":
-        return _one(p, "epsilon", p["delta"], pld_accuracy, rel_tol)
+        return _one(p, "epsilon", p["delta"], pld_accuracy, rel_tol, bnb_method)
     eps = [float(e) for e in np.linspace(0.0, eps_max, n_eps)[1:]]
     if p["sampler"] != "balls_and_bins":
-        return [r for e in eps for r in _one(p, "delta", e, pld_accuracy, rel_tol)]
+        return [r for e in eps for r in _one(p, "delta", e, pld_accuracy, rel_tol, bnb_method)]
     kw = dict(sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"])
     eps_mc = [float(e) for e in np.linspace(0.0, eps_max, n_eps_mc + 1)[1:]]
-    curves = {b: bnb.delta_curve(eps + eps_mc, bound=b, accuracy=pld_accuracy, **kw) for b in ("upper", "lower")}
+    curves = {b: bnb.delta_curve(eps + eps_mc, bound=b, method=bnb_method, accuracy=pld_accuracy, **kw)
+              for b in ("upper", "lower")}
     rows = []
     for b, curve in curves.items():
         rows += [_row(r, quantity="delta", epsilon=e, delta=r.value) for e, r in zip(eps, curve)]

@@ -1,8 +1,8 @@
 """`dpsampling audit` over named training runs and epochs (issue 10): one grid point = one
 (run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler from :func:`dpsampling.audit`.
 
-balls_and_bins (PLD_accounting, ~2-60 s per point) is computed only where steps_per_epoch × epochs ≤
-``balls_and_bins_max_steps`` (a setting); elsewhere it is absent from the CSV.
+balls_and_bins (its default method, the allocation interval: under a second per point at these sizes) is computed
+only where steps_per_epoch × epochs ≤ ``balls_and_bins_max_steps`` (a setting); elsewhere it is absent from the CSV.
 
 Checks (decided here, stop the run): on every point the shuffle lower bound ≤ the deterministic value
 (Chua ICML 2024 Thm 4.1: shuffling cannot hurt) and lower ≤ value ≤ upper on every row.

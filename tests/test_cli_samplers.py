@@ -165,11 +165,12 @@ BNB = ["--sampler", "balls_and_bins", "--sigma", "1", "--steps", "10", "--epochs
 
 
 def test_balls_and_bins_certified_mc_and_max_statistic(capsys):
-    code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6")
+    code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6", "--method", "pld")
     up = strict_json(out)
     assert code == 0 and up["kind"] == "upper" and up["method"] == "pld_accounting"
-    assert up["value"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="upper").value
-    assert up["lower"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="lower").value < up["value"]
+    assert up["value"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="upper", method="pld").value
+    assert up["lower"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="lower", method="pld").value < up[
+        "value"]
     code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6", "--method", "max_statistic")
     mx = strict_json(out)
     assert code == 0 and mx["kind"] == "lower" and mx["value"] <= up["upper"]
@@ -231,8 +232,8 @@ def test_monte_carlo_that_cannot_reach_its_accuracy_exits_1(capsys):
       "--accuracy", "fine"], "--accuracy"),
     (["epsilon", "--sampler", "deterministic", "--sigma", "1", "--steps", "10", "--delta", "1e-5", "--shuffle-mode",
       "persistent"], "--shuffle-mode"),
-    (["epsilon", "--sampler", "balls_and_bins", "--sigma", "1", "--steps", "5000", "--epochs", "3", "--delta", "1e-5"],
-     "--epochs"),
+    (["epsilon", "--sampler", "balls_and_bins", "--sigma", "1", "--steps", "5000", "--epochs", "3", "--delta", "1e-5",
+      "--method", "pld"], "--epochs"),
     (["sigma", "--sampler", "balls_and_bins", "--steps", "10", "--epsilon", "1", "--delta", "1e-5", "--bound", "lower"],
      "--bound"),
 ])
@@ -244,3 +245,24 @@ def test_new_flags_bad_input_exit_2_one_line(capsys, argv, flag):
     err = capsys.readouterr().err
     assert code == 2, err
     assert flag in err and err.count("\n") == 1 and err.startswith("dpsampling: error: ")
+
+
+def test_balls_and_bins_default_is_the_allocation_interval(capsys):
+    code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6")
+    r = strict_json(out)
+    ref = bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2)
+    assert code == 0 and r["kind"] == "upper" and r["method"].endswith(" / allocation-spread")
+    assert (r["value"], r["lower"], r["upper"]) == (ref.value, ref.lower, ref.upper)
+    assert (r["upper"] - r["lower"]) / r["upper"] <= 1e-2
+
+
+def test_a_certified_interval_that_misses_its_width_exits_1(capsys, monkeypatch):
+    real = bnb._allocation_interval.__wrapped__
+
+    def missed(*args):  # an interval twice as wide as its target allows (as if the refinement had run out)
+        lo, up, info = real(*args)
+        return lo - 2e-2 * up, up, {**info, "width_met": False}
+
+    monkeypatch.setattr(bnb, "_allocation_interval", missed)
+    code, out, err = run(capsys, "epsilon", *BNB, "--delta", "1e-6")
+    assert code == 1 and not out and err.count("\n") == 1 and "relative width" in err

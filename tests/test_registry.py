@@ -89,7 +89,7 @@ def test_cost_limit_refuses_in_words_and_force_runs():
         check_cost(spec, big)
     assert "minutes" in str(e.value) and "force=True" in str(e.value) and e.value.param == "force"
     with pytest.raises(CostError):
-        samplers.account("balls_and_bins", "epsilon", 1e-5, sigma=1.0, steps=5000, epochs=3)
+        samplers.account("balls_and_bins", "epsilon", 1e-5, sigma=1.0, steps=5000, epochs=3, method="pld")
     small = Question("epsilon", sigma=1.1, steps=235, epochs=60, method="pld")
     assert spec.predict_seconds(small) <= TIME_LIMIT  # the README's MNIST question is answered
     assert in_words(240) == "about 4 minutes" and in_words(20) == "about 20 s"

@@ -11,6 +11,16 @@ dominating pair is (Chua et al. 2025, §3; Feldman & Shenfeld):
 E epochs compose (losses add), and δ(ε) is the max of the two directions.
 
 Bounds and why each is one:
+* ``method="allocation"`` (the default): :mod:`dpsampling.engine.allocation`, a certified interval from a
+  convex-order spread (upper end, ``allocation-spread``: a pair that dominates one epoch, losses exact on a
+  geometric grid) and merge (lower end, ``allocation-merge``: a dominated sub-probability pair, losses rounded
+  down) of the likelihood ratio dP/dQ of the pair below, composed over the E epochs; its docstring argues each
+  side.  The grid step is refined until the relative width ≤ 1e-2 (``accuracy="default"``) or 1e-3 (``"fine"``);
+  where it is not met within the passes the result carries the flag ``rel_width_not_reached`` (the command
+  line then exits 1).  The lower end is raised to the max-statistic bound below where that is larger (small σ,
+  one epoch).  Kind = ``bound``, both ends always filled.  One step per epoch: exactly the Gaussian at
+  σ/√E (kind ``exact``).  σ: a certifiably sufficient σ (value, upper) and a certifiably insufficient one
+  (lower), :func:`dpsampling.engine.allocation.sigma_interval`.
 * ``bound="upper"``/``"lower"``, ``method="pld"``: PLD_accounting's
   ``gaussian_allocation_pld`` (Feldman & Shenfeld), a dp_accounting PLD for the
   dominating pair above that is itself dominating (DOMINATES: losses rounded
@@ -78,7 +88,7 @@ from typing import NamedTuple
 
 from dpsampling.engine import lazy
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
 
@@ -89,9 +99,12 @@ _poisson_guess = lazy.function("dpsampling.samplers.balls_and_bins_mc", "poisson
 
 NAME = "balls_and_bins"
 BOUNDS = ("upper", "lower")
-#: pld: certified bracket (PLD_accounting); montecarlo: estimate of δ(ε) with its band;
-#: max_statistic: the Chua et al. lower bound (threshold events / optimistic PLD of the max coordinate)
-METHODS = ("pld", "montecarlo", "max_statistic")
+#: allocation: certified interval by convex order (default); pld: certified bracket (PLD_accounting);
+#: montecarlo: estimate of δ(ε) with its band; max_statistic: the Chua et al. lower bound (threshold events /
+#: optimistic PLD of the max coordinate)
+METHODS = ("allocation", "pld", "montecarlo", "max_statistic")
+#: method allocation: relative width (upper − lower)/upper aimed at per accuracy setting
+ALLOCATION_REL_WIDTH = {"default": 1e-2, "fine": 1e-3}
 
 #: PLD_accounting settings.  ``rel_width``: the certified ε(δ) interval is refined until
 #: (upper − lower)/upper ≤ rel_width (``epsilon``; see :func:`_epsilon_bracket`).
@@ -178,6 +191,103 @@ def _lower_label(pld_lower, floor, floor_method):
     return {"lower_method": by, "lower_pld": pld_lower, "lower_max_statistic": floor if floor_method else None}
 
 
+def _one_step_exact(quantity, target, sigma, epochs):
+    """One step per epoch: every record is in the one batch of each epoch, so E epochs are exactly the Gaussian
+    mechanism at σ/√E (the deterministic sampler's closed form); kind ``exact``."""
+    from . import deterministic
+
+    if quantity == "sigma":
+        r = deterministic.sigma(*target, steps=1, epochs=epochs)
+    else:
+        r = getattr(deterministic, quantity)(target, sigma=sigma, steps=1, epochs=epochs)
+    return AccountingResult(r.value, "exact", "analytic (one step per epoch: Gaussian at σ/√E)", r.accuracy, r.value,
+                            r.value, r.flags)
+
+
+def _allocation_options(options):
+    """(accuracy setting, its relative width) of method allocation; ValueError for options it does not take."""
+    accuracy = options.pop("accuracy", "default")
+    check_choice("accuracy", accuracy, tuple(ALLOCATION_REL_WIDTH))
+    if options:
+        raise ValueError(f"options {sorted(options)} do not apply to method 'allocation' with sampler '{NAME}' "
+                         "(allowed: accuracy)")
+    return accuracy, ALLOCATION_REL_WIDTH[accuracy]
+
+
+def _allocation_method(lower_method=None):
+    """The method string of an allocation result: each end's label, lower / upper (as the audit's interval rows)."""
+    from dpsampling.engine.allocation import LOWER_METHOD, UPPER_METHOD
+
+    return f"{lower_method or LOWER_METHOD} / {UPPER_METHOD}"
+
+
+@functools.lru_cache(maxsize=512)
+def _allocation_interval(quantity, target, sigma, steps, epochs, rel_width):
+    """(lower, upper, info) of :func:`dpsampling.engine.allocation.epsilon_interval` / ``delta_interval`` (cached:
+    the pipeline asks each end separately; ``info`` is not mutated).  δ: one pass at the first grid step first; an
+    upper end below :data:`RELIABLE_DELTA_FLOOR` is not refined (flagged by the caller: at δ ~ 1e-12 floating-point
+    noise of the composition is ~1 % of δ, so the width cannot be met and six passes cost seconds; at δ ~ 5e-15 the
+    ends cross)."""
+    from dpsampling.engine import allocation
+
+    if quantity == "epsilon":
+        return allocation.epsilon_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width)
+    first = allocation.delta_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width,
+                                      step=allocation.first_step(sigma, steps, rel_width))
+    if first[1] < RELIABLE_DELTA_FLOOR or first[2]["width_met"]:
+        return first
+    return allocation.delta_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width)
+
+
+def _allocation_result(quantity, target, sigma, steps, epochs, bound, options):
+    """ε(δ) or δ(ε) by method allocation: the certified interval of :mod:`dpsampling.engine.allocation` (upper end
+    from a dominating convex-order spread, lower end from a dominated merge; that module argues each side), the
+    lower end raised to the max-statistic lower bound where that is larger (:func:`_max_statistic_floor`, also a
+    certified lower bound, so the max of the two is one: at small σ with one epoch its threshold events are nearly
+    tight, e.g. σ = 0.8, T = 20, δ = 1e-5: 2.74660 vs the merge's 2.74387); value = the end ``bound`` asks for, both
+    ends filled, each end's method in ``accuracy``; one step per epoch: exact."""
+    from dpsampling.engine.allocation import LOWER_METHOD, UPPER_METHOD
+
+    accuracy, rel_width = _allocation_options(options)
+    if steps == 1:
+        return _one_step_exact(quantity, target, sigma, epochs)
+    lo, up, info = _allocation_interval(quantity, float(target), float(sigma), steps, epochs, rel_width)
+    lo, up = float(lo), float(up)
+    floor, floor_method = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
+    lower_method = floor_method if floor_method is not None and floor > lo else LOWER_METHOD
+    lo_merge, lo = lo, max(lo, floor)
+    width = (up - lo) / up if up > 0 else 0.0
+    flags = () if width <= rel_width else (WIDTH_NOT_MET_FLAG,)
+    if quantity == "delta" and up < RELIABLE_DELTA_FLOOR:  # not refined: flagged, the width not claimed
+        flags = (BELOW_FLOOR_FLAG,)
+    acc = {"accuracy": accuracy, "rel_width_target": rel_width, "rel_width": width,
+           "grid_step": float(info["step"]), "loss_step": float(info["loss_step"]), "passes": len(info["passes"]),
+           "upper_method": UPPER_METHOD, "lower_method": lower_method, "lower_merge": lo_merge,
+           "lower_max_statistic": floor if floor_method else None}
+    return AccountingResult(value=up if bound == "upper" else lo, kind=bound, method=_allocation_method(lower_method),
+                            accuracy=acc, lower=lo, upper=up, flags=flags)
+
+
+def _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options):
+    """σ by method allocation (kind ``upper``): value = upper = a σ whose certified upper ε(δ) is ≤ ``epsilon``
+    (sufficient), lower = a σ whose certified lower ε(δ) is > ``epsilon`` (provably insufficient; 0 if none
+    was found), :func:`dpsampling.engine.allocation.sigma_interval`; one step per epoch: exact."""
+    from dpsampling.engine import allocation
+
+    accuracy, rel_width = _allocation_options(options)
+    if steps == 1:
+        return _one_step_exact("sigma", (epsilon, delta), None, epochs)
+    lo, up, info = allocation.sigma_interval(float(epsilon), float(delta), steps_per_epoch=steps, epochs=epochs,
+                                             rel_width=rel_width, rel_tol=rel_tol)
+    lo, up = float(lo), float(up)
+    acc = {"accuracy": accuracy, "rel_width_target": rel_width, "rel_tol": rel_tol,
+           "upper_method": info["method_sufficient"], "lower_method": info["method_insufficient"],
+           "evaluations": info["evaluations"], "epsilon_upper_at_sufficient": info["epsilon_upper_at_sufficient"],
+           "epsilon_lower_at_insufficient": info["epsilon_lower_at_insufficient"]}
+    return AccountingResult(value=up, kind="upper", method=_allocation_method(), accuracy=acc, lower=lo,
+                            upper=up)
+
+
 def _config(accuracy, loss_discretization, tail_truncation, eps_scale):
     from PLD_accounting import AllocationSchemeConfig, ConvolutionMethod
 
@@ -220,11 +330,12 @@ def _query_options(sigma, steps, epochs, bound, method, options):
     return steps, epochs, both_ends
 
 
-def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **options):
+def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="allocation", **options):
     """δ(ε) of E epochs of balls-and-bins with ``steps`` batches per epoch (max over add/remove).
 
-    method="pld": options ``accuracy`` ("default"/"fine"), ``loss_discretization``,
-    ``tail_truncation``; kind = ``bound``.  method="montecarlo": options of
+    method="allocation" (default): the certified interval of :func:`_allocation_result` (option ``accuracy``
+    "default" / "fine" = relative width 1e-2 / 1e-3); kind = ``bound``, both ends filled.  method="pld": options
+    ``accuracy`` ("default"/"fine"), ``loss_discretization``, ``tail_truncation``; kind = ``bound``.  method="montecarlo": options of
     :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (n, seed, beta, half_width, ...);
     kind = ``estimate`` with its confidence interval in lower/upper.
     """
@@ -236,9 +347,12 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
         return mc_delta(float(epsilon), sigma=float(sigma), steps=steps, epochs=epochs, **options)
     if method == "max_statistic":
         return _max_statistic_lower("delta", epsilon, sigma, steps, epochs, bound, options)
-    r = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options)[0]
+    if method == "allocation":
+        return _allocation_result("delta", epsilon, sigma, steps, epochs, bound, options)
+    r = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=bound, method="pld", **options)[0]
     if both_ends:
-        other = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], **options)[0]
+        other = delta_curve([epsilon], sigma=sigma, steps=steps, epochs=epochs, bound=_OTHER[bound], method="pld",
+                            **options)[0]
         low = r if bound == "lower" else other
         r = _bracket(r, other)
         r = dataclasses.replace(r, accuracy={**r.accuracy, **{k: low.accuracy[k] for k in _LOWER_LABEL_KEYS}})
@@ -249,15 +363,20 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
 _LOWER_LABEL_KEYS = ("lower_method", "lower_pld", "lower_max_statistic")
 
 
-def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", **options):
-    """δ(ε) at each ε of ``epsilons`` from one PLD (method "pld"); a list of AccountingResult.
+def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allocation", **options):
+    """δ(ε) at each ε of ``epsilons``; a list of AccountingResult.
 
+    method "allocation" (default): :func:`delta` at each ε.  method "pld": from one PLD;
     ``bound="lower"``: each value is max(PLD lower, max-statistic lower bound), both certified lower bounds
     (module doc), labelled in ``accuracy`` (lower_method, lower_pld, lower_max_statistic) as in
     :func:`delta`; ``bound="upper"``: the dominating PLD's δ."""
-    steps, epochs = _check(sigma, steps, epochs, bound, "pld")
+    steps, epochs = _check(sigma, steps, epochs, bound, method)
     for e in epsilons:
         check_epsilon(e)
+    if method == "allocation":
+        return [delta(e, sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options) for e in epsilons]
+    if method != "pld":
+        raise ParameterError("method", "allocation or pld for delta_curve", method)
     pld, s = allocation_pld(sigma, steps, epochs, bound, **options)
     out = []
     for e in epsilons:
@@ -608,14 +727,16 @@ def _epsilon_bracket(delta, sigma, steps, epochs, rel_width, tail_truncation, lo
             "lower_pld": max(br.lower.values()),
             "upper_route": br.upper_route(),
             "fft_step": min((h for h in br.fft_step.values() if h is not None), default=None)}
-    flags = () if reached or loss_discretization is not None else ("rel_width_not_reached",)
+    flags = () if reached or loss_discretization is not None else (WIDTH_NOT_MET_FLAG,)
     return BracketResult(e_lo, e_up, info, flags)
 
 
-def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **options):
+def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="allocation", **options):
     """ε(δ) of E epochs of balls-and-bins (max over add/remove).
 
-    method "pld": the certified bracket of :func:`_epsilon_bracket` (options ``accuracy`` "default" /
+    method "allocation" (default): the certified interval of :func:`_allocation_result` (option ``accuracy``
+    "default" / "fine" = relative width 1e-2 / 1e-3; flag ``rel_width_not_reached`` where it was not met); kind
+    = ``bound``, both ends filled; one step per epoch exact.  method "pld": the certified bracket of :func:`_epsilon_bracket` (options ``accuracy`` "default" /
     "fine" = relative width 5e-2 / 1e-2, or a fixed ``loss_discretization``; ``tail_truncation``); the
     end asked for by ``bound`` is returned, with both ends in lower/upper.  method "montecarlo": the
     estimate with its (1 − β) interval, by inverting the δ(ε) estimate and its band
@@ -629,6 +750,8 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="pld", **opt
         return mc_epsilon(float(delta), sigma=float(sigma), steps=steps, epochs=epochs, **options)
     if method == "max_statistic":
         return _max_statistic_lower("epsilon", delta, sigma, steps, epochs, bound, options)
+    if method == "allocation":
+        return _allocation_result("epsilon", delta, sigma, steps, epochs, bound, options)
     accuracy = options.pop("accuracy", "default")
     check_choice("accuracy", accuracy, tuple(ACCURACY))
     ld, tail = options.pop("loss_discretization", None), options.pop("tail_truncation", None)
@@ -657,23 +780,26 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
           method=None, **options):
     """Smallest σ (to ``rel_tol``) whose certified upper ε(δ) is ≤ ``epsilon``; kind ``upper``.
 
-    Bisection in log σ on the upper bound (monotone in σ): the returned σ is the upper
-    end of the final bracket, so its upper-bound ε is ≤ the target.
+    method "allocation" (default, :func:`_allocation_sigma`): value = upper = a certifiably sufficient σ, lower =
+    a certifiably insufficient one.  method "pld": bisection in log σ on PLD_accounting's upper bound (monotone
+    in σ): the returned σ is the upper end of the final bracket, so its upper-bound ε is ≤ the target.
     """
     if bound not in (None, "upper"):
         raise ParameterError("bound", "'upper' for sigma", bound, message=
                              f"bound must be 'upper' for sigma with sampler '{NAME}' (got {bound!r}): a sufficient σ comes "
                          "from the certified upper bound only")
-    if method not in (None, "pld"):
-        raise ValueError(f"method must be 'pld' for sigma with sampler '{NAME}' (got {method!r}): Monte Carlo and the "
-                         "max statistic cannot certify a σ")
-    _check(1.0, steps, epochs, "upper", "pld", q, direction)
+    if method not in (None, "allocation", "pld"):
+        raise ValueError(f"method must be 'allocation' or 'pld' for sigma with sampler '{NAME}' (got {method!r}): "
+                         "Monte Carlo and the max statistic cannot certify a σ")
+    steps, epochs = _check(1.0, steps, epochs, "upper", "pld", q, direction)
     check_positive("epsilon", epsilon)
     check_delta(delta)
     check_positive("rel_tol", rel_tol)
+    if method in (None, "allocation"):
+        return _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options)
 
     def eps_at(s):
-        return epsilon_fn(delta, sigma=s, steps=steps, epochs=epochs, bound="upper", **options).value
+        return epsilon_fn(delta, sigma=s, steps=steps, epochs=epochs, bound="upper", method="pld", **options).value
 
     lo, hi = 0.05, 1.0
     while eps_at(hi) > epsilon:
@@ -691,7 +817,7 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
 epsilon_fn = epsilon
 
 
-__all__ = ["ACCURACY", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "sigma"]
+__all__ = ["ACCURACY", "ALLOCATION_REL_WIDTH", "BOUNDS", "NAME", "allocation_pld", "delta", "delta_curve", "epsilon", "epsilon_range", "sigma"]
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
@@ -705,6 +831,18 @@ _PLD_T_EXP = 1.2
 _PLD_T_EXP_LARGE = 1.8
 _PLD_E_EXP = 0.8
 MC_DRAWS_PER_SECOND = 10**10 / 60
+#: cost model of method allocation, CPU seconds of one ε interval at accuracy default: ALLOC_SECONDS +
+#: ALLOC_PER_STEP · T + ALLOC_PER_EPOCH · E (fitted to bench/bench_cost_model.py, σ ∈ {0.5, 1, 2, 3} × T ∈ {100, 235,
+#: 1000, 5005} × E ∈ {1, 10, 60, 90} × δ ∈ {1e-5, 1e-6}: measured 0.01-0.72 s, at most 1.0× the model; T = 1000,
+#: E = 1000: 1.6 s); × ALLOC_FINE_FACTOR at accuracy fine (measured 11-17×); a δ(ε) interval × (1 + ALLOC_DELTA_PER_EPOCH
+#: · E) (its lower end's loss step shrinks with the slope of log δ and with E: MNIST-like δ(2) 19 s); σ: about
+#: ALLOC_SIGMA_EVALUATIONS intervals (two bisections; MNIST-like: 18)
+ALLOC_SECONDS = 0.1
+ALLOC_PER_STEP = 1e-4
+ALLOC_PER_EPOCH = 1.5e-3
+ALLOC_FINE_FACTOR = 15.0
+ALLOC_DELTA_PER_EPOCH = 2.0
+ALLOC_SIGMA_EVALUATIONS = 30
 SIGMA_EVALUATIONS = 15
 #: Monte Carlo samples per direction when neither mc_samples nor mc_half_width is given; the budget with mc_half_width
 MC_SAMPLES = 100_000
@@ -721,32 +859,49 @@ def _cost(question):
         return Cost(0.5 + 2 * n * t * e / MC_DRAWS_PER_SECOND)
     if question.method == "max_statistic":
         return Cost(0.3 if e == 1 else 1.5)
+    if question.method == "allocation":
+        return Cost(_allocation_seconds(question))
     one = 0.5 + _PLD_SECONDS * (t / 1000.0) ** (_PLD_T_EXP if t <= 1000 else _PLD_T_EXP_LARGE) * e ** _PLD_E_EXP
     if question.options.get("accuracy") == "fine":
         one *= 5.0
     return Cost(one * (SIGMA_EVALUATIONS if question.quantity == "sigma" else 1))
 
 
+def _allocation_seconds(question):
+    """Predicted CPU seconds of method allocation (constants above)."""
+    t, e = float(question.steps), float(question.epochs)
+    if t == 1:
+        return 0.05  # closed form
+    one = ALLOC_SECONDS + ALLOC_PER_STEP * t + ALLOC_PER_EPOCH * e
+    if question.options.get("accuracy") == "fine":
+        one *= ALLOC_FINE_FACTOR
+    if question.quantity == "delta":
+        one *= 1 + ALLOC_DELTA_PER_EPOCH * e
+    return one * (ALLOC_SIGMA_EVALUATIONS if question.quantity == "sigma" else 1)
+
+
 def _spec():
     from .spec import Option, SamplerSpec
 
-    mc, pld = ("montecarlo",), ("pld",)
+    mc, pld, certified = ("montecarlo",), ("pld",), ("allocation", "pld")
     return SamplerSpec(
         name=NAME, summary="balls-and-bins: every record goes to one uniformly random step of each epoch",
         pair_add="(N(0,σ²I_T), MoG(1)) per epoch, MoG(1) = (1/T) Σ_t N(e_t, σ²I_T)",
         pair_remove="(MoG(1), N(0,σ²I_T)) per epoch", batch="one_per_step",
-        bounds={"pld": ("upper", "lower"), "montecarlo": ("upper", "lower"), "max_statistic": ("lower",)},
-        sigma_bounds=("upper",), methods=METHODS, default_method="pld", bracket_methods=pld,
+        bounds={"allocation": ("upper", "lower"), "pld": ("upper", "lower"), "montecarlo": ("upper", "lower"),
+                "max_statistic": ("lower",)},
+        sigma_bounds=("upper",), methods=METHODS, default_method="allocation", bracket_methods=certified,
         quantities={"montecarlo": ("epsilon", "delta"), "max_statistic": ("epsilon", "delta")},
         options=(
-            Option("accuracy", "accuracy", str, "certified bounds: default (relative width ≤ 5e-2) or fine (≤ 1e-2)",
-                   default="default", choices=tuple(ACCURACY), methods=pld),
+            Option("accuracy", "accuracy", str, "certified interval: default (relative width ≤ 1e-2; method pld: "
+                   "≤ 5e-2) or fine (≤ 1e-3; method pld: ≤ 1e-2)", default="default", choices=tuple(ACCURACY),
+                   methods=certified),
             Option("loss_discretization", "loss-discretization", float, "fixed PLD_accounting step", low=0.0,
                    low_open=True, methods=pld, cli=False),
             Option("tail_truncation", "tail-truncation", float, "PLD_accounting tail mass", low=0.0, low_open=True,
                    methods=pld, cli=False),
             Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
-                   quantities=("sigma",), cli=False),
+                   methods=certified, quantities=("sigma",), cli=False),
             Option("mc_samples", "mc-samples", int, f"samples per direction (default {MC_SAMPLES:g}); with "
                    "--mc-half-width, the sample budget", default=MC_SAMPLES, low=1, high=MC_MAX_SAMPLES, methods=mc,
                    fill_unless="mc_half_width"),

@@ -29,23 +29,23 @@ def gauss_eps(delta, s):
 def test_one_step_is_the_gaussian_mechanism(sigma, epochs):
     # T = 1: the record is in the only batch of each epoch, so E epochs = Gaussian at σ/√E
     exact = gauss_eps(1e-6, sigma / math.sqrt(epochs))
-    lo = bnb.epsilon(1e-6, sigma=sigma, steps=1, epochs=epochs, bound="lower", **FAST).value
-    up = bnb.epsilon(1e-6, sigma=sigma, steps=1, epochs=epochs, bound="upper", **FAST).value
+    lo = bnb.epsilon(1e-6, sigma=sigma, steps=1, epochs=epochs, bound="lower", **FAST, method="pld").value
+    up = bnb.epsilon(1e-6, sigma=sigma, steps=1, epochs=epochs, bound="upper", **FAST, method="pld").value
     assert lo <= exact <= up
     assert up - lo < 0.02 * exact
 
 
 def test_large_sigma_gives_small_epsilon():
     # σ → ∞: ε(δ) → 0; at σ = 5, 10 steps the upper bound is below the Gaussian at σ = 5
-    up = bnb.epsilon(1e-6, sigma=5.0, steps=10, bound="upper", **FAST).value
+    up = bnb.epsilon(1e-6, sigma=5.0, steps=10, bound="upper", **FAST, method="pld").value
     assert 0 < up < gauss_eps(1e-6, 5.0)
-    up2 = bnb.epsilon(1e-6, sigma=20.0, steps=10, bound="upper", **FAST).value
+    up2 = bnb.epsilon(1e-6, sigma=20.0, steps=10, bound="upper", **FAST, method="pld").value
     assert up2 < up / 3
 
 
 def test_bounds_ordered_and_tighten_with_discretisation():
-    coarse = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, loss_discretization=0.1, tail_truncation=1e-7)
-    fine = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, loss_discretization=0.02, tail_truncation=1e-9)
+    coarse = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, loss_discretization=0.1, tail_truncation=1e-7, method="pld")
+    fine = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, loss_discretization=0.02, tail_truncation=1e-9, method="pld")
     assert coarse.lower <= fine.lower <= fine.upper <= coarse.upper
     assert (fine.upper - fine.lower) < 0.5 * (coarse.upper - coarse.lower)
 
@@ -56,7 +56,7 @@ def test_between_lower_bounds_and_one_gaussian_step():
     # q = 1/T over T steps is of the same size (Chua et al. 2025, Fig. 1: within ~10-20%).
     from dp_accounting.pld import privacy_loss_distribution as pldm
 
-    r = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, **FAST)
+    r = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, **FAST, method="pld")
     assert 0 < r.lower <= r.upper <= gauss_eps(1e-6, 1.0)
     poisson = pldm.from_gaussian_mechanism(1.0, sampling_prob=0.1,
                                            value_discretization_interval=1e-4).self_compose(10)
@@ -65,8 +65,8 @@ def test_between_lower_bounds_and_one_gaussian_step():
 
 def test_mc_between_certified_bounds():
     eps, sigma, steps = 1.0, 1.0, 20
-    lo = bnb.delta(eps, sigma=sigma, steps=steps, bound="lower", **FAST).value
-    up = bnb.delta(eps, sigma=sigma, steps=steps, bound="upper", **FAST).value
+    lo = bnb.delta(eps, sigma=sigma, steps=steps, bound="lower", **FAST, method="pld").value
+    up = bnb.delta(eps, sigma=sigma, steps=steps, bound="upper", **FAST, method="pld").value
     for importance in (True, False):
         r = bnb.delta(eps, sigma=sigma, steps=steps, method="montecarlo", mc_samples=50_000, mc_seed=3,
                       importance=importance)
@@ -77,8 +77,8 @@ def test_mc_between_certified_bounds():
 
 def test_mc_multi_epoch_between_bounds():
     eps, sigma, steps, epochs = 1.5, 1.0, 10, 2
-    lo = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="lower", **FAST).value
-    up = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="upper", **FAST).value
+    lo = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="lower", **FAST, method="pld").value
+    up = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, bound="upper", **FAST, method="pld").value
     r = bnb.delta(eps, sigma=sigma, steps=steps, epochs=epochs, method="montecarlo", mc_samples=50_000, mc_seed=4)
     assert r.accuracy["importance"] is False
     assert r.lower <= up and r.upper >= lo
@@ -154,7 +154,7 @@ def test_budget_too_small_raises_accuracy_error():
 ])
 def test_bad_input_names_the_parameter(kwargs, name):
     with pytest.raises(ValueError, match=name):
-        bnb.epsilon(1e-6, **kwargs)
+        bnb.epsilon(1e-6, **kwargs, method="pld")
     with pytest.raises(ValueError, match=name):
         bnb.delta(1.0, method="montecarlo", mc_samples=10, **kwargs)
 
@@ -162,7 +162,7 @@ def test_bad_input_names_the_parameter(kwargs, name):
 @pytest.mark.parametrize("d", [0.0, 1.0, -0.1, 1.5])
 def test_bad_delta(d):
     with pytest.raises(ValueError, match="delta"):
-        bnb.epsilon(d, sigma=1.0, steps=10)
+        bnb.epsilon(d, sigma=1.0, steps=10, method="pld")
 
 
 def test_bad_mc_parameters():
@@ -174,7 +174,7 @@ def test_bad_mc_parameters():
     with pytest.raises(ValueError, match="method"):
         bnb.epsilon(1e-6, sigma=1.0, steps=10, method="montecarlo")
     with pytest.raises(ValueError, match="bound"):
-        bnb.delta(1.0, sigma=1.0, steps=10, bound="middle")
+        bnb.delta(1.0, sigma=1.0, steps=10, bound="middle", method="pld")
 
 
 def test_claim_not_worse_than_poisson():
@@ -234,10 +234,10 @@ def test_bad_balls_and_bins_config_rejected_naming_the_key(rejects_bad_config, p
 def test_sigma_at_one_step_is_the_gaussian_calibration():
     # T = 1: the smallest σ with ε_upper(1e-6) ≤ 2 is within rel_tol above the exact Gaussian σ
     exact = brentq(lambda s: gauss_eps(1e-6, s) - 2.0, 0.5, 10.0, xtol=1e-12)
-    r = bnb.sigma(2.0, 1e-6, steps=1, rel_tol=1e-3, **FAST)
+    r = bnb.sigma(2.0, 1e-6, steps=1, rel_tol=1e-3, **FAST, method="pld")
     assert r.kind == "upper"
     assert exact <= r.value <= exact * 1.01
-    assert bnb.epsilon(1e-6, sigma=r.value, steps=1, bound="upper", **FAST).value <= 2.0
+    assert bnb.epsilon(1e-6, sigma=r.value, steps=1, bound="upper", **FAST, method="pld").value <= 2.0
 
 
 # ε(δ = 1e-6) brackets of the PLD_accounting version before the adaptive bracket (main 7caac0b,
@@ -251,7 +251,7 @@ OLD_BRACKETS = {(1.0, 20, 3): (2.7761884770345517, 2.9007850893251903),
 def test_adaptive_bracket_meets_its_width_and_overlaps_the_old_one(point):
     # both are certified intervals on the same ε, so they must overlap: new upper ≥ old lower, new lower ≤ old upper
     sigma, steps, epochs = point
-    r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs)
+    r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs, method="pld")
     old_lo, old_up = OLD_BRACKETS[point]
     assert r.upper >= old_lo and r.lower <= old_up
     assert 0 < r.lower <= r.upper
@@ -261,8 +261,8 @@ def test_adaptive_bracket_meets_its_width_and_overlaps_the_old_one(point):
 
 
 def test_fine_bracket_nests_in_the_default_one_and_meets_1e_2():
-    d = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2)
-    f = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2, accuracy="fine")
+    d = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2, method="pld")
+    f = bnb.epsilon_range(1e-6, sigma=1.0, steps=10, epochs=2, accuracy="fine", method="pld")
     assert (f.upper - f.lower) / f.upper <= 1e-2 < (d.upper - d.lower) / d.upper
     # both certified: they overlap; and the fine one sits inside the default one up to that one's width
     assert f.lower <= d.upper and f.upper >= d.lower
@@ -272,7 +272,7 @@ def test_adaptive_bracket_at_one_step_contains_the_gaussian():
     # T = 1: E epochs = the Gaussian at σ/√E, exactly
     exact = gauss_eps(1e-6, 1.5 / math.sqrt(4))
     for acc in ("default", "fine"):
-        r = bnb.epsilon_range(1e-6, sigma=1.5, steps=1, epochs=4, accuracy=acc)
+        r = bnb.epsilon_range(1e-6, sigma=1.5, steps=1, epochs=4, accuracy=acc, method="pld")
         assert r.lower <= exact <= r.upper
         assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY[acc]["rel_width"]
 
@@ -283,7 +283,7 @@ def test_bracket_is_the_max_over_directions_of_each_directions_bounds():
     from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
 
     kw = {"sigma": 0.8, "steps": 10, "epochs": 2}
-    r = bnb.epsilon_range(1e-6, loss_discretization=0.05, tail_truncation=1e-9, **kw)
+    r = bnb.epsilon_range(1e-6, loss_discretization=0.05, tail_truncation=1e-9, **kw, method="pld")
     cfg = AllocationSchemeConfig(loss_discretization=0.05, tail_truncation=1e-9)
     params = PrivacyParams(sigma=0.8, num_steps=10, num_epochs=2)
     for bt, end in ((BoundType.DOMINATES, r.upper), (BoundType.IS_DOMINATED, r.lower)):
@@ -293,12 +293,12 @@ def test_bracket_is_the_max_over_directions_of_each_directions_bounds():
 
 def test_upper_and_lower_calls_share_one_bracket():
     kw = {"sigma": 1.0, "steps": 10, "epochs": 1}
-    up = bnb.epsilon(1e-6, bound="upper", **kw)
-    lo = bnb.epsilon(1e-6, bound="lower", **kw)
+    up = bnb.epsilon(1e-6, bound="upper", **kw, method="pld")
+    lo = bnb.epsilon(1e-6, bound="lower", **kw, method="pld")
     assert (up.kind, lo.kind) == ("upper", "lower") and lo.value < up.value
     assert up.accuracy == lo.accuracy
     with pytest.raises(ValueError, match="options"):
-        bnb.epsilon(1e-6, rel_tol=0.1, **kw)
+        bnb.epsilon(1e-6, rel_tol=0.1, **kw, method="pld")
 
 
 def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
@@ -306,7 +306,7 @@ def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
     # and δ̂ at the estimate (same sample: common random numbers) is δ to the bisection's accuracy
     dl, kw = 1e-2, {"sigma": 1.0, "steps": 10, "epochs": 2}
     r = bnb.epsilon(dl, method="montecarlo", mc_samples=50_000, mc_seed=3, **kw)
-    cert = bnb.epsilon_range(dl, accuracy="fine", **kw)
+    cert = bnb.epsilon_range(dl, accuracy="fine", **kw, method="pld")
     assert r.kind == "estimate" and r.lower < r.value < r.upper
     assert r.lower <= cert.upper and cert.lower <= r.upper
     losses = [mc.direction_losses(direction=d, n=50_000, seed=3, importance=False, eps0=0.0, **kw)
@@ -330,7 +330,7 @@ def test_mc_epsilon_one_step_contains_the_gaussian_and_is_sampling_agrees():
         r = mc.mc_epsilon(1e-3, sigma=1.0, steps=1, mc_samples=100_000, mc_seed=5, importance=importance)
         assert r.lower <= exact <= r.upper, importance
     r = mc.mc_epsilon(1e-3, sigma=1.0, steps=20, mc_samples=100_000, mc_seed=6)
-    cert = bnb.epsilon_range(1e-3, sigma=1.0, steps=20, accuracy="fine")
+    cert = bnb.epsilon_range(1e-3, sigma=1.0, steps=20, accuracy="fine", method="pld")
     assert r.accuracy["importance"] is True and r.lower <= cert.upper and cert.lower <= r.upper
 
 
@@ -345,15 +345,15 @@ def test_lower_end_is_the_larger_of_pld_and_max_statistic_lower_bounds():
     # σ = 0.8, T = 20: the Chua et al. max-statistic bound (threshold events, exact) beats PLD_accounting's lower;
     # σ = 1.5: PLD_accounting's lower wins.  Either way the lower end is the max and says which one gave it.
     for sigma, winner in ((0.8, "max-statistic events"), (1.5, "pld_accounting")):
-        r = bnb.epsilon_range(1e-5, sigma=sigma, steps=20, epochs=1)
+        r = bnb.epsilon_range(1e-5, sigma=sigma, steps=20, epochs=1, method="pld")
         ms = bnb.epsilon(1e-5, sigma=sigma, steps=20, epochs=1, bound="lower", method="max_statistic").value
         assert r.accuracy["lower_method"] == winner
         assert r.lower == max(ms, r.accuracy["lower_pld"]) and r.accuracy["lower_max_statistic"] == ms
         assert r.lower <= r.upper
     # measured at σ = 0.8: max statistic 2.7466 vs PLD lower ≤ 2.672 (the PLD one at its finer steps)
-    assert bnb.epsilon_range(1e-5, sigma=0.8, steps=20, epochs=1).lower == pytest.approx(2.746601, abs=1e-6)
+    assert bnb.epsilon_range(1e-5, sigma=0.8, steps=20, epochs=1, method="pld").lower == pytest.approx(2.746601, abs=1e-6)
     # δ(ε): same rule, the lower end is max of the two and the upper end is untouched
-    d = bnb.delta(2.0, sigma=0.8, steps=20, epochs=1, both_ends=True)
+    d = bnb.delta(2.0, sigma=0.8, steps=20, epochs=1, both_ends=True, method="pld")
     ms = bnb.delta(2.0, sigma=0.8, steps=20, epochs=1, bound="lower", method="max_statistic").value
     assert d.accuracy["lower_method"] == "max-statistic events" and d.lower == ms > d.accuracy["lower_pld"]
     assert d.value == d.upper > d.lower
@@ -368,7 +368,7 @@ def test_fft_upper_is_between_geom_bounds_and_tightens():
     fft = [max(bnb._fft_upper(2.0, 100, 1, d, h, 1e-9, 1e-6) for d in bnb.DIRECTIONS) for h in (2e-4, 5e-5)]
     assert geom_lo <= fft[1] < fft[0]
     assert fft[1] < geom_up  # and tighter than GEOM's upper at a step costing more
-    r = bnb.epsilon_range(1e-6, **kw)
+    r = bnb.epsilon_range(1e-6, **kw, method="pld")
     assert r.accuracy["upper_route"] == "fft" and geom_lo <= r.upper and r.lower <= geom_up
     assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
     assert bnb._fft_upper(2.0, 1, 1, "remove", 1e-4, 1e-9, 1e-6) == math.inf  # T = 1: route not applicable
@@ -380,7 +380,7 @@ def test_fft_first_bracket_contains_a_high_accuracy_reference():
     # GEOM pair (upper: an independent route) at a step 20× below the one the bracket used; both are
     # certified, so they overlap, and the reference (narrow) sits inside ours
     kw = {"sigma": 1.5, "steps": 20, "epochs": 3}
-    r = bnb.epsilon_range(1e-6, **kw)
+    r = bnb.epsilon_range(1e-6, **kw, method="pld")
     assert r.accuracy["upper_route"] == "fft" and not r.flags
     assert 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
     ref = {b: bnb.allocation_pld(bound=b, loss_discretization=r.accuracy["loss_discretization"] / 20,
@@ -394,13 +394,13 @@ def test_delta_curve_lower_end_takes_the_max_statistic_floor():
     # at σ = 0.8, T = 20 the max statistic wins at large ε; the upper curve is the dominating PLD's, unchanged
     kw = {"sigma": 0.8, "steps": 20, "epochs": 1}
     eps = [0.5, 2.0, 3.0]
-    lo, up = (bnb.delta_curve(eps, bound=b, **kw) for b in ("lower", "upper"))
+    lo, up = (bnb.delta_curve(eps, bound=b, **kw, method="pld") for b in ("lower", "upper"))
     for e, low, upp in zip(eps, lo, up):
         ms = bnb.delta(e, bound="lower", method="max_statistic", **kw).value
         assert low.value == low.lower == max(ms, low.accuracy["lower_pld"]) <= upp.value
         assert low.accuracy["lower_max_statistic"] == ms and "lower_method" not in upp.accuracy
     assert lo[1].accuracy["lower_method"] == "max-statistic events" and lo[1].value > lo[1].accuracy["lower_pld"]
-    assert bnb.delta(2.0, bound="lower", **kw) == lo[1]  # delta at one ε is the curve's point
+    assert bnb.delta(2.0, bound="lower", **kw, method="pld") == lo[1]  # delta at one ε is the curve's point
 
 
 def test_loose_fft_upper_of_the_smaller_direction_is_refined_by_geom():
@@ -408,7 +408,7 @@ def test_loose_fft_upper_of_the_smaller_direction_is_refined_by_geom():
     # so refining ADD's lower alone cannot close the width; the bracket must stop trusting that FFT upper,
     # refine REMOVE's lower instead and meet its width (before: the width was missed after 81 CPU-s at E = 1)
     kw = {"sigma": 2.0, "steps": 4, "epochs": 2}
-    r = bnb.epsilon_range(1e-5, **kw)
+    r = bnb.epsilon_range(1e-5, **kw, method="pld")
     assert not r.flags and 0 < r.lower <= r.upper
     assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
     ref = {b: bnb.allocation_pld(bound=b, loss_discretization=2e-3, tail_truncation=1e-10,
@@ -545,3 +545,103 @@ def test_step_policy_is_swappable_and_changes_only_the_width():
     assert coarse.info["passes"] == 1 and coarse.info["upper_route"] == "geom"
     assert coarse.lower <= default.upper and default.lower <= coarse.upper
     assert default.upper - default.lower < coarse.upper - coarse.lower
+
+
+# ------------------------------------------------------------------ method allocation (the default)
+
+
+def _pld_reference(delta, sigma, steps, epochs, ld):
+    """PLD_accounting's own certified pair at a fixed (fine) loss step: (lower, upper) of ε(δ), max over directions."""
+    from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
+
+    cfg = AllocationSchemeConfig(loss_discretization=ld, tail_truncation=1e-3 * delta)
+    params = PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs)
+    return tuple(float(gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_epsilon_for_delta(delta))
+                 for bt in (BoundType.IS_DOMINATED, BoundType.DOMINATES))
+
+
+@pytest.mark.parametrize("sigma,steps,epochs", [(0.7, 10, 1), (1.0, 6, 3), (2.0, 20, 2)])
+def test_allocation_default_overlaps_a_fine_pld_accounting_bracket(sigma, steps, epochs):
+    # two certified intervals on the same ε: the default answer overlaps PLD_accounting's at a fine step
+    r = bnb.epsilon(1e-6, sigma=sigma, steps=steps, epochs=epochs)
+    assert r.method.endswith(" / allocation-spread") and r.kind == "upper" and r.value == r.upper
+    assert r.accuracy["upper_method"] == "allocation-spread" and r.method.startswith(r.accuracy["lower_method"])
+    lo, up = _pld_reference(1e-6, sigma, steps, epochs, 1e-2)
+    assert r.lower <= up and r.upper >= lo
+    assert r.lower <= r.upper
+    d = bnb.delta(0.5, sigma=sigma, steps=steps, epochs=epochs)
+    from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
+
+    cfg = AllocationSchemeConfig(loss_discretization=1e-2, tail_truncation=1e-12)
+    params = PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs)
+    ref = [float(gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_delta_for_epsilon(0.5))
+           for bt in (BoundType.IS_DOMINATED, BoundType.DOMINATES)]
+    assert d.lower <= ref[1] and d.upper >= ref[0]
+
+
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0, 3.0])
+@pytest.mark.parametrize("steps,epochs", [(10, 1), (100, 5), (1000, 2)])
+def test_allocation_meets_its_width_targets(sigma, steps, epochs):
+    for accuracy, target in (("default", 1e-2), ("fine", 1e-3)):
+        r = bnb.epsilon(1e-5, sigma=sigma, steps=steps, epochs=epochs, accuracy=accuracy)
+        assert not r.flags
+        assert 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= target
+        assert r.accuracy["rel_width_target"] == target and r.accuracy["grid_step"] > 0
+
+
+def test_allocation_delta_meets_its_width():
+    r = bnb.delta(1.0, sigma=1.0, steps=100, epochs=5)
+    assert not r.flags and 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= 1e-2
+
+
+@pytest.mark.parametrize("target_eps,steps,epochs", [(1.0, 10, 5), (3.0, 20, 3)])
+def test_allocation_sigma_brackets_the_true_sigma(target_eps, steps, epochs):
+    # sufficient σ: its certified upper ε ≤ target; insufficient σ: its certified lower ε > target
+    r = bnb.sigma(target_eps, 1e-5, steps=steps, epochs=epochs)
+    assert r.kind == "upper" and r.value == r.upper and 0 < r.lower < r.upper <= r.lower * 1.03
+    assert bnb.epsilon(1e-5, sigma=r.upper, steps=steps, epochs=epochs).upper <= target_eps
+    assert bnb.epsilon(1e-5, sigma=r.lower, steps=steps, epochs=epochs).lower > target_eps
+    # and the PLD_accounting bracket at a fine step agrees on the sides (independent reference)
+    assert _pld_reference(1e-5, r.upper, steps, epochs, 2e-2)[0] <= target_eps
+    assert _pld_reference(1e-5, r.lower, steps, epochs, 2e-2)[1] > target_eps
+
+
+@pytest.mark.parametrize("sigma,epochs", [(0.8, 3), (1.1, 1), (2.0, 10)])
+def test_allocation_one_step_per_epoch_is_exact(sigma, epochs):
+    exact = gauss_eps(1e-5, sigma / math.sqrt(epochs))
+    r = bnb.epsilon(1e-5, sigma=sigma, steps=1, epochs=epochs)
+    assert r.kind == "exact" and r.value == r.lower == r.upper == pytest.approx(exact, rel=1e-9)
+    d = bnb.delta(1.0, sigma=sigma, steps=1, epochs=epochs)
+    assert d.kind == "exact" and d.value == pytest.approx(gauss_delta(1.0, sigma / math.sqrt(epochs)), rel=1e-9)
+    s = bnb.sigma(2.0, 1e-6, steps=1, epochs=epochs)
+    exact_s = brentq(lambda x: gauss_eps(1e-6, x) - 2.0, 0.3, 10.0, xtol=1e-12) * math.sqrt(epochs)
+    assert s.kind == "exact" and s.value == pytest.approx(exact_s, rel=1e-6)
+
+
+def test_allocation_lower_end_is_the_larger_of_merge_and_max_statistic():
+    # both certified lower bounds; at small σ with one epoch the max statistic's threshold events win, elsewhere the
+    # merge (the floor then adds nothing)
+    for (sigma, steps, epochs), floor_wins in (((0.8, 20, 1), True), ((0.8, 20, 2), False), ((2.0, 100, 2), False)):
+        r = bnb.epsilon(1e-5, sigma=sigma, steps=steps, epochs=epochs)
+        ms = bnb.epsilon(1e-5, sigma=sigma, steps=steps, epochs=epochs, bound="lower", method="max_statistic")
+        assert r.lower == max(r.accuracy["lower_merge"], ms.value)
+        assert (ms.value > r.accuracy["lower_merge"]) == floor_wins
+        assert r.accuracy["lower_method"] == (ms.method if floor_wins else "allocation-merge")
+        assert r.method == r.accuracy["lower_method"] + " / allocation-spread"
+
+
+def test_allocation_bad_options_name_themselves():
+    with pytest.raises(ValueError, match="accuracy"):
+        bnb.epsilon(1e-5, sigma=1.0, steps=10, accuracy="medium")
+    with pytest.raises(ValueError, match="loss_discretization"):
+        bnb.epsilon(1e-5, sigma=1.0, steps=10, loss_discretization=0.1)
+
+
+def test_allocation_delta_below_the_floor_is_flagged_not_refined():
+    # δ ~ 5e-15: below the reliability floor the interval is not refined (one pass) and carries the floor flag only
+    from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
+
+    r = bnb.delta(4.0, sigma=1.0, steps=100, epochs=5)
+    assert r.flags == (BELOW_FLOOR_FLAG,) and r.accuracy["passes"] == 1 and r.upper < RELIABLE_DELTA_FLOOR
+    ok = bnb.delta(0.8, sigma=1.0, steps=100, epochs=5)
+    assert not ok.flags and (ok.upper - ok.lower) / ok.upper <= 1e-2
