@@ -35,8 +35,11 @@ rounding is first order (E·loss_step/2 in loss), so its loss step shrinks as 1/
 the cost, grow as E² for long runs (1000 epochs: ~1.5 min).  Each pair sum is one O(1) step of a numba
 double loop over the n grid points of a stage (O(n²), n ~ 10³-10⁴).  The E epochs are composed by FFT on
 the loss grid (:func:`self_compose`: a truncated tail goes to +∞ or onto the lowest kept loss (upper), onto
-the highest kept loss or is dropped (lower), as dp_accounting does).  Sides hold up to floating-point
-rounding (sums of products, FFT noise clipped at 0: ~1e-16 of the total mass).
+the highest kept loss or is dropped (lower), as dp_accounting does).  The FFT's rounding is bounded at every
+composition (:func:`_fft_error`, a standard error bound of the transform, ~1e-12 of absolute δ at 60 epochs):
+added to the +∞ mass for the upper end and subtracted from δ for the lower end, so each end keeps its side at
+small δ too (where the bound exceeds δ the upper end is +∞ and the width is reported missed); the grid's own
+sums of products are exact up to ~1e-16 of the total mass.
 """
 
 from __future__ import annotations
@@ -45,6 +48,7 @@ import math
 
 import numba
 import numpy as np
+from scipy import fft as sp_fft
 from scipy import signal, special
 
 from .validation import check_delta, check_epsilon, check_int, check_positive
@@ -310,10 +314,13 @@ def _mean_upper(u, v, step):
 
 
 class LossPmf:
-    """Masses ``probs`` at losses (k0 + i)·``step`` plus ``inf`` at +∞ (one direction, under its first law)."""
+    """Masses ``probs`` at losses (k0 + i)·``step`` plus ``inf`` at +∞ (one direction, under its first law), and
+    ``err``: a bound on the L1 distance of ``probs`` from the exact composition they were computed for (the FFT's
+    rounding, :func:`_fft_error`; kept for the lower end only, the upper end adds it to ``inf``)."""
 
-    def __init__(self, step, k0, probs, inf):
+    def __init__(self, step, k0, probs, inf, err=0.0):
         self.step, self.k0, self.probs, self.inf = step, int(k0), np.asarray(probs, float), float(inf)
+        self.err = float(err)
 
 
 def upper_pmfs(u, step):
@@ -356,11 +363,39 @@ def _truncate(probs, k0, tail, pessimistic):
     return k0 + lo, kept, 0.0
 
 
+#: unit roundoff of float64
+_U = float(np.finfo(float).eps) / 2
+
+
+def _fft_error(a, b, c):
+    """A bound on ‖c − a∗b‖₁ for c = fftconvolve(a, b) computed in floating point (a, b ≥ 0).
+
+    With unitary transforms of length N the convolution is √N·F⁻¹(Fa ⊙ Fb); a radix-2 FFT's computed result has
+    relative 2-norm error ≤ η log₂N with η ≈ 5u (Higham, Accuracy and Stability, §24.1), and ‖Fb‖∞ ≤ ‖b‖₁/√N, so
+    the error of the product's two factors contributes ≤ η log₂N (‖a‖₂‖b‖₁ + ‖b‖₂‖a‖₁) and the inverse transform
+    ≤ η log₂N ‖c‖₂; the 1-norm over the len(c) output bins is at most √len(c) times the 2-norm.  We take 8u for η
+    and add the products' own rounding, a margin of about 1.6× over that constant."""
+    n = len(c)
+    log_n = math.log2(max(2, sp_fft.next_fast_len(n, real=True)))  # fftconvolve's transform length
+    two = (np.linalg.norm(a) * float(np.sum(b)) + np.linalg.norm(b) * float(np.sum(a)) + np.linalg.norm(c))
+    return math.sqrt(n) * 8.0 * _U * (log_n + 1.0) * two
+
+
 def _compose(p, q, pessimistic, tail):
-    probs = np.maximum(signal.fftconvolve(p.probs, q.probs), 0.0)
+    """p ∗ q by FFT.  The rounding error (:func:`_fft_error`) goes to the +∞ mass for the upper end: δ of a loss
+    distribution changes by at most the L1 change of its masses at every ε (its integrand lies in [0, 1]), and
+    δ of a composition is E_q[δ_p(ε − L)], so a pointwise-larger δ stays larger after composing; for the lower end
+    it is carried in ``err`` (with the factors' own ``err`` times the other's mass) and subtracted at the query."""
+    raw = signal.fftconvolve(p.probs, q.probs)
+    bound = _fft_error(p.probs, q.probs, raw)
+    probs = np.maximum(raw, 0.0)  # the true masses are ≥ 0: clipping only moves toward them
     k0, probs, to_inf = _truncate(probs, p.k0 + q.k0, tail, pessimistic)
     inf = p.inf + q.inf - p.inf * q.inf + to_inf
-    return LossPmf(p.step, k0, probs, inf)
+    if pessimistic:
+        return LossPmf(p.step, k0, probs, inf + bound)
+    mass_p, mass_q = float(np.sum(p.probs)) + p.inf, float(np.sum(q.probs)) + q.inf
+    err = p.err * mass_q + q.err * mass_p + p.err * q.err + bound
+    return LossPmf(p.step, k0, probs, inf, err)
 
 
 def self_compose(pmf, times, pessimistic, tail=0.0):
@@ -377,10 +412,10 @@ def self_compose(pmf, times, pessimistic, tail=0.0):
 
 
 def delta_of(pmf, epsilon):
-    """δ(ε) = inf + Σ_{ℓ > ε} p_ℓ (1 − e^{ε − ℓ})."""
+    """δ(ε) = inf + Σ_{ℓ > ε} p_ℓ (1 − e^{ε − ℓ}), less ``pmf.err`` (the lower end's FFT error bound; 0 else)."""
     losses = (pmf.k0 + np.arange(len(pmf.probs))) * pmf.step
     sel = losses > epsilon
-    return float(pmf.inf + np.sum(pmf.probs[sel] * -np.expm1(epsilon - losses[sel])))
+    return max(0.0, float(pmf.inf + np.sum(pmf.probs[sel] * -np.expm1(epsilon - losses[sel]))) - pmf.err)
 
 
 def epsilon_of(pmf, delta):
@@ -388,7 +423,9 @@ def epsilon_of(pmf, delta):
 
     With U_j = Σ_{k≥j} p_k and W_j = Σ_{k>j} p_k e^{ℓ_j − ℓ_k} (≤ U_{j+1}, a decaying recursion on the uniform
     grid, so no exponential overflows at any loss), δ(ℓ_j) = inf + U_{j+1} − W_j and on [ℓ_{j−1}, ℓ_j]
-    δ(ε) = inf + U_j − e^{ε − ℓ_{j−1}} W_{j−1}."""
+    δ(ε) = inf + U_j − e^{ε − ℓ_{j−1}} W_{j−1}.  A lower end's ``pmf.err`` (:func:`delta_of`) is honoured by
+    solving at delta + err."""
+    delta = delta + pmf.err
     if pmf.inf >= delta:
         return math.inf
     p = pmf.probs
@@ -450,17 +487,26 @@ def _interval(sigma, steps, epochs, step, loss_step, tail, query):
     return lower, upper, loss_step
 
 
+def _met(lower, upper, rel_width):
+    """The width target: (upper − lower) ≤ rel_width·upper with a finite upper end (or both 0)."""
+    return upper == 0 or (math.isfinite(upper) and upper - lower <= rel_width * upper)
+
+
 def _refine(run, step, fixed, rel_width):
     """Run passes at step, step/2, ... until (upper − lower) ≤ rel_width·upper (one pass if ``fixed``)."""
     passes = []
     for _ in range(1 if fixed else _MAX_PASSES):
         lower, upper, loss_step = run(step)
         passes.append({"step": step, "loss_step": loss_step, "lower": lower, "upper": upper})
-        if upper - lower <= rel_width * upper or upper == 0:
+        if lower > upper:
+            raise ArithmeticError(f"allocation interval crossed ([{lower!r}, {upper!r}] at step {step!r}): a "
+                                  f"numerical failure, not a bound")
+        if _met(lower, upper, rel_width):
             break
         step /= 2
     info = {"method_upper": UPPER_METHOD, "method_lower": LOWER_METHOD, "step": step, "loss_step": loss_step,
-            "rel_width": (upper - lower) / upper if upper > 0 else 0.0, "width_met": upper - lower <= rel_width * upper,
+            "rel_width": (upper - lower) / upper if 0 < upper < math.inf else (0.0 if upper == 0 else math.inf),
+            "width_met": _met(lower, upper, rel_width),
             "passes": passes}
     return lower, upper, info
 
