@@ -166,7 +166,7 @@ SKIPPED_COST = "skipped_cost"
 _AUDIT_DRIVERS = {"steps": "--batch-size (steps per epoch = ⌈N/B⌉)", "epochs": "--epochs", "sigma": "--sigma",
                   "q": "--batch-size"}
 _AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate",
-               "interval": "interval [lower, upper]"}
+               "interval": "lower bound .. deterministic (best known upper)"}
 
 
 def _interval_text(lo, up) -> str:

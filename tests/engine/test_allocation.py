@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 import pytest
-from scipy import integrate, special
+import lognormal  # tests/engine/lognormal.py: the Black–Scholes closed forms
+from scipy import integrate
 
 from dpsampling.engine import allocation as al
 from dpsampling.engine import gaussian
@@ -28,19 +29,12 @@ def _two_step_delta(eps, sigma):
     """max over directions of δ(ε) at T = 2, E = 1 by quadrature: X = (Y₁ + Y₂)/2 with Y lognormal, E Y = 1,
     log-sd 1/σ; given Y₁ the inner expectation over Y₂ is a Black–Scholes call (REMOVE) or put (ADD)."""
     s, m, g = 1 / sigma, -0.5 / sigma**2, math.exp(eps)
-    nd = special.ndtr
 
     def call(k):  # E[(Y − k)_+]
-        if k <= 0:
-            return 1 - k
-        d1 = (-math.log(k) + s * s / 2) / s
-        return nd(d1) - k * nd(d1 - s)
+        return lognormal.call(k, s)
 
     def put(k):  # E[(k − Y)_+]
-        if k <= 0:
-            return 0.0
-        d1 = (-math.log(k) + s * s / 2) / s
-        return k * nd(s - d1) - nd(-d1)
+        return lognormal.put(k, s)
 
     pdf = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)  # noqa: E731
     rem = lambda z: pdf(z) * 0.5 * call(2 * g - math.exp(m + s * z))  # noqa: E731
