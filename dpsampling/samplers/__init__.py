@@ -10,7 +10,6 @@ and the pipeline read the registry.  This layer imports the engine only.
 from __future__ import annotations
 
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.result import AccountingResult
 
 from .spec import TIME_LIMIT, Question, SamplerSpec, check_cost
 
@@ -133,16 +132,12 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     return getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw)
 
 
-#: method label of the one-batch-per-epoch answers (:func:`_one_batch_per_epoch`)
-ONE_BATCH_METHOD = "analytic (one batch per epoch: the Gaussian at σ/√epochs)"
-
-
 def _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method):
     """A sampler with one batch per step (``spec.batch == "one_per_step"``: shuffle, balls_and_bins,
     deterministic) with one step per epoch, at its default method, exactly: the one batch of each epoch is the
     whole dataset (a permutation or a random bin assignment puts every record in it), so each epoch is the
     Gaussian mechanism with sensitivity 1 and the run is the Gaussian at σ/√epochs (:mod:`.deterministic`,
-    closed form), kind ``exact``.  None otherwise."""
+    closed form: :func:`.deterministic.one_batch_per_epoch`), kind ``exact``.  None otherwise."""
     if spec.batch != "one_per_step" or spec.audit_kind == "exact" or isinstance(steps, bool) or steps != 1:
         return None
     if method != spec.default_method:
@@ -154,11 +149,7 @@ def _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound,
         check_one_epoch(q, 1, spec.name)
     if bound not in (None, "upper", "lower", "exact"):
         raise ValueError(f"bound must be one of upper, lower, exact (got {bound!r})")
-    if quantity == "sigma":
-        r = deterministic.sigma(*target, steps=1, epochs=epochs)
-    else:
-        r = getattr(deterministic, quantity)(target, sigma=sigma, steps=1, epochs=epochs)
-    return AccountingResult(r.value, "exact", ONE_BATCH_METHOD, r.accuracy, r.value, r.value, r.flags)
+    return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
 
 
 from . import balls_and_bins, deterministic, poisson, shuffle, wor  # noqa: E402  (they import .spec)
@@ -170,4 +161,4 @@ register(deterministic.SPEC)
 register(balls_and_bins.SPEC)
 
 __all__ = ["QUANTITIES", "SAMPLERS", "TIME_LIMIT", "account", "balls_and_bins", "deterministic", "get_spec", "poisson",
-           "question", "register", "shuffle", "specs", "unregister", "wor", "ONE_BATCH_METHOD"]
+           "question", "register", "shuffle", "specs", "unregister", "wor"]

@@ -91,6 +91,8 @@ from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
+from . import deterministic
+
 
 # heavy modules (scipy, numba, PLD_accounting) load on first use
 bisect = lazy.function("dpsampling.engine.numerics", "bisect")
@@ -191,19 +193,6 @@ def _lower_label(pld_lower, floor, floor_method):
     return {"lower_method": by, "lower_pld": pld_lower, "lower_max_statistic": floor if floor_method else None}
 
 
-def _one_step_exact(quantity, target, sigma, epochs):
-    """One step per epoch: every record is in the one batch of each epoch, so E epochs are exactly the Gaussian
-    mechanism at σ/√E (the deterministic sampler's closed form); kind ``exact``."""
-    from . import deterministic
-
-    if quantity == "sigma":
-        r = deterministic.sigma(*target, steps=1, epochs=epochs)
-    else:
-        r = getattr(deterministic, quantity)(target, sigma=sigma, steps=1, epochs=epochs)
-    return AccountingResult(r.value, "exact", "analytic (one step per epoch: Gaussian at σ/√E)", r.accuracy, r.value,
-                            r.value, r.flags)
-
-
 def _allocation_options(options):
     """(accuracy setting, its relative width) of method allocation; ValueError for options it does not take."""
     accuracy = options.pop("accuracy", "default")
@@ -250,7 +239,7 @@ def _allocation_result(quantity, target, sigma, steps, epochs, bound, options):
 
     accuracy, rel_width = _allocation_options(options)
     if steps == 1:
-        return _one_step_exact(quantity, target, sigma, epochs)
+        return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
     lo, up, info = _allocation_interval(quantity, float(target), float(sigma), steps, epochs, rel_width)
     lo, up = float(lo), float(up)
     floor, floor_method = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
@@ -276,7 +265,7 @@ def _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options):
 
     accuracy, rel_width = _allocation_options(options)
     if steps == 1:
-        return _one_step_exact("sigma", (epsilon, delta), None, epochs)
+        return deterministic.one_batch_per_epoch("sigma", (epsilon, delta), None, epochs)
     lo, up, info = allocation.sigma_interval(float(epsilon), float(delta), steps_per_epoch=steps, epochs=epochs,
                                              rel_width=rel_width, rel_tol=rel_tol)
     lo, up = float(lo), float(up)

@@ -82,6 +82,23 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, **options) -> 
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
+_ANSWER = {"epsilon": epsilon, "delta": delta, "sigma": sigma}
+
+#: method label of a one-batch-per-step sampler's run with one step per epoch (:func:`one_batch_per_epoch`)
+ONE_BATCH_METHOD = "analytic (one batch per epoch: the Gaussian at σ/√epochs)"
+
+
+def one_batch_per_epoch(quantity, target, sigma, epochs) -> AccountingResult:
+    """ε(δ), δ(ε) or σ(ε, δ) (``target`` = (ε, δ)) of a sampler with one batch per step (shuffle, balls_and_bins)
+    run with one step per epoch, exactly, kind ``exact``: the one batch of each epoch is the whole dataset (a
+    permutation or a random bin assignment puts every record in it), so each epoch is the Gaussian mechanism with
+    sensitivity 1 and the run is the Gaussian at σ/√epochs, this module's closed form."""
+    answer = _ANSWER[quantity]  # (the parameter sigma hides this module's function of that name)
+    r = answer(*target, steps=1, epochs=epochs) if quantity == "sigma" else answer(target, sigma=sigma, steps=1,
+                                                                                   epochs=epochs)
+    return AccountingResult(r.value, "exact", ONE_BATCH_METHOD, r.accuracy, r.value, r.value, r.flags)
+
+
 def _cost(question):
     from .spec import Cost
 

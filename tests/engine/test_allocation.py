@@ -6,6 +6,7 @@ bracket, dp_accounting's composition, and the Monte Carlo estimate with its conf
 """
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -30,11 +31,7 @@ def _two_step_delta(eps, sigma):
     log-sd 1/σ; given Y₁ the inner expectation over Y₂ is a Black–Scholes call (REMOVE) or put (ADD)."""
     s, m, g = 1 / sigma, -0.5 / sigma**2, math.exp(eps)
 
-    def call(k):  # E[(Y − k)_+]
-        return lognormal.call(k, s)
-
-    def put(k):  # E[(k − Y)_+]
-        return lognormal.put(k, s)
+    call, put = partial(lognormal.call, s=s), partial(lognormal.put, s=s)  # E[(Y − k)_+], E[(k − Y)_+]
 
     pdf = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)  # noqa: E731
     rem = lambda z: pdf(z) * 0.5 * call(2 * g - math.exp(m + s * z))  # noqa: E731

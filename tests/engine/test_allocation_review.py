@@ -11,6 +11,7 @@ Passing checks: a direct two-dimensional quadrature of both directions' δ(ε) a
 """
 
 import math
+from functools import partial
 
 import numpy as np
 import pytest
@@ -106,11 +107,7 @@ def _three_step_deltas(eps, sigma):
     log-sd 1/σ; over (Y₁, Y₂) numerically, over Y₃ in closed form (Black–Scholes call / put)."""
     s, m, g = 1 / sigma, -0.5 / sigma**2, math.exp(eps)
 
-    def call(k):  # E[(Y − k)_+]
-        return lognormal.call(k, s)
-
-    def put(k):  # E[(k − Y)_+]
-        return lognormal.put(k, s)
+    call, put = partial(lognormal.call, s=s), partial(lognormal.put, s=s)  # E[(Y − k)_+], E[(k − Y)_+]
 
     pdf = lambda z: math.exp(-z * z / 2) / math.sqrt(2 * math.pi)  # noqa: E731
     y = lambda z: math.exp(m + s * z)  # noqa: E731
