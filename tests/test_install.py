@@ -5,8 +5,9 @@ non-editable install of it in a fresh virtual environment runs the README's audi
 The fresh environment gets the wheel only (``--no-deps``); its dependencies are read from this test's own
 environment through a ``.pth`` line (which adds that site-packages directory to ``sys.path`` but does not run its
 ``.pth`` files, so an editable install of the repository there stays invisible: the test checks where
-``dpsampling`` is imported from).  Installing the declared dependencies for real is the integration step of
-``.ci/run``, which installs the extras into a fresh environment.
+``dpsampling`` is imported from).  So it runs in seconds wherever the tests run, and checks the wheel's contents and
+its numbers against independent references.  Installing the wheel for real, its declared dependencies resolved from
+the package index, is ``tests/install/run.sh``, a step of ``.ci/run`` (skipped, saying why, without an index).
 """
 
 import json

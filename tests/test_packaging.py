@@ -31,5 +31,7 @@ def test_ci_runs_the_readme_test_command(repo_root):
     assert commands[0] in readme  # the README's test command, first
     slurm = next(i for i, ln in enumerate(commands) if "tests/cluster/slurm_smoke.sh" in ln)  # then the cluster check
     assert slurm > 0
-    assert any("tests/integrations/run.sh" in ln for ln in commands[slurm + 1:])  # then the integration step
+    integrations = next(i for i, ln in enumerate(commands) if "tests/integrations/run.sh" in ln)
+    assert integrations > slurm  # then the integration step
+    assert any("tests/install/run.sh" in ln for ln in commands[integrations + 1:])  # then the install check
     assert "snakemake --cores all" in readme
