@@ -46,7 +46,7 @@ clean "$BASE" -m pip download -q --no-deps --timeout 30 --retries 1 -d "$WORK/pr
 mkdir -p "$WORK/src"
 if git -C "$REPO" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
     # the files a clone has (their working-tree contents): no build/, results/ or egg-info left by earlier runs
-    (cd "$REPO" && git ls-files -z | xargs -0 tar -cf - --no-recursion) | tar -xf - -C "$WORK/src"
+    (cd "$REPO" && git ls-files -z | xargs -0 tar -cf - --no-recursion --ignore-failed-read) | tar -xf - -C "$WORK/src"
 else
     (cd "$REPO" && tar -cf - --exclude=__pycache__ --exclude='*.egg-info' pyproject.toml README.md dpsampling) |
         tar -xf - -C "$WORK/src"
@@ -65,7 +65,7 @@ clean "$V/pip" install "$WHEEL" >"$WORK/pip.log" 2>&1 ||
     { tail -5 "$WORK/pip.log"; skip "pip could not install the wheel's dependencies (its last lines above)"; }
 ndist=$(clean "$V/python" -c "import importlib.metadata as m; print(len(list(m.distributions())))")
 say "installed in $(($(date +%s) - t0)) s: $ndist distributions, venv $(du -sh "$WORK/venv" | cut -f1),"\
-" $(grep -c 'Using cached' "$WORK/pip.log" || true) downloads from pip's cache"
+" downloads taken from pip's cache: $(grep -c 'Using cached' "$WORK/pip.log" || true)"
 
 # --- outside the repository: the installed package against the development environment --------------------------
 mkdir "$WORK/elsewhere"
