@@ -17,7 +17,6 @@ Directions: ``add``, ``remove`` or ``add_remove`` (the max of both).
 
 from __future__ import annotations
 
-import functools
 import math
 from functools import lru_cache
 from typing import NamedTuple
@@ -33,6 +32,7 @@ from .numerics import find_root
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
+    DELTA_RENAMED,
     DIRECTIONS,
     check_choice,
     check_delta,
@@ -40,6 +40,7 @@ from .validation import (
     check_positive,
     check_rate,
     check_steps,
+    retired_keywords,
 )
 
 #: Default relative accuracy of PLD values: the returned bound is within this
@@ -60,18 +61,12 @@ RETIRED_KEYWORDS = {
              "dpsampling.account(sampler, ..., steps=..., epochs=...))",
     "sampler": "the engine knows no sampler (it accounts the Poisson-subsampled Gaussian): ask "
                "dpsampling.account(sampler, ...) or dpsampling.samplers.<sampler> (WOR is Poisson at σ/2 there)",
+    **DELTA_RENAMED,
 }
 
 
-def _no_retired_keywords(f):
-    """Make a retired keyword of ``f`` (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor."""
-    @functools.wraps(f)
-    def checked(*args, **kwargs):
-        for old in RETIRED_KEYWORDS.keys() & kwargs.keys():
-            raise TypeError(f"{f.__name__}() has no parameter {old!r}: {RETIRED_KEYWORDS[old]}")
-        return f(*args, **kwargs)
-
-    return checked
+#: makes a retired keyword of a public function (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor
+_no_retired_keywords = retired_keywords(RETIRED_KEYWORDS)
 
 
 def _check_common(sigma, q, total_steps, direction, method, bound):
@@ -238,28 +233,28 @@ def _below_floor(quantity, target, s, q, total_steps, direction, bound, rel_tol,
 
 
 @_no_retired_keywords
-def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", method="pld",
+def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld",
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
-    """ε(δ): the smallest ε with δ(ε) ≤ ``delta_target`` (see :func:`delta`)."""
-    check_delta(delta_target)
+    """ε(δ): the smallest ε with δ(ε) ≤ ``delta`` (see :func:`delta`)."""
+    check_delta(delta)
     _check_common(sigma, q, total_steps, direction, method, bound)
     s = sigma
     if method == "analytic":
-        v = float(gaussian.epsilon(delta_target, gaussian.composed_sigma(s, total_steps)))
+        v = float(gaussian.epsilon(delta, gaussian.composed_sigma(s, total_steps)))
         return AccountingResult(v, "exact", "analytic", {}, v, v)
     if method == "rdp":
-        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta_target))
+        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, total_steps, direction, rel_tol))
+        return AccountingResult(**cf.accounting_epsilon(delta, s, q, total_steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
-        return pld.epsilon(delta_target, s, q, total_steps, direction, pessimistic, d)
+        return pld.epsilon(delta, s, q, total_steps, direction, pessimistic, d)
 
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, 0.0, finest_discretization)
-    if float(delta_target) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
-        return _below_floor("epsilon", delta_target, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc,
+    if float(delta) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
+        return _below_floor("epsilon", delta, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc,
                             flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
@@ -267,22 +262,22 @@ def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", meth
 # --------------------------------------------------------------------------- calibration
 
 
-def _gdp_sigma_guess(eps, delta_target, q, total_steps):
+def _gdp_sigma_guess(eps, delta, q, total_steps):
     """Initial σ from the Gaussian-DP central limit approximation.
 
     T compositions of the q-subsampled Gaussian behave like μ-GDP with
     μ = q·sqrt(T·(e^{1/σ²} - 1)) (Bu et al. 2020); μ-GDP has the analytic
     Gaussian curve with noise 1/μ.  Only used as a starting point.
     """
-    s_eff = _analytic_sigma(eps, delta_target)  # = 1/μ
+    s_eff = _analytic_sigma(eps, delta)  # = 1/μ
     mu = 1.0 / s_eff
     return 1.0 / math.sqrt(math.log1p(mu**2 / (q**2 * total_steps)))
 
 
 @lru_cache(maxsize=64)
-def _analytic_sigma(eps, delta_target):
+def _analytic_sigma(eps, delta):
     """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP (exact): :func:`gaussian.sigma`."""
-    return gaussian.sigma(eps, delta_target)
+    return gaussian.sigma(eps, delta)
 
 
 def _check_calibration(epsilon, delta, qs, total_steps, direction):
