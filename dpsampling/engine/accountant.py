@@ -324,18 +324,25 @@ def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", m
     s = r.sigma
     acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error, **r.evaluations}
     # no certified lower bound on the smallest σ (optimistic PLDs are too loose): lower stays None
-    kind, how, flags = _sigma_kind_flags(dlt, r.converged)
-    return AccountingResult(s, kind, how, acc, None, s, flags)
+    label = _sigma_kind_flags(dlt, r.converged)
+    return AccountingResult(s, label.kind, label.method, acc, None, s, label.flags)
 
 
-def _sigma_kind_flags(dlt, ok):
-    """(kind, method, flags) of a PLD-calibrated σ: sufficient (``upper`` on the smallest σ) by the
-    final pessimistic-PLD check (:func:`_sufficient`), unless δ is below the PLD reliability floor,
-    where that check proves nothing (``estimate``, flagged)."""
+class _SigmaLabel(NamedTuple):
+    """kind, method and flags of a PLD-calibrated σ (:func:`_sigma_kind_flags`)."""
+    kind: str
+    method: str
+    flags: tuple
+
+
+def _sigma_kind_flags(dlt, ok) -> _SigmaLabel:
+    """The label of a PLD-calibrated σ: sufficient (``upper`` on the smallest σ) by the final pessimistic-PLD
+    check (:func:`_sufficient`), unless δ is below the PLD reliability floor, where that check proves nothing
+    (``estimate``, flagged)."""
     flags = () if ok else ("not_converged",)
     if dlt < RELIABLE_DELTA_FLOOR:
-        return "estimate", "pld", flags + (BELOW_FLOOR_FLAG,)
-    return "upper", "pld", flags
+        return _SigmaLabel(kind="estimate", method="pld", flags=flags + (BELOW_FLOOR_FLAG,))
+    return _SigmaLabel(kind="upper", method="pld", flags=flags)
 
 
 def _calibrate_rdp(eps, dlt, q, total_steps, rel_tol=1e-6):
@@ -533,8 +540,8 @@ def _poisson_curve(eps, dlt, qs, total_steps, direction, rel_tol):
         done.append(_CurvePoint(lq, r.solved.root_coarse - gdp(lq), r.discretization, r.solved))
         acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error,
                **r.evaluations}
-        kind, method, flags = _sigma_kind_flags(dlt, r.converged)
-        out[qv] = AccountingResult(r.sigma, kind, method, acc, None, r.sigma, flags)
+        label = _sigma_kind_flags(dlt, r.converged)
+        out[qv] = AccountingResult(r.sigma, label.kind, label.method, acc, None, r.sigma, label.flags)
     return out
 
 
