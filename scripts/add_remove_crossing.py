@@ -32,12 +32,12 @@ from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
 
 
-def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_tol=None):
+def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretization, rel_tol=None):
     """One grid point (rel_tol: the schema default, not used by Monte Carlo or fixed-grid PLD)."""
     from dpsampling.papers.lebeda import directions  # not at the top: plot jobs skip it (issue 15)
     c = directions.add_remove_comparison(
-        p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"], alpha=mc_alpha, beta=mc_beta,
-        n_eps=n_eps, n_eps_pld=n_eps_pld, seed=p["seed"], discretization=discretization)
+        p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"], alpha=mc_half_width,
+        beta=mc_failure_prob, n_eps=n_eps, n_eps_pld=n_eps_pld, seed=p["seed"], discretization=discretization)
     rows = []
     for d in ONE_WAY_DIRECTIONS:
         mc, check = c.mc[d], c.mc_check(d)
@@ -49,8 +49,8 @@ def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_to
         for i, e in enumerate(mc.eps):
             rows.append({"quantity": "delta", "direction": d, "epsilon": e, "value": mc.estimate[i],
                          "kind": "estimate", "method": "montecarlo", "lower": mc.estimate[i] - mc.alpha,
-                         "upper": mc.estimate[i] + mc.alpha, "mc_n": mc.n, "mc_alpha": mc.alpha,
-                         "mc_beta": mc.beta, "mc_seed": mc.seed, "pld_lower": lo[i], "pld_upper": hi[i],
+                         "upper": mc.estimate[i] + mc.alpha, "mc_samples": mc.n, "mc_half_width": mc.alpha,
+                         "mc_failure_prob": mc.beta, "mc_seed": mc.seed, "pld_lower": lo[i], "pld_upper": hi[i],
                          "mc_excess": c.mc_excess[d][i], "mc_check": check[i],
                          "flags": "mc_outside_band" if check[i] != "ok" else ""})
         for kind in ("upper", "lower"):
@@ -63,7 +63,7 @@ def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_pld, discretization, rel_to
         base = {"quantity": "add_above_remove", "direction": "add_minus_remove", "kind": kind, "method": method,
                 "confidence": c.confidence[(method, kind)],
                 "discretization": c.pld.discretization if method == "pld" else None,
-                "mc_n": c.mc["add"].n if method == "montecarlo" else None}
+                "mc_samples": c.mc["add"].n if method == "montecarlo" else None}
         if ivs:
             rows += [{**base, "eps_start": a, "eps_end": b, "value": gap} for a, b, gap in ivs]
         else:
@@ -112,7 +112,7 @@ def plot(df, outputs):
                     ax.plot(c.epsilon, c.value, color=colour[d], lw=0.9, label=_style.label(f"δ_{d}", kind, "PLD"),
                             **_style.KIND_STYLE[kind])
                 m = cur[(cur.direction == d) & (cur.method == "montecarlo")]
-                alpha = m.mc_alpha.iloc[0]
+                alpha = m.mc_half_width.iloc[0]
                 ax.fill_between(m.epsilon, m.lower, m.upper, color=colour[d], alpha=0.25, lw=0)
                 ax.plot(m.epsilon, m.value, color=colour[d], marker="o", ms=1.8, lw=0.8,
                         label=_style.label(f"δ_{d}", "estimate", f"MC ±{alpha:.1e}"), **_style.KIND_STYLE["estimate"])

@@ -8,7 +8,7 @@ One grid point = one (view, sampler, σ, T, E[, δ]).  ``view=eps_vs_sigma``: ε
 - balls_and_bins: the certified upper and lower bound of method ``bnb_method`` (allocation, the default, or pld:
   PLD_accounting) at accuracy ``pld_accuracy``, and for
   ``delta_vs_eps`` a Monte Carlo estimate at ``n_eps_mc`` ε values with its Chernoff–KL
-  interval (``mc_n`` samples per direction, failure probability ``mc_beta``).
+  interval (``mc_samples`` samples per direction, failure probability ``mc_failure_prob``).
 
 Check (decided here): an MC estimate whose interval misses [PLD lower, PLD upper] entirely
 (MC upper < PLD lower or MC lower > PLD upper) happens with probability ≤ β for correct code;
@@ -115,8 +115,8 @@ def check_mc(mc_lower, mc_upper, pld_lower, pld_upper, where):
                            f"[{pld_lower!r}, {pld_upper!r}] at {where}: a bug (probability ≤ β otherwise)")
 
 
-def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0, n_eps_mc=5, mc_n=100000,
-                  mc_beta=0.01, bnb_method="allocation"):
+def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0, n_eps_mc=5, mc_samples=100000,
+                  mc_failure_prob=0.01, bnb_method="allocation"):
     if p["view"] == "eps_vs_sigma":
         return _one(p, "epsilon", p["delta"], pld_accuracy, rel_tol, bnb_method)
     eps = [float(e) for e in np.linspace(0.0, eps_max, n_eps)[1:]]
@@ -135,10 +135,11 @@ def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0
                                                                  "delta": r["value"]} for r in ms_rows]
     for i, e in enumerate(eps_mc):
         lo, up = curves["lower"][len(eps) + i].value, curves["upper"][len(eps) + i].value
-        mc = bnb.delta(e, method="montecarlo", mc_samples=mc_n, mc_seed=p.get("seed", 0), mc_failure_prob=mc_beta, **kw)
+        mc = bnb.delta(e, method="montecarlo", mc_samples=mc_samples, mc_seed=p.get("seed", 0),
+                       mc_failure_prob=mc_failure_prob, **kw)
         check_mc(mc.lower, mc.upper, lo, up, f"{p}, ε={e}")
         rows.append(_row(mc, quantity="delta", epsilon=e, delta=mc.value, pld_lower=lo, pld_upper=up,
-                         mc_n=mc_n, mc_beta=mc_beta))
+                         mc_samples=mc_samples, mc_failure_prob=mc_failure_prob))
     return rows
 
 

@@ -24,7 +24,7 @@ from dpsampling.papers.lebeda import substitution
 NAME = {"PP||QQ": "H(P×P‖Q×Q)", "QQ||PP": "H(Q×Q‖P×P)", "PQ||QP": "H(P×Q‖Q×P)"}
 
 
-def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_exact, discretization, rel_tol=None):
+def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_exact, discretization, rel_tol=None):
     """One grid point (rel_tol: the schema default, unused)."""
     pair, b, g = p["pair"], p["scale"], p["q"]
     e_max = substitution.max_loss(b, g)
@@ -35,8 +35,8 @@ def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_exact, discretization, rel_
     exact, err = substitution.exact_curve(e_ex, pair, with_error=True, scale=b, q=g)
     rows += [{**common, "quantity": "hockey_stick", "epsilon": e, "value": v, "kind": "exact", "method": "quad",
               "quad_error": q} for e, v, q in zip(e_ex, exact, err)]
-    n = montecarlo.hoeffding_n(mc_alpha, mc_beta, n_eps)
-    mc = substitution.mc_curve(e_mc, pair, n, p["seed"], beta=mc_beta, scale=b, q=g)
+    n = montecarlo.hoeffding_n(mc_half_width, mc_failure_prob, n_eps)
+    mc = substitution.mc_curve(e_mc, pair, n, p["seed"], beta=mc_failure_prob, scale=b, q=g)
     ref = substitution.exact_curve(e_mc, pair, scale=b, q=g)
     excess = np.abs(mc.estimate - ref) / mc.alpha
     if np.any(excess > 2.0):
@@ -46,7 +46,7 @@ def compute_point(p, mc_alpha, mc_beta, n_eps, n_eps_exact, discretization, rel_
         ok = excess[i] <= 1.0
         rows.append({**common, "quantity": "hockey_stick", "epsilon": e, "value": mc.estimate[i], "kind": "estimate",
                      "method": "montecarlo", "lower": mc.estimate[i] - mc.alpha, "upper": mc.estimate[i] + mc.alpha,
-                     "mc_n": mc.n, "mc_alpha": mc.alpha, "mc_beta": mc.beta, "mc_seed": mc.seed,
+                     "mc_samples": mc.n, "mc_half_width": mc.alpha, "mc_failure_prob": mc.beta, "mc_seed": mc.seed,
                      "exact_value": ref[i], "mc_excess": excess[i], "mc_check": "ok" if ok else "outside_band",
                      "flags": "" if ok else "mc_outside_band"})
     up, lo = substitution.pld_bounds(e_mc, pair, discretization, scale=b, q=g)
@@ -75,7 +75,7 @@ def plot(df, outputs):
         m = g[g.method == "montecarlo"].sort_values("epsilon")
         top.fill_between(m.epsilon, m.lower, m.upper, color=colour[p], alpha=0.2, lw=0)
         top.plot(m.epsilon, m.value, "o", color=colour[p], ms=2, label=_style.label(
-            NAME[p], "estimate", f"MC ±{m.mc_alpha.iloc[0]:.1e}"))
+            NAME[p], "estimate", f"MC ±{m.mc_half_width.iloc[0]:.1e}"))
         bad = m[m.mc_check != "ok"]
         if len(bad):
             top.plot(bad.epsilon, bad.value, "x", color="red", ms=6, label="MC outside its band")

@@ -26,7 +26,7 @@ ZERO_PRINTED = {"raisa_lemma61", "zhu_exp1_matches_analytic_gaussian"}
 def claim(**kw):
     c = {"id": "x", "paper": "p", "where": "w", "quantity": "q", "printed": 0.277, "relation": "≈",
          "accept": [0.2765, 0.2775], "range_reason": "3 decimals",
-         "evaluate": {"call": "dpsampling.engine.gaussian.epsilon", "kwargs": {"delta_target": 0.3, "sigma": 1.0}}}
+         "evaluate": {"call": "dpsampling.engine.gaussian.epsilon", "kwargs": {"delta": 0.3, "sigma": 1.0}}}
     c.update(kw)
     return c
 

@@ -48,7 +48,7 @@ def test_cli_delta_cf_wor_is_poisson_at_half_sigma(capsys):
 def test_cli_cf_budget_failure_exit_1_one_line(capsys):
     # WOR at σ=0.8 (= Poisson σ=0.4), q=1e-3: near-lattice privacy loss, φ cannot meet its error budget
     # (at T=100 the inversion would need ~1.6e8 nodes; at T=1e4, Lebeda Table 1, the tail cannot be certified:
-    # the same CFAccuracyError after ~10 s of CPU, which tests/test_cf.py::test_near_lattice_fails_fast checks
+    # the same CFAccuracyError after ~10 s of CPU, which tests/engine/cf/test_inversion.py::test_near_lattice_fails checks
     # in the library): an error saying so, never a number
     code, out, err = run(capsys, "epsilon", "--sampler", "wor", "--sigma", "0.8", "--q", "1e-3",
                          "--steps", "100", "--delta", "1e-6", "--method", "cf")

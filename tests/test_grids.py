@@ -70,3 +70,12 @@ def test_old_key_names_its_new_name(place, old, new):
     with pytest.raises(ValueError, match=rf"demo\.{re.escape(where)}\.{old} was renamed: use '{new}' instead of '{old}'"):
         grids.check_renamed_keys(cfg)
     grids.check_renamed_keys({"demo": block()})  # the new names pass
+
+
+@pytest.mark.parametrize("old,new", [("mc_n", "mc_samples"), ("mc_beta", "mc_failure_prob"),
+                                     ("mc_alpha", "mc_half_width")])
+def test_old_monte_carlo_setting_names_its_new_name(old, new):
+    cfg = {"demo": block(settings={"rel_tol": 1e-3, old: 0.01})}
+    with pytest.raises(ValueError, match=rf"demo\.settings\.{old} was renamed: use '{new}' instead of '{old}'"):
+        grids.check_renamed_keys(cfg)
+    grids.check_renamed_keys({"demo": block(settings={"rel_tol": 1e-3, new: 0.01})})  # the new name passes

@@ -17,7 +17,6 @@ Directions: ``add``, ``remove`` or ``add_remove`` (the max of both).
 
 from __future__ import annotations
 
-import functools
 import math
 from functools import lru_cache
 from typing import NamedTuple
@@ -33,6 +32,7 @@ from .numerics import find_root
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
+    DELTA_RENAMED,
     DIRECTIONS,
     check_choice,
     check_delta,
@@ -40,6 +40,7 @@ from .validation import (
     check_positive,
     check_rate,
     check_steps,
+    retired_keywords,
 )
 
 #: Default relative accuracy of PLD values: the returned bound is within this
@@ -60,18 +61,12 @@ RETIRED_KEYWORDS = {
              "dpsampling.account(sampler, ..., steps=..., epochs=...))",
     "sampler": "the engine knows no sampler (it accounts the Poisson-subsampled Gaussian): ask "
                "dpsampling.account(sampler, ...) or dpsampling.samplers.<sampler> (WOR is Poisson at σ/2 there)",
+    **DELTA_RENAMED,
 }
 
 
-def _no_retired_keywords(f):
-    """Make a retired keyword of ``f`` (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor."""
-    @functools.wraps(f)
-    def checked(*args, **kwargs):
-        for old in RETIRED_KEYWORDS.keys() & kwargs.keys():
-            raise TypeError(f"{f.__name__}() has no parameter {old!r}: {RETIRED_KEYWORDS[old]}")
-        return f(*args, **kwargs)
-
-    return checked
+#: makes a retired keyword of a public function (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor
+_no_retired_keywords = retired_keywords(RETIRED_KEYWORDS)
 
 
 def _check_common(sigma, q, total_steps, direction, method, bound):
@@ -238,28 +233,28 @@ def _below_floor(quantity, target, s, q, total_steps, direction, bound, rel_tol,
 
 
 @_no_retired_keywords
-def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", method="pld",
+def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld",
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
-    """ε(δ): the smallest ε with δ(ε) ≤ ``delta_target`` (see :func:`delta`)."""
-    check_delta(delta_target)
+    """ε(δ): the smallest ε with δ(ε) ≤ ``delta`` (see :func:`delta`)."""
+    check_delta(delta)
     _check_common(sigma, q, total_steps, direction, method, bound)
     s = sigma
     if method == "analytic":
-        v = float(gaussian.epsilon(delta_target, gaussian.composed_sigma(s, total_steps)))
+        v = float(gaussian.epsilon(delta, gaussian.composed_sigma(s, total_steps)))
         return AccountingResult(v, "exact", "analytic", {}, v, v)
     if method == "rdp":
-        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta_target))
+        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta))
         return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
     if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_epsilon(delta_target, s, q, total_steps, direction, rel_tol))
+        return AccountingResult(**cf.accounting_epsilon(delta, s, q, total_steps, direction, rel_tol))
 
     def evaluate(pessimistic, d):
-        return pld.epsilon(delta_target, s, q, total_steps, direction, pessimistic, d)
+        return pld.epsilon(delta, s, q, total_steps, direction, pessimistic, d)
 
     value, lo, up, acc, flags = _pld_value(evaluate, bound, rel_tol, discretization, 0.0, finest_discretization)
-    if float(delta_target) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
-        return _below_floor("epsilon", delta_target, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc,
+    if float(delta) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
+        return _below_floor("epsilon", delta, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc,
                             flags)
     return AccountingResult(value, bound, "pld", acc, lo, up, flags)
 
@@ -267,22 +262,22 @@ def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", meth
 # --------------------------------------------------------------------------- calibration
 
 
-def _gdp_sigma_guess(eps, delta_target, q, total_steps):
+def _gdp_sigma_guess(eps, delta, q, total_steps):
     """Initial σ from the Gaussian-DP central limit approximation.
 
     T compositions of the q-subsampled Gaussian behave like μ-GDP with
     μ = q·sqrt(T·(e^{1/σ²} - 1)) (Bu et al. 2020); μ-GDP has the analytic
     Gaussian curve with noise 1/μ.  Only used as a starting point.
     """
-    s_eff = _analytic_sigma(eps, delta_target)  # = 1/μ
+    s_eff = _analytic_sigma(eps, delta)  # = 1/μ
     mu = 1.0 / s_eff
     return 1.0 / math.sqrt(math.log1p(mu**2 / (q**2 * total_steps)))
 
 
 @lru_cache(maxsize=64)
-def _analytic_sigma(eps, delta_target):
+def _analytic_sigma(eps, delta):
     """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP (exact): :func:`gaussian.sigma`."""
-    return gaussian.sigma(eps, delta_target)
+    return gaussian.sigma(eps, delta)
 
 
 def _check_calibration(epsilon, delta, qs, total_steps, direction):
@@ -329,18 +324,25 @@ def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", m
     s = r.sigma
     acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error, **r.evaluations}
     # no certified lower bound on the smallest σ (optimistic PLDs are too loose): lower stays None
-    kind, how, flags = _sigma_kind_flags(dlt, r.converged)
-    return AccountingResult(s, kind, how, acc, None, s, flags)
+    label = _sigma_kind_flags(dlt, r.converged)
+    return AccountingResult(s, label.kind, label.method, acc, None, s, label.flags)
 
 
-def _sigma_kind_flags(dlt, ok):
-    """(kind, method, flags) of a PLD-calibrated σ: sufficient (``upper`` on the smallest σ) by the
-    final pessimistic-PLD check (:func:`_sufficient`), unless δ is below the PLD reliability floor,
-    where that check proves nothing (``estimate``, flagged)."""
+class _SigmaLabel(NamedTuple):
+    """kind, method and flags of a PLD-calibrated σ (:func:`_sigma_kind_flags`)."""
+    kind: str
+    method: str
+    flags: tuple
+
+
+def _sigma_kind_flags(dlt, ok) -> _SigmaLabel:
+    """The label of a PLD-calibrated σ: sufficient (``upper`` on the smallest σ) by the final pessimistic-PLD
+    check (:func:`_sufficient`), unless δ is below the PLD reliability floor, where that check proves nothing
+    (``estimate``, flagged)."""
     flags = () if ok else ("not_converged",)
     if dlt < RELIABLE_DELTA_FLOOR:
-        return "estimate", "pld", flags + (BELOW_FLOOR_FLAG,)
-    return "upper", "pld", flags
+        return _SigmaLabel(kind="estimate", method="pld", flags=flags + (BELOW_FLOOR_FLAG,))
+    return _SigmaLabel(kind="upper", method="pld", flags=flags)
 
 
 def _calibrate_rdp(eps, dlt, q, total_steps, rel_tol=1e-6):
@@ -538,8 +540,8 @@ def _poisson_curve(eps, dlt, qs, total_steps, direction, rel_tol):
         done.append(_CurvePoint(lq, r.solved.root_coarse - gdp(lq), r.discretization, r.solved))
         acc = {"discretization": r.discretization, "rel_tol": rel_tol, "est_rel_error": r.est_rel_error,
                **r.evaluations}
-        kind, method, flags = _sigma_kind_flags(dlt, r.converged)
-        out[qv] = AccountingResult(r.sigma, kind, method, acc, None, r.sigma, flags)
+        label = _sigma_kind_flags(dlt, r.converged)
+        out[qv] = AccountingResult(r.sigma, label.kind, label.method, acc, None, r.sigma, label.flags)
     return out
 
 

@@ -54,6 +54,7 @@ from dp_accounting.pld import pld_pmf as _pmflib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 
 from . import pld
+from .validation import DELTA_RENAMED, retired_keywords
 
 #: subtracted from every composed δ (≥ dp_accounting's tail truncation 1e-15, the mass the FFT may fold
 #: back into the window; plus the composition's round-off, measured at ≤ 4.5e-14 in bench/study_pld_floor.py)
@@ -193,8 +194,9 @@ def delta(eps, sigma, q, total_steps, direction, discretization):
     return max(0.0, max(vals) - FOLD_MARGIN)
 
 
-def epsilon(delta_target, sigma, q, total_steps, direction, discretization):
+@retired_keywords(DELTA_RENAMED)
+def epsilon(delta, sigma, q, total_steps, direction, discretization):
     """A lower bound on ε(δ) after ``total_steps`` compositions: the dominated pmfs' ε at δ + FOLD_MARGIN."""
     return max(float(pld.epsilon_for_delta(composed(sigma, q, total_steps, discretization, d),
-                                           float(delta_target) + FOLD_MARGIN))
+                                           float(delta) + FOLD_MARGIN))
                for d in _directions(direction))

@@ -17,7 +17,7 @@ import numpy as np
 
 from .numerics import find_root, log1mexp, log_norm_cdf
 from .subsampled_gaussian import sigma_one_step
-from .validation import check_delta, check_epsilon, check_positive
+from .validation import DELTA_RENAMED, check_delta, check_epsilon, check_positive, retired_keywords
 
 
 def log_delta(epsilon, sigma):
@@ -41,11 +41,12 @@ def delta(epsilon, sigma):
     return np.exp(log_delta(epsilon, sigma))
 
 
-def epsilon(delta_target, sigma):
-    """Smallest ε ≥ 0 with δ(ε) ≤ ``delta_target`` (exact up to root-finding tolerance 1e-12)."""
-    check_delta(delta_target)
+@retired_keywords(DELTA_RENAMED)
+def epsilon(delta, sigma):
+    """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (exact up to root-finding tolerance 1e-12)."""
+    check_delta(delta)
     check_positive("sigma", sigma)
-    log_target = np.log(delta_target)
+    log_target = np.log(delta)
     if log_delta(0.0, sigma) <= log_target:
         return 0.0
     hi = 1.0
@@ -54,13 +55,14 @@ def epsilon(delta_target, sigma):
     return find_root(lambda e: log_delta(e, sigma) - log_target, 0.0, hi, xtol=1e-13, rtol=1e-13)
 
 
-def sigma(epsilon, delta_target):
+@retired_keywords(DELTA_RENAMED)
+def sigma(epsilon, delta):
     """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP: the analytic calibration
     (Balle & Wang 2018).  The Gaussian is the q = 1 one-step subsampled Gaussian, so this is the engine's
     one σ(ε, δ) kernel, :func:`dpsampling.engine.subsampled_gaussian.sigma_one_step` at q = 1 (safeguarded
     Newton in log σ on Eq. (45), relative error ~1e-15 against mpmath even at ε → 0, where root finding
     on :func:`log_delta` loses digits: 5e-12 at ε = 0, δ = 1e-5; 1e-6 at ε = 0, δ = 1e-10)."""
-    return float(sigma_one_step(1.0, epsilon, delta_target))
+    return float(sigma_one_step(1.0, epsilon, delta))
 
 
 def composed_sigma(sigma, total_steps):

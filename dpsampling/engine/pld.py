@@ -40,6 +40,8 @@ from dp_accounting.pld import privacy_loss_distribution as _pldlib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 from scipy import fft, special
 
+from .validation import DELTA_RENAMED, retired_keywords
+
 
 
 def _inverse_privacy_loss(loss, pl):
@@ -408,22 +410,25 @@ def delta(eps, sigma, q, total_steps, direction, pessimistic, discretization):
     return np.maximum.reduce(vals)
 
 
-def epsilon(delta_target, sigma, q, total_steps, direction, pessimistic, discretization):
+@retired_keywords(DELTA_RENAMED)
+def epsilon(delta, sigma, q, total_steps, direction, pessimistic, discretization):
     """ε(δ) from the composed PLD (inf when δ is below the infinity mass)."""
     pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
-    return pld_epsilon(pld, delta_target, direction)
+    return pld_epsilon(pld, delta, direction)
 
 
-def pld_epsilon(pld, delta_target, direction="add_remove"):
+@retired_keywords(DELTA_RENAMED)
+def pld_epsilon(pld, delta, direction="add_remove"):
     """ε(δ) of a dp_accounting PLD (max over ``direction``'s pmfs), read off by :func:`epsilon_for_delta`."""
-    return max(float(epsilon_for_delta(p, float(delta_target))) for p in direction_pmfs(pld, direction))
+    return max(float(epsilon_for_delta(p, float(delta))) for p in direction_pmfs(pld, direction))
 
 
 #: first block of :func:`epsilon_for_delta` (doubled at every block, up to :data:`_EPS_BLOCK_MAX`)
 _EPS_BLOCK, _EPS_BLOCK_MAX = 4096, 1 << 18
 
 
-def epsilon_for_delta(pmf, delta_target: float):
+@retired_keywords(DELTA_RENAMED)
+def epsilon_for_delta(pmf, delta: float):
     """= ``pmf.get_epsilon_for_delta(δ)`` of dp_accounting 0.6, the same float, for a dense pmf.
 
     dp_accounting walks the pmf from its largest loss down in a Python loop (``pld_pmf._get_epsilon_for_delta``:
@@ -436,9 +441,9 @@ def epsilon_for_delta(pmf, delta_target: float):
     where ``math.exp`` would overflow and degenerate ends go to dp_accounting unchanged.
     """
     if not isinstance(pmf, _pmflib.DensePLDPmf):
-        return pmf.get_epsilon_for_delta(delta_target)
+        return pmf.get_epsilon_for_delta(delta)
     inf_mass = pmf._infinity_mass  # noqa: SLF001 - see the module docstring
-    if inf_mass > delta_target:
+    if inf_mass > delta:
         return math.inf
     d = pmf._discretization  # noqa: SLF001
     probs = np.flip(pmf._probs)  # noqa: SLF001 - largest loss first, as dp_accounting iterates
@@ -453,20 +458,20 @@ def epsilon_for_delta(pmf, delta_target: float):
         steps[0] = first
         losses = np.cumsum(steps)
         if losses[-1] < -700:  # math.exp(-loss) could overflow here; dp_accounting raises only if it gets there
-            return pmf.get_epsilon_for_delta(delta_target)
+            return pmf.get_epsilon_for_delta(delta)
         p = probs[start:stop]
         terms = np.fromiter(map(math.exp, (-losses).tolist()), dtype=float, count=len(losses)) * p
         ups = np.cumsum(np.concatenate(([upper], p)))  # ups[k]: before entry k of the block, ups[k + 1]: after
         lows = np.cumsum(np.concatenate(([lower], terms)))
         u_before, l_before = ups[:-1], lows[:-1]
-        valid = (u_before > delta_target) & (l_before > 0)
+        valid = (u_before > delta) & (l_before > 0)
         with np.errstate(divide="ignore", invalid="ignore"):
-            logs = np.log((u_before - delta_target) / l_before)
+            logs = np.log((u_before - delta) / l_before)
         brk = valid & (logs >= losses)
         close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
         for k in np.flatnonzero(close):  # np.log and math.log may differ in the last bits: math.log decides
-            brk[k] = math.log((u_before[k] - delta_target) / l_before[k]) >= losses[k]
-        ret = (ups[1:] >= delta_target) & (lows[1:] == 0)  # checked after adding entry k, so after brk[k]
+            brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
+        ret = (ups[1:] >= delta) & (lows[1:] == 0)  # checked after adding entry k, so after brk[k]
         kb = int(np.argmax(brk)) if brk.any() else len(p)
         kr = int(np.argmax(ret)) if ret.any() else len(p)
         if kr < kb:
@@ -476,8 +481,8 @@ def epsilon_for_delta(pmf, delta_target: float):
             break
         upper, lower, first = ups[-1], lows[-1], losses[-1] - d
         start, block = stop, min(2 * block, _EPS_BLOCK_MAX)
-    if upper <= lower + delta_target:
+    if upper <= lower + delta:
         return 0
     if not lower > 0:  # degenerate (no finite loss mass): dp_accounting's own arithmetic and errors
-        return pmf.get_epsilon_for_delta(delta_target)
-    return math.log((upper - delta_target) / lower)
+        return pmf.get_epsilon_for_delta(delta)
+    return math.log((upper - delta) / lower)

@@ -29,6 +29,7 @@ import math
 
 from . import cf, dominated_pld, gaussian, pld
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
+from .validation import DELTA_RENAMED, retired_keywords
 
 #: end labels
 UPPER_PLD = "pessimistic PLD"
@@ -109,11 +110,12 @@ def _cf(fn, target, sigma, q, steps, direction, rel_tol):
         return None
 
 
-def epsilon(delta_target, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
+@retired_keywords(DELTA_RENAMED)
+def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
             discretization=None) -> AccountingResult:
     """ε(δ) as a certified interval (module docstring); ``sigma`` is the Poisson σ (WOR callers pass σ/2)."""
     finest = _check_finest(finest_discretization)
-    s, q, steps, dlt = float(sigma), float(q), int(total_steps), float(delta_target)
+    s, q, steps, dlt = float(sigma), float(q), int(total_steps), float(delta)
     if q == 1.0:
         return _exact(gaussian.epsilon(dlt, gaussian.composed_sigma(s, steps)))
     if dlt < RELIABLE_DELTA_FLOOR:
@@ -175,7 +177,8 @@ def _log_gap_lower(eps, log_t, q, steps, direction, d):
     return g
 
 
-def insufficient_sigma(epsilon_value, delta_target, *, q, total_steps, sigma_sufficient, discretization,
+@retired_keywords(DELTA_RENAMED)
+def insufficient_sigma(epsilon_value, delta, *, q, total_steps, sigma_sufficient, discretization,
                        direction="add_remove", rel_tol=1e-3):
     """A σ that is provably insufficient: the dominated PLD at ``discretization`` shows δ(ε) > δ_target there.
 
@@ -184,7 +187,7 @@ def insufficient_sigma(epsilon_value, delta_target, *, q, total_steps, sigma_suf
     secant steps on log σ from ``sigma_sufficient`` downwards, finished on the insufficient side; the
     smallest sufficient σ lies in (returned σ, sigma_sufficient].
     """
-    eps, log_t = float(epsilon_value), math.log(float(delta_target))
+    eps, log_t = float(epsilon_value), math.log(float(delta))
     g = _log_gap_lower(eps, log_t, float(q), int(total_steps), direction, float(discretization))
     tol = 0.1 * rel_tol  # in log σ
     hi = math.log(float(sigma_sufficient))  # sufficient by the upper end, so g(hi) ≤ 0 (δ_lower ≤ δ_upper)

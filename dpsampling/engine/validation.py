@@ -7,6 +7,8 @@ range and the offending value (one line of text naming all three), so the CLI na
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .errors import ParameterError
@@ -18,6 +20,23 @@ ONE_WAY_DIRECTIONS = ("add", "remove")
 #: the accountants of :mod:`dpsampling.engine.accountant`
 METHODS = ("pld", "rdp", "analytic", "cf")
 BOUNDS = ("upper", "lower")
+#: the δ target's retired keyword: one name per concept, ``delta``
+DELTA_RENAMED = {"delta_target": "it was renamed delta"}
+
+
+def retired_keywords(retired):
+    """Decorator: a call passing a keyword of ``retired`` (old name -> text naming its successor) stops with a
+    TypeError naming the function, the old keyword and that text, instead of Python's bare 'unexpected keyword'."""
+    def decorate(f):
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            for old in retired.keys() & kwargs.keys():
+                raise TypeError(f"{f.__name__}() has no parameter {old!r}: {retired[old]}")
+            return f(*args, **kwargs)
+
+        return checked
+
+    return decorate
 
 
 def _values(x):

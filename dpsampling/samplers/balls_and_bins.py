@@ -174,23 +174,32 @@ def _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options)
 MAX_STATISTIC_METHOD = "max-statistic events"
 
 
-def _max_statistic_floor(quantity, target, sigma, steps, epochs):
-    """(value, method) of the Chua et al. max-statistic lower bound on ε(δ) / δ(ε) at default settings, or
-    (0.0, None) where it is flagged (δ below the PLD floor) or nan.  A valid lower bound on the true curve,
+class _Floor(NamedTuple):
+    """A max-statistic lower bound (:func:`_max_statistic_floor`): its value and method label; 0.0 and None
+    where it gives none."""
+    value: float
+    method: str | None
+
+
+def _max_statistic_floor(quantity, target, sigma, steps, epochs) -> _Floor:
+    """The Chua et al. max-statistic lower bound on ε(δ) / δ(ε) at default settings (value and method), or value
+    0.0 and method None where it is flagged (δ below the PLD floor) or nan.  A valid lower bound on the true curve,
     not an estimate: MoG(1) vs N(0, σ²I) is the exact output law of E epochs on one adjacent pair, and
     for E = 1 the hockey-stick difference of the threshold events {M ≥ C}, {M < C} is evaluated exactly
     (closed-form Φ in log space, checked against mpmath in tests/test_max_statistic.py), for E > 1 the
     sliced max's losses are rounded down and its FFT tail moved off δ (optimistic), see :mod:`._max_statistic`."""
     r = _max_statistic_lower(quantity, target, sigma, steps, epochs, "lower", {})
     if BELOW_FLOOR_FLAG in r.flags or not math.isfinite(r.value):
-        return 0.0, None
-    return float(r.value), r.method
+        return _Floor(value=0.0, method=None)
+    return _Floor(value=float(r.value), method=r.method)
 
 
-def _lower_label(pld_lower, floor, floor_method):
-    """accuracy entries naming which certified lower bound gave the lower end: the PLD one or the max statistic."""
-    by = floor_method if floor_method is not None and floor > pld_lower else "pld_accounting"
-    return {"lower_method": by, "lower_pld": pld_lower, "lower_max_statistic": floor if floor_method else None}
+def _lower_label(pld_lower, floor):
+    """accuracy entries naming which certified lower bound gave the lower end: the PLD one or the max statistic
+    (``floor``, a :class:`_Floor`)."""
+    by = floor.method if floor.method is not None and floor.value > pld_lower else "pld_accounting"
+    return {"lower_method": by, "lower_pld": pld_lower,
+            "lower_max_statistic": floor.value if floor.method else None}
 
 
 def _allocation_options(options):
@@ -242,9 +251,9 @@ def _allocation_result(quantity, target, sigma, steps, epochs, bound, options):
         return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
     lo, up, info = _allocation_interval(quantity, float(target), float(sigma), steps, epochs, rel_width)
     lo, up = float(lo), float(up)
-    floor, floor_method = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
-    lower_method = floor_method if floor_method is not None and floor > lo else LOWER_METHOD
-    lo_merge, lo = lo, max(lo, floor)
+    floor = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
+    lower_method = floor.method if floor.method is not None and floor.value > lo else LOWER_METHOD
+    lo_merge, lo = lo, max(lo, floor.value)
     width = (up - lo) / up if up > 0 else 0.0
     flags = () if width <= rel_width else (WIDTH_NOT_MET_FLAG,)
     if quantity == "delta" and up < RELIABLE_DELTA_FLOOR:  # not refined: flagged, the width not claimed
@@ -252,7 +261,7 @@ def _allocation_result(quantity, target, sigma, steps, epochs, bound, options):
     acc = {"accuracy": accuracy, "rel_width_target": rel_width, "rel_width": width,
            "grid_step": float(info["step"]), "loss_step": float(info["loss_step"]), "passes": len(info["passes"]),
            "upper_method": UPPER_METHOD, "lower_method": lower_method, "lower_merge": lo_merge,
-           "lower_max_statistic": floor if floor_method else None}
+           "lower_max_statistic": floor.value if floor.method else None}
     return AccountingResult(value=up if bound == "upper" else lo, kind=bound, method=_allocation_method(lower_method),
                             accuracy=acc, lower=lo, upper=up, flags=flags)
 
@@ -372,9 +381,9 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allo
         d = float(pld.get_delta_for_epsilon(float(e)))
         acc = s
         if bound == "lower":  # the lower end: the larger of the two certified lower bounds
-            floor, floor_method = _max_statistic_floor("delta", float(e), float(sigma), steps, epochs)
-            acc = {**s, **_lower_label(d, floor, floor_method)}
-            d = max(d, floor)
+            floor = _max_statistic_floor("delta", float(e), float(sigma), steps, epochs)
+            acc = {**s, **_lower_label(d, floor)}
+            d = max(d, floor.value)
         flags = (BELOW_FLOOR_FLAG,) if d < RELIABLE_DELTA_FLOOR else ()
         out.append(AccountingResult(value=d, kind=bound, method="pld_accounting", accuracy=acc,
                                     lower=d if bound == "lower" else None,
@@ -751,10 +760,10 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="allocation"
         ld = float(check_positive("loss_discretization", ld))
     tail = (float(check_positive("tail_truncation", tail)) if tail is not None
             else min(1e-7, ACCURACY[accuracy]["tail_per_delta"] * float(delta)))
-    floor, floor_method = _max_statistic_floor("epsilon", float(delta), float(sigma), steps, epochs)
+    floor = _max_statistic_floor("epsilon", float(delta), float(sigma), steps, epochs)
     lo, up, info, flags = _epsilon_bracket(float(delta), float(sigma), steps, epochs,
-                                           ACCURACY[accuracy]["rel_width"], tail, ld, floor)
-    info = {**info, **_lower_label(info["lower_pld"], floor, floor_method)}  # (info is cached: not mutated)
+                                           ACCURACY[accuracy]["rel_width"], tail, ld, floor.value)
+    info = {**info, **_lower_label(info["lower_pld"], floor)}  # (info is cached: not mutated)
     return AccountingResult(value=up if bound == "upper" else lo, kind=bound, method="pld_accounting",
                             accuracy={"accuracy": accuracy, **info}, lower=lo if both_ends or bound == "lower" else None,
                             upper=up if both_ends or bound == "upper" else None, flags=flags)

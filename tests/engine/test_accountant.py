@@ -274,8 +274,9 @@ def test_rdp_calibration_returns_the_safe_end(monkeypatch):
 
 def test_calibrated_sigma_below_floor_is_an_estimate():
     """A σ 'sufficient' by a PLD δ below the floor proves nothing: estimate, flagged."""
-    assert A._sigma_kind_flags(1e-11, True) == ("estimate", "pld", (BELOW_FLOOR_FLAG,))
-    assert A._sigma_kind_flags(1e-6, False) == ("upper", "pld", ("not_converged",))
+    below, unconverged = A._sigma_kind_flags(1e-11, True), A._sigma_kind_flags(1e-6, False)
+    assert (below.kind, below.method, below.flags) == ("estimate", "pld", (BELOW_FLOOR_FLAG,))
+    assert (unconverged.kind, unconverged.method, unconverged.flags) == ("upper", "pld", ("not_converged",))
 
 
 # ----------------------------------------------------------------------------- orderings at every setting

@@ -214,7 +214,7 @@ def test_sigma_one_step_certified_by_pld_brackets(q, e):
         (lambda: en.sigma_grid(2.0, 1.0, 10), "sigma bounds inverted"),
         (lambda: en.a_minus_b_grid([0.1], 1e-5, [0.5, 0.1], 10), "q_values"),
         (lambda: en.a_minus_b_exact([0.1], 1e-5, [0.5, 0.1]), "q_values"),
-        (lambda: en.a_minus_b_grid([0.1], 2.0, [0.1, 0.5], 10), "delta_target"),
+        (lambda: en.a_minus_b_grid([0.1], 2.0, [0.1, 0.5], 10), "delta must be in"),
         (lambda: en.conjecture63_critical_c(1e-5, 4.0, 3.0), "c bounds inverted"),
         (lambda: en.conjecture63_max_a_minus_b(4.0, method="magic"), "method"),
     ],

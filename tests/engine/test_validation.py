@@ -24,3 +24,25 @@ def test_check_finite_list_rejects_naming_the_key(value):
 
 def test_check_finite_list_returns_a_1d_array():
     assert np.array_equal(check_finite_list("eps", 0.5), [0.5])
+
+
+def _delta_taking_engine_functions():
+    from dpsampling.engine import accountant, dominated_pld, gaussian, pld, poisson_interval
+    return [accountant.epsilon, dominated_pld.epsilon, gaussian.epsilon, gaussian.sigma, pld.epsilon,
+            pld.pld_epsilon, pld.epsilon_for_delta, poisson_interval.epsilon, poisson_interval.insufficient_sigma]
+
+
+@pytest.mark.parametrize("f", _delta_taking_engine_functions(), ids=lambda f: f"{f.__module__}.{f.__name__}")
+def test_retired_delta_target_names_delta(f):
+    """One name per concept: the δ target is ``delta``; the retired ``delta_target`` stops naming it."""
+    import inspect
+    params = inspect.signature(f).parameters
+    assert "delta" in params and "delta_target" not in params
+    with pytest.raises(TypeError, match=rf"^{f.__name__}\(\) has no parameter 'delta_target': it was renamed delta$"):
+        f(delta_target=1e-5)
+
+
+def test_delta_keyword_gives_the_positional_value():
+    from dpsampling.engine import gaussian
+    assert gaussian.epsilon(delta=1e-5, sigma=1.3) == gaussian.epsilon(1e-5, 1.3)
+    assert gaussian.sigma(epsilon=1.0, delta=1e-5) == gaussian.sigma(1.0, 1e-5)

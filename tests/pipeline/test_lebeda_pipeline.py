@@ -57,7 +57,7 @@ def crossing(scripts, smoke_cfg):
 def test_crossing_mc_within_its_band_of_the_pld_bounds_on_the_smoke_grid(crossing):
     mc = crossing[(crossing.quantity == "delta") & (crossing.method == "montecarlo")]
     assert len(mc) > 0 and (mc.mc_check == "ok").all()
-    assert ((mc.value >= mc.pld_lower - mc.mc_alpha) & (mc.value <= mc.pld_upper + mc.mc_alpha)).all()
+    assert ((mc.value >= mc.pld_lower - mc.mc_half_width) & (mc.value <= mc.pld_upper + mc.mc_half_width)).all()
     pld = crossing[crossing.method == "pld"]
     for _, g in pld[pld.quantity == "delta"].groupby(["scale", "steps", "direction", "epsilon"]):
         assert g[g.kind == "lower"].value.iloc[0] <= g[g.kind == "upper"].value.iloc[0] + 1e-15
@@ -79,8 +79,8 @@ def test_crossing_reproducible_byte_for_byte(scripts, smoke_cfg, crossing):
     again = run(scripts, smoke_cfg, "add_remove_crossing", p)
     assert csv_bytes(again) == csv_bytes(crossing[crossing.steps == 2].reset_index(drop=True))
     s = smoke_cfg["add_remove_crossing"]["settings"]
-    a = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_alpha"], n_eps=20, seed=3)
-    b = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_alpha"], n_eps=20, seed=3, chunk_size=1000)
+    a = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_half_width"], n_eps=20, seed=3)
+    b = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_half_width"], n_eps=20, seed=3, chunk_size=1000)
     assert np.array_equal(a.mc["add"].estimate, b.mc["add"].estimate)  # chunking does not change the result
 
 
@@ -170,8 +170,8 @@ def test_laplace_substitution_intervals_and_mc(scripts, smoke_cfg):
     (("add_remove_crossing", "grid", 0, "q"), 1.5, "q"),
     (("add_remove_crossing", "grid", 0, "steps"), 0, "steps"),
     (("conjecture12", "grid", 0, "steps"), [1, 2.5], "steps"),
-    (("add_remove_crossing", "settings", "mc_alpha"), 1.0, "mc_alpha"),
-    (("add_remove_crossing", "settings", "mc_beta"), 0, "mc_beta"),
+    (("add_remove_crossing", "settings", "mc_half_width"), 1.0, "mc_half_width"),
+    (("add_remove_crossing", "settings", "mc_failure_prob"), 0, "mc_failure_prob"),
     (("laplace_substitution", "grid", 0, "pair"), "PQ||PQ", "pair"),
     (("conjecture12", "settings", "n_bins"), 1, "n_bins"),
 ])

@@ -225,6 +225,22 @@ class _Truncation(NamedTuple):
     tail_err: float
 
 
+class _Integrand(NamedTuple):
+    """The integrand at nodes u (:func:`_integrand`): Re F(u) scaled by exp(−(K(c) − c x)), the bound on its
+    output-quadrature and rounding error (≥ 0), and the integrand of dδ/dx (hockey kernel)."""
+    value: np.ndarray
+    error: np.ndarray
+    deriv: np.ndarray
+
+
+class _TailBound(NamedTuple):
+    """The u-truncation tail bound at U (:func:`_tail_bound`): whether it is within the budget, the bound
+    (absolute units; inf when a march failed) and the U to try next (U itself when within the budget)."""
+    ok: bool
+    bound: float
+    next_U: float
+
+
 class _Trapezoid(NamedTuple):
     """Phase 2: the trapezoid value on [0, U] at step h, its errors |T_h − T_2h| and output-quadrature φ error,
     and the integrand's x-derivative nodes D (for cf_epsilon's Newton steps)."""
@@ -335,11 +351,10 @@ def _truncate(x, c, plan, terms, kernel, split, first, budget, work, err):
         raise CFAccuracyError(f"φ inversion cannot reach err={err:g}: {why}; cannot meet the error budget")
     march_work = [0]
     for _ in range(60):
-        tail_ok, tail_err, U_new = _tail_bound(x, c, U, terms, kernel, plan.Kc, split, budget, first,
-                                               march_work)
-        if tail_ok:
-            return _Truncation(U, tail_err)
-        U = U_new
+        tail = _tail_bound(x, c, U, terms, kernel, plan.Kc, split, budget, first, march_work)
+        if tail.ok:
+            return _Truncation(U, tail.bound)
+        U = tail.next_U
         work.check(U, h, 1.0)
     raise CFAccuracyError(f"could not certify the u-truncation error for err={err:g}")
 
@@ -371,13 +386,15 @@ def _trapezoid(x, c, plan, U, terms, kernel, split, first, budget, scale, work, 
         if refine == 2.0 or u.size <= 2 * U_CHUNK:
             return _integrand(x, c, u, terms, kernel, Kc, split, refine, first)
         head = _integrand(x, c, u[:U_CHUNK], terms, kernel, Kc, split, refine, first)
-        phi = h * (0.5 * head[1][0] + head[1][1:].sum())
+        phi = h * (0.5 * head.error[0] + head.error[1:].sum())
         if over_budget(phi) and (refine == 1.0 or at_floor(phi)):
             return head
         rest = _integrand(x, c, u[U_CHUNK:], terms, kernel, Kc, split, refine, first)
-        return tuple(np.concatenate(parts) for parts in zip(head, rest))
+        return _Integrand(np.concatenate((head.value, rest.value)), np.concatenate((head.error, rest.error)),
+                          np.concatenate((head.deriv, rest.deriv)))
 
-    F, Fe, D = output_pass()
+    nodes = output_pass()
+    F, Fe, D = nodes.value, nodes.error, nodes.deriv
     for _ in range(16):
         phi_err = h * (0.5 * Fe[0] + Fe[1:].sum())  # output quadrature + rounding
         if over_budget(phi_err):
@@ -389,7 +406,8 @@ def _trapezoid(x, c, plan, U, terms, kernel, split, first, budget, scale, work, 
             last_phi = phi_err
             refine *= 2.0
             work.check(u[-1], h, refine)
-            F, Fe, D = output_pass()
+            nodes = output_pass()
+            F, Fe, D = nodes.value, nodes.error, nodes.deriv
             continue
         val_f = h * (0.5 * F[0] + F[1:].sum())
         val_c = 2 * h * (0.5 * F[0] + F[2::2].sum())
@@ -397,13 +415,13 @@ def _trapezoid(x, c, plan, U, terms, kernel, split, first, budget, scale, work, 
         if scale * trap_err / math.pi > budget:
             work.check(u[-1], h / 2, refine)
             um = u[:-1] + 0.5 * h
-            Fm, Fem, Dm = _integrand(x, c, um, terms, kernel, Kc, split, refine, first)
+            mid = _integrand(x, c, um, terms, kernel, Kc, split, refine, first)
             u2 = np.empty(2 * u.size - 1)
             F2, Fe2, D2 = np.empty_like(u2), np.empty_like(u2), np.empty_like(u2)
             u2[::2], u2[1::2] = u, um
-            F2[::2], F2[1::2] = F, Fm
-            Fe2[::2], Fe2[1::2] = Fe, Fem
-            D2[::2], D2[1::2] = D, Dm
+            F2[::2], F2[1::2] = F, mid.value
+            Fe2[::2], Fe2[1::2] = Fe, mid.error
+            D2[::2], D2[1::2] = D, mid.deriv
             u, F, Fe, D, h = u2, F2, Fe2, D2, h / 2
             continue
         return _Trapezoid(val_f, trap_err, phi_err, h, D)
@@ -530,8 +548,8 @@ def _exp_density_expect(x, v, lw, cont_exp, kernel):
     return val, mass - tail_mass, deriv
 
 
-def _integrand(x, c, u, terms, kernel, Kc, split, refine, first=()):
-    """Re F(u) scaled by exp(-(K(c) - c x)), and a bound on its output-quadrature error."""
+def _integrand(x, c, u, terms, kernel, Kc, split, refine, first=()) -> _Integrand:
+    """Re F(u) scaled by exp(-(K(c) - c x)), a bound on its output-quadrature error, and the dδ/dx integrand."""
     tot, atom, perr = _composed_log_mgf(c, u, terms, refine)
     s = c + 1j * u
     ph = -1j * u * x
@@ -552,11 +570,11 @@ def _integrand(x, c, u, terms, kernel, Kc, split, refine, first=()):
     G = R * _kernel(s, kernel)
     D = (-R / (s + 1.0)).real  # integrand of dδ/dx (hockey kernel)
     # propagated output-quadrature error: |ΔR| ≲ perr |R|; rounding error bound
-    return G.real, np.minimum(perr, 1.0) * np.abs(G) + 8 * MACHINE_EPS * rnd * kabs, D
+    return _Integrand(G.real, np.minimum(perr, 1.0) * np.abs(G) + 8 * MACHINE_EPS * rnd * kabs, D)
 
 
-def _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first=(), work=None):
-    """Bound on (1/π)|∫_U^∞ F| in absolute units.  Returns (ok, bound, new_U).
+def _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first=(), work=None) -> _TailBound:
+    """Bound on (1/π)|∫_U^∞ F| in absolute units, as a :class:`_TailBound`.
 
     ``work`` (a one-element list) accumulates the output-quadrature nodes spent
     by the Lipschitz marches; see :func:`_march`."""
@@ -574,7 +592,7 @@ def _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first=(), work=None):
                 continue
             ok, blog, u_fail = _march(pair, c, U, log_target, work)
             if not ok:
-                return False, np.inf, max(2 * U, 1.2 * u_fail)
+                return _TailBound(ok=False, bound=np.inf, next_U=max(2 * U, 1.2 * u_fail))
             other += n * blog(u_grid)
     log_b = other
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
@@ -593,8 +611,8 @@ def _tail_bound(x, c, U, terms, kernel, Kc, split, budget, first=(), work=None):
         last = 1.0  # assumes ≥ 1/u decay of the bound beyond the last point
     tail = (np.sum(B[:-1] * seg) + B[-1] * last) * math.exp(min(logA, 700.0)) / math.pi
     if tail > budget:
-        return False, tail, 2 * U
-    return True, tail, U
+        return _TailBound(ok=False, bound=tail, next_U=2 * U)
+    return _TailBound(ok=True, bound=tail, next_U=U)
 
 
 def _atom_fractions(terms, c):

@@ -10,7 +10,7 @@ import numpy as np
 from dpsampling.engine.subsampled_gaussian import (
     _SQRT2, _delta, _eps, _log_delta_raw, _parts, log_delta_one_step, sigma_one_step,
 )
-from dpsampling.engine.validation import check_grid, check_rate
+from dpsampling.engine.validation import DELTA_RENAMED, check_grid, check_rate, retired_keywords
 from dpsampling.engine.numerics import find_root
 
 from .one_step import a_minus_b, is_monotone, theorem62_log_margin
@@ -21,20 +21,21 @@ from .one_step import a_minus_b, is_monotone, theorem62_log_margin
 # ---------------------------------------------------------------------------
 
 
-def paper_grid(delta_target=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999):
-    """(eps_values, q_values) of Fig. 2: logspace from c*delta_target to eps_max / q_max.
+@retired_keywords(DELTA_RENAMED)
+def paper_grid(delta=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999):
+    """(eps_values, q_values) of Fig. 2: logspace from c*delta to eps_max / q_max.
 
     The authors use c = 4 (Conjecture 6.3), n_eps = 1000, n_q = 100,
     eps_max = 4, q_max = 0.9999 (their src/plot_a_vs_b.py).
     """
-    d = float(_delta(delta_target, "delta_target"))
+    d = float(_delta(delta, "delta"))
     if not c > 0:
         raise ValueError(f"c must be > 0 (got {c})")
     lo = c * d
     if not lo < eps_max:
-        raise ValueError(f"eps bounds inverted: c*delta_target={lo} must be < eps_max={eps_max}")
+        raise ValueError(f"eps bounds inverted: c*delta={lo} must be < eps_max={eps_max}")
     if not (lo < q_max <= 1.0):
-        raise ValueError(f"q bounds inverted: need c*delta_target={lo} < q_max={q_max} <= 1")
+        raise ValueError(f"q bounds inverted: need c*delta={lo} < q_max={q_max} <= 1")
     if int(n_eps) < 1 or int(n_q) < 1:
         raise ValueError(f"n_eps and n_q must be >= 1 (got {n_eps}, {n_q})")
     eps = np.logspace(np.log10(lo), np.log10(eps_max), int(n_eps))
@@ -78,13 +79,13 @@ def _sigma1_for_grid(eps, d):
     return s1
 
 
-def _validate_grid_inputs(eps_values, delta_target, q_values, n_sigma):
+def _validate_grid_inputs(eps_values, delta, q_values, n_sigma):
     eps = np.atleast_1d(_eps(eps_values)).astype(float)
     if eps.ndim != 1:
         raise ValueError("eps_values must be 1-D")
     if np.any(eps <= 0):
         raise ValueError(f"eps_values must be > 0 (got {eps.min()})")
-    d = float(_delta(delta_target, "delta_target"))
+    d = float(_delta(delta, "delta"))
     qs = check_grid("q_values", check_rate(q_values), low=0.0, high=1.0)
     if int(n_sigma) < 2:
         raise ValueError(f"n_sigma must be >= 2 (got {n_sigma})")
@@ -117,24 +118,25 @@ def _grid_result(eps, s1, qs, sig_sel, d, floor_hit):
     }
 
 
-def a_minus_b_grid(eps_values, delta_target, q_values, n_sigma, batch=64):
+@retired_keywords(DELTA_RENAMED)
+def a_minus_b_grid(eps_values, delta, q_values, n_sigma, batch=64):
     """max over feasible (q, sigma) of a - b, per eps, on the authors' Fig. 2 grid.
 
     For each eps: sigma1 = sigma(1, eps); sigma grid =
     logspace(log10(min(q) sigma1), log10 sigma1, n_sigma); keep grid points
-    with delta(q, sigma) <= delta_target (Eq. (45)); report max(a - b).
+    with δ(q, sigma) <= delta (Eq. (45)); report max(a - b).
     Since delta is decreasing and a - b is decreasing in sigma, the maximum
     for each q sits at the smallest feasible grid sigma, found by binary
     search (ceil(log2(n_sigma + 1)) evaluations of Eq. (45) instead of
     n_sigma).  Returns exactly what a_minus_b_grid_bruteforce returns.
 
     Returns a dict of 1-D arrays over eps: epsilon, sigma1, max_a_minus_b,
-    argmax_q, argmax_sigma, max_delta_gap (max over q of delta_target minus
+    argmax_q, argmax_sigma, max_delta_gap (max over q of delta minus
     the largest feasible grid delta: the authors' "differs at most ~2e-7"
     quantity), n_at_grid_floor (q's whose smallest grid sigma was already
     feasible, i.e. the exact sigma* lies below the grid), n_infeasible.
     """
-    eps, d, qs, n = _validate_grid_inputs(eps_values, delta_target, q_values, n_sigma)
+    eps, d, qs, n = _validate_grid_inputs(eps_values, delta, q_values, n_sigma)
     logd = math.log(d)
     s1 = _sigma1_for_grid(eps, d)
     nq = qs.size
@@ -173,13 +175,14 @@ def a_minus_b_grid(eps_values, delta_target, q_values, n_sigma, batch=64):
     return _grid_result(eps, s1, qs, sig_sel, d, floor_hit)
 
 
-def a_minus_b_grid_bruteforce(eps_values, delta_target, q_values, n_sigma):
+@retired_keywords(DELTA_RENAMED)
+def a_minus_b_grid_bruteforce(eps_values, delta, q_values, n_sigma):
     """Same as a_minus_b_grid, evaluating Eq. (45) on every (q, sigma) grid point.
 
     The straightforward method of the authors (n_q * n_sigma evaluations per
     eps); kept as the reference for tests and the benchmark.
     """
-    eps, d, qs, n = _validate_grid_inputs(eps_values, delta_target, q_values, n_sigma)
+    eps, d, qs, n = _validate_grid_inputs(eps_values, delta, q_values, n_sigma)
     logd = math.log(d)
     s1 = _sigma1_for_grid(eps, d)
     nq = qs.size
@@ -201,7 +204,8 @@ def a_minus_b_grid_bruteforce(eps_values, delta_target, q_values, n_sigma):
     return _grid_result(eps, s1, qs, sig_sel, d, floor_hit)
 
 
-def a_minus_b_exact(eps_values, delta_target, q_values):
+@retired_keywords(DELTA_RENAMED)
+def a_minus_b_exact(eps_values, delta, q_values):
     """max over q of a - b at the exact calibrated sigma*(q, eps) (root finding).
 
     Over sigma >= sigma*(q) the maximum of the decreasing a - b is at
@@ -211,7 +215,7 @@ def a_minus_b_exact(eps_values, delta_target, q_values):
     Returns dict: epsilon, max_a_minus_b, argmax_q, argmax_sigma.
     """
     eps = np.atleast_1d(_eps(eps_values)).astype(float)
-    d = float(_delta(delta_target, "delta_target"))
+    d = float(_delta(delta, "delta"))
     qs = check_grid("q_values", check_rate(q_values), low=0.0, high=1.0)
     S = np.asarray(sigma_one_step(qs[None, :], eps[:, None], d))
     E = np.broadcast_to(eps[:, None], S.shape)
@@ -224,45 +228,50 @@ def a_minus_b_exact(eps_values, delta_target, q_values):
     return {"epsilon": eps, "max_a_minus_b": amb[r, j], "argmax_q": qs[j], "argmax_sigma": S[r, j]}
 
 
-def conjecture63_max_a_minus_b(c=4.0, delta_target=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
+@retired_keywords(DELTA_RENAMED)
+def conjecture63_max_a_minus_b(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
     """max over the whole Fig. 2 grid (eps, q >= c*delta) of a - b.
 
     method "exact" (sigma* by root finding) or "grid" (the authors' 10^9-point
     grid, binary search).  Conjecture 6.3 (c = 4): this is < 0.
     """
-    eps, qs = paper_grid(delta_target, c, n_eps, n_q)
+    eps, qs = paper_grid(delta, c, n_eps, n_q)
     if method == "exact":
-        r = a_minus_b_exact(eps, delta_target, qs)
+        r = a_minus_b_exact(eps, delta, qs)
     elif method == "grid":
-        r = a_minus_b_grid(eps, delta_target, qs, n_sigma)
+        r = a_minus_b_grid(eps, delta, qs, n_sigma)
     else:
         raise ValueError(f"method must be 'exact' or 'grid' (got {method!r})")
     return float(np.max(r["max_a_minus_b"]))
 
 
-def conjecture63_holds(c=4.0, delta_target=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
+@retired_keywords(DELTA_RENAMED)
+def conjecture63_holds(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
     """True iff max(a - b) < 0 for every eps of the grid with eps, q >= c*delta (Conj. 6.3)."""
-    return bool(conjecture63_max_a_minus_b(c, delta_target, n_eps, n_q, method, n_sigma) < 0)
+    return bool(conjecture63_max_a_minus_b(c, delta, n_eps, n_q, method, n_sigma) < 0)
 
 
-def conjecture63_violated(c=3.0, delta_target=1e-5, n_eps=1000, n_q=100, method="grid", n_sigma=10000):
+@retired_keywords(DELTA_RENAMED)
+def conjecture63_violated(c=3.0, delta=1e-5, n_eps=1000, n_q=100, method="grid", n_sigma=10000):
     """True iff a - b > 0 somewhere on the grid with eps, q >= c*delta (§6: happens for c < 4)."""
-    return bool(conjecture63_max_a_minus_b(c, delta_target, n_eps, n_q, method, n_sigma) > 0)
+    return bool(conjecture63_max_a_minus_b(c, delta, n_eps, n_q, method, n_sigma) > 0)
 
 
-def conjecture63_corner(c, delta_target=1e-5):
-    """a - b at the grid corner q = eps = c*delta_target, sigma = sigma*(q, eps).
+@retired_keywords(DELTA_RENAMED)
+def conjecture63_corner(c, delta=1e-5):
+    """a - b at the grid corner q = eps = c*delta, sigma = sigma*(q, eps).
 
     On the Fig. 2 grid the maximum of a - b sits at this corner (smallest q,
     smallest eps; checked in tests), so its sign decides Conjecture 6.3 for c.
     """
-    d = float(_delta(delta_target, "delta_target"))
+    d = float(_delta(delta, "delta"))
     x = c * d
     s = float(sigma_one_step(min(x, 1.0), x, d))
     return float("inf") if s == 0 else float(a_minus_b(min(x, 1.0), s, x))
 
 
-def conjecture63_critical_c(delta_target=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
+@retired_keywords(DELTA_RENAMED)
+def conjecture63_critical_c(delta=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
     """Smallest constant c with a - b <= 0 at the corner q = eps = c*delta (root in c).
 
     The paper's constant 4 "was found numerically"; this locates the exact
@@ -270,26 +279,28 @@ def conjecture63_critical_c(delta_target=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
     """
     if not c_lo < c_hi:
         raise ValueError(f"c bounds inverted: c_lo={c_lo} must be < c_hi={c_hi}")
-    fa, fb = conjecture63_corner(c_lo, delta_target), conjecture63_corner(c_hi, delta_target)
+    fa, fb = conjecture63_corner(c_lo, delta), conjecture63_corner(c_hi, delta)
     if not (fa > 0 > fb):
         raise ValueError(f"c bracket [{c_lo}, {c_hi}] does not bracket a sign change of a - b")
-    return float(find_root(lambda c: conjecture63_corner(c, delta_target), c_lo, c_hi, xtol=1e-10))
+    return float(find_root(lambda c: conjecture63_corner(c, delta), c_lo, c_hi, xtol=1e-10))
 
 
-def max_delta_gap(delta_target=1e-5, c=4.0, n_eps=1000, n_q=100, n_sigma=10000):
+@retired_keywords(DELTA_RENAMED)
+def max_delta_gap(delta=1e-5, c=4.0, n_eps=1000, n_q=100, n_sigma=10000):
     """Authors' "max delta error" on the full Fig. 2 grid (printed ~2e-7 in §6).
 
-    max over (eps, q) of delta_target - delta(q, smallest feasible grid sigma),
+    max over (eps, q) of delta - δ(q, smallest feasible grid sigma),
     i.e. how far the sigma grid's resolution leaves delta below the target.
     """
-    eps, qs = paper_grid(delta_target, c, n_eps, n_q)
-    return float(np.max(a_minus_b_grid(eps, delta_target, qs, n_sigma)["max_delta_gap"]))
+    eps, qs = paper_grid(delta, c, n_eps, n_q)
+    return float(np.max(a_minus_b_grid(eps, delta, qs, n_sigma)["max_delta_gap"]))
 
 
-def max_a_minus_b_decreasing_in_eps(delta_target=1e-5, c=4.0, n_eps=1000, n_q=100):
+@retired_keywords(DELTA_RENAMED)
+def max_a_minus_b_decreasing_in_eps(delta=1e-5, c=4.0, n_eps=1000, n_q=100):
     """True iff the exact per-eps max(a - b) of Fig. 2 is decreasing in eps (§6 remark)."""
-    eps, qs = paper_grid(delta_target, c, n_eps, n_q)
-    y = a_minus_b_exact(eps, delta_target, qs)["max_a_minus_b"]
+    eps, qs = paper_grid(delta, c, n_eps, n_q)
+    y = a_minus_b_exact(eps, delta, qs)["max_a_minus_b"]
     return is_monotone(y, decreasing=True)
 
 
@@ -337,7 +348,8 @@ def theorem62_sufficient_condition_holds(q_values=None, eps_values=None, delta=1
 # ---------------------------------------------------------------------------
 
 
-def a_minus_b_table(eps_values, delta_target=1e-5, c=4.0, q_max=0.9999, n_q=100, n_sigma=10000):
+@retired_keywords(DELTA_RENAMED)
+def a_minus_b_table(eps_values, delta=1e-5, c=4.0, q_max=0.9999, n_q=100, n_sigma=10000):
     """Per eps: max(a - b) on the authors' grid and exactly, their difference and the grid's resolution.
 
     q = logspace(c delta, q_max, n_q) (Conjecture 6.3 uses c = 4); sigma grid of
@@ -352,12 +364,12 @@ def a_minus_b_table(eps_values, delta_target=1e-5, c=4.0, q_max=0.9999, n_q=100,
     Theorem 6.2's conclusion fails; sigma* = 0 at q <= delta counts as failing)
     and ``q_sigma_eff_increasing_max`` (the largest such q, NaN if none).
     """
-    eps, qs = paper_grid(delta_target, c, 1, n_q, eps_max=4.0, q_max=q_max)  # validates c, delta, q bounds
+    eps, qs = paper_grid(delta, c, 1, n_q, eps_max=4.0, q_max=q_max)  # validates c, delta, q bounds
     eps = np.atleast_1d(_eps(eps_values)).astype(float)
-    g = a_minus_b_grid(eps, delta_target, qs, n_sigma)
-    x = a_minus_b_exact(eps, delta_target, qs)
+    g = a_minus_b_grid(eps, delta, qs, n_sigma)
+    x = a_minus_b_exact(eps, delta, qs)
     D = sigma_grid_log_step(qs[0], n_sigma)
-    S = np.asarray(sigma_one_step(qs[None, :], eps[:, None], delta_target))
+    S = np.asarray(sigma_one_step(qs[None, :], eps[:, None], delta))
     Q = np.broadcast_to(qs[None, :], S.shape)
     E = np.broadcast_to(eps[:, None], S.shape)
     pos = S > 0

@@ -50,7 +50,7 @@ def test_exact_full_grid_maximum_at_corner():
 
 @pytest.mark.parametrize("method", ["exact", "grid"])
 def test_constant_four_reduced_grid(method):
-    kw = {"delta_target": DELTA, "n_eps": 60, "n_q": 30, "method": method, "n_sigma": 2000}
+    kw = {"delta": DELTA, "n_eps": 60, "n_q": 30, "method": method, "n_sigma": 2000}
     assert en.conjecture63_holds(4.0, **kw)
     assert en.conjecture63_max_a_minus_b(4.0, **kw) < -0.01
     for c in (1.0, 2.0, 3.0):
@@ -68,3 +68,17 @@ def test_theorem62_sufficient_condition():
     qs = np.logspace(np.log10(1.5 * DELTA), 0, 60)
     eps = np.logspace(np.log10(4e-5), np.log10(4), 30)
     assert en.theorem62_sufficient_condition_holds(qs, eps, DELTA)
+
+
+@pytest.mark.parametrize("name", ["paper_grid", "a_minus_b_grid", "a_minus_b_grid_bruteforce", "a_minus_b_exact",
+                                  "conjecture63_max_a_minus_b", "conjecture63_holds", "conjecture63_violated",
+                                  "conjecture63_corner", "conjecture63_critical_c", "max_delta_gap",
+                                  "max_a_minus_b_decreasing_in_eps", "a_minus_b_table"])
+def test_retired_delta_target_names_delta(name):
+    """One name per concept: the δ target is ``delta`` (the claims' kwargs too); ``delta_target`` stops naming it."""
+    import inspect
+    from dpsampling.papers.raisa import conjecture63
+    f = getattr(conjecture63, name)
+    assert "delta" in inspect.signature(f).parameters
+    with pytest.raises(TypeError, match=rf"^{name}\(\) has no parameter 'delta_target': it was renamed delta$"):
+        f(delta_target=1e-5)
