@@ -51,6 +51,7 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy import signal, special
 
+from .numerics import fft_error
 from .validation import check_delta, check_epsilon, check_int, check_positive
 
 #: mass budget of each truncation (floor, cap, composition tails) for ε(δ), per unit of δ and of stage × epoch
@@ -363,22 +364,12 @@ def _truncate(probs, k0, tail, pessimistic):
     return k0 + lo, kept, 0.0
 
 
-#: unit roundoff of float64
-_U = float(np.finfo(float).eps) / 2
-
-
 def _fft_error(a, b, c):
-    """A bound on ‖c − a∗b‖₁ for c = fftconvolve(a, b) computed in floating point (a, b ≥ 0).
-
-    With unitary transforms of length N the convolution is √N·F⁻¹(Fa ⊙ Fb); a radix-2 FFT's computed result has
-    relative 2-norm error ≤ η log₂N with η ≈ 5u (Higham, Accuracy and Stability, §24.1), and ‖Fb‖∞ ≤ ‖b‖₁/√N, so
-    the error of the product's two factors contributes ≤ η log₂N (‖a‖₂‖b‖₁ + ‖b‖₂‖a‖₁) and the inverse transform
-    ≤ η log₂N ‖c‖₂; the 1-norm over the len(c) output bins is at most √len(c) times the 2-norm.  We take 8u for η
-    and add the products' own rounding, a margin of about 1.6× over that constant."""
+    """A bound on ‖c − a∗b‖₁ for c = fftconvolve(a, b) computed in floating point (a, b ≥ 0):
+    :func:`.numerics.fft_error` of the two factors at fftconvolve's transform length."""
     n = len(c)
-    log_n = math.log2(max(2, sp_fft.next_fast_len(n, real=True)))  # fftconvolve's transform length
-    two = (np.linalg.norm(a) * float(np.sum(b)) + np.linalg.norm(b) * float(np.sum(a)) + np.linalg.norm(c))
-    return math.sqrt(n) * 8.0 * _U * (log_n + 1.0) * two
+    return fft_error([(float(np.sum(a)), np.linalg.norm(a), 1), (float(np.sum(b)), np.linalg.norm(b), 1)], n,
+                     sp_fft.next_fast_len(n, real=True), out_norm2=np.linalg.norm(c))
 
 
 def _compose(p, q, pessimistic, tail):
