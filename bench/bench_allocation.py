@@ -94,8 +94,13 @@ def _route(queue, route, delta, sigma, steps, epochs, width):
 
 
 def _peer_curve(queue, eps, sigma, steps, epochs, step):
-    from PLD_accounting import AllocationSchemeConfig, BoundType, ConvolutionMethod, PrivacyParams
-    from PLD_accounting import gaussian_allocation_pld
+    from PLD_accounting import (
+        AllocationSchemeConfig,
+        BoundType,
+        ConvolutionMethod,
+        PrivacyParams,
+        gaussian_allocation_pld,
+    )
 
     t = time.process_time()
     cfg = AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM, loss_discretization=step,
@@ -128,7 +133,7 @@ def curve(cases, peer, limit, peer_step):
         loop = [al.delta_interval(e, sigma, steps, epochs, refine_from=1e-10) for e in CURVE_EPS]
         dl = time.process_time() - t
         same = all(a[:2] == b[:2] for a, b in zip(ours, loop))
-        line = (f"{sigma:5.2f} {steps:5d} {epochs:3d} | {dt:7.2f} {dl:7.2f} {dl / dt:9.1f}x {str(same):>4} "
+        line = (f"{sigma:5.2f} {steps:5d} {epochs:3d} | {dt:7.2f} {dl:7.2f} {dl / dt:9.1f}x {same!s:>4} "
                 f"{_max_width([r[:2] for r in ours]):9.2e} |")
         if peer:
             q = mp.get_context("fork").Queue()

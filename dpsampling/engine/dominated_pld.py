@@ -57,7 +57,6 @@ from functools import lru_cache
 import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
-
 from scipy import fft as _fft
 
 from . import pld

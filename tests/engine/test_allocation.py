@@ -157,8 +157,13 @@ def test_delta_curve_equals_pointwise_queries_and_pld_accounting_finer_bracket()
     """One set of compositions for a whole δ(ε) curve gives exactly the pointwise intervals (each computed from
     scratch), and each interval overlaps PLD_accounting's certified bracket at a finer loss step (5e-3, its width
     there ~0.6 % at ε = 1; run with the windowed kernel, PLD_accounting's bins: tests/samplers)."""
-    from PLD_accounting import AllocationSchemeConfig, BoundType, ConvolutionMethod, PrivacyParams
-    from PLD_accounting import gaussian_allocation_pld
+    from PLD_accounting import (
+        AllocationSchemeConfig,
+        BoundType,
+        ConvolutionMethod,
+        PrivacyParams,
+        gaussian_allocation_pld,
+    )
 
     from dpsampling.samplers._geometric_kernel import geometric_kernel
 

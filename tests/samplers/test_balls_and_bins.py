@@ -653,7 +653,7 @@ def test_allocation_delta_curve_is_the_pointwise_delta():
     at each ε asked alone (caches cleared), flags and labels included: the below-floor points (not refined), one
     where the FFT error bounds alone exceed the width (not refined further, flagged) and the ordinary ones."""
     eps = [0.4, 1.2, 2.6, 3.4]
-    kw = dict(sigma=1.0, steps=100, epochs=5)
+    kw = {"sigma": 1.0, "steps": 100, "epochs": 5}
     curve = {b: bnb.delta_curve(eps, bound=b, **kw) for b in ("upper", "lower")}
     for b in ("upper", "lower"):
         for e, r in zip(eps, curve[b]):
