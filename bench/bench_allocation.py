@@ -12,8 +12,14 @@ pair (DOMINATES and IS_DOMINATED, both directions) at loss_discretization = our 
 0.4 × width / T (our former bracket's rule); each in a child process under ``--peer-limit``.  ``--cases=σ,T,E,δ/...``
 replaces the runs.
 
+``--curve``: δ(ε) on the balls_and_bins pipeline's ε grid (20 points in (0, 4]) at its δ-vs-ε runs (σ, T, E =
+0.8, 1000, 1 and 1.0, 100, 5; ``--cases=σ,T,E/...`` replaces them): ``allocation.delta_curve`` (one set of
+compositions) vs the pointwise loop (``delta_interval`` per ε, each from scratch; the same numbers) vs
+PLD_accounting's dominating and dominated PLD pair at loss step ``--peer-step`` (default 1e-2; one PLD per end
+serves every ε), CPU seconds, the largest relative width over the ε with δ ≥ 1e-10, and the ratios.
+
 Usage: python bench/bench_allocation.py [--quick] [--no-peer] [--routes] [--peer-limit=600] [--sigmas=0.5,1,2,3]
-       [--cases=1.1,235,60,1e-5/...]
+       [--cases=1.1,235,60,1e-5/...] [--curve [--peer-step=1e-2]]
 
 Measured 2026-11-25 (machine loaded: load average ~20 on 2 cores; CPU s of ours include nothing else), default
 rel_width 1e-2, every point in one pass of the grid step; relative width 5.8e-3 - 7.9e-3 except σ = 0.5 at
@@ -87,6 +93,62 @@ def _route(queue, route, delta, sigma, steps, epochs, width):
     queue.put((*ends, time.process_time() - t))
 
 
+def _peer_curve(queue, eps, sigma, steps, epochs, step):
+    from PLD_accounting import (
+        AllocationSchemeConfig,
+        BoundType,
+        ConvolutionMethod,
+        PrivacyParams,
+        gaussian_allocation_pld,
+    )
+
+    t = time.process_time()
+    cfg = AllocationSchemeConfig(convolution_method=ConvolutionMethod.GEOM, loss_discretization=step,
+                                 tail_truncation=1e-13)
+    params = PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs)
+    lo, up = (gaussian_allocation_pld(params=params, config=cfg, bound_type=bt)
+              for bt in (BoundType.IS_DOMINATED, BoundType.DOMINATES))
+    ends = [(float(lo.get_delta_for_epsilon(e)), float(up.get_delta_for_epsilon(e))) for e in eps]
+    queue.put((ends, time.process_time() - t))
+
+
+def _max_width(ends):
+    widths = [(u - lo) / u for lo, u in ends if u >= 1e-10]
+    return max(widths) if widths else float("nan")
+
+
+#: the balls_and_bins pipeline's δ-vs-ε runs (σ, T, E) and ε grid (config/config.yaml: n_eps 21, eps_max 4)
+CURVE_CASES = [(0.8, 1000, 1), (1.0, 100, 5)]
+CURVE_EPS = [0.2 * k for k in range(1, 21)]
+
+
+def curve(cases, peer, limit, peer_step):
+    print(f"{'sigma':>5} {'T':>5} {'E':>3} | {'curve s':>7} {'loop s':>7} {'loop/curve':>10} {'same':>4} {'max rel w':>9} "
+          f"| {'PLD_acc s':>9} {'max rel w':>9} {'PLD_acc/curve':>13}", flush=True)
+    for sigma, steps, epochs in cases:
+        t = time.process_time()
+        ours = al.delta_curve(CURVE_EPS, sigma, steps, epochs, refine_from=1e-10)
+        dt = time.process_time() - t
+        t = time.process_time()
+        loop = [al.delta_interval(e, sigma, steps, epochs, refine_from=1e-10) for e in CURVE_EPS]
+        dl = time.process_time() - t
+        same = all(a[:2] == b[:2] for a, b in zip(ours, loop))
+        line = (f"{sigma:5.2f} {steps:5d} {epochs:3d} | {dt:7.2f} {dl:7.2f} {dl / dt:9.1f}x {same!s:>4} "
+                f"{_max_width([r[:2] for r in ours]):9.2e} |")
+        if peer:
+            q = mp.get_context("fork").Queue()
+            p = mp.get_context("fork").Process(target=_peer_curve, args=(q, CURVE_EPS, sigma, steps, epochs, peer_step))
+            p.start()
+            p.join(limit)
+            if p.is_alive():
+                p.terminate()
+                p.join()
+            r = q.get() if not q.empty() else None
+            line += (f" {r[1]:9.1f} {_max_width(r[0]):9.2e} {r[1] / dt:12.1f}x" if r
+                     else f" (not finished within {limit:.0f} s)")
+        print(line, flush=True)
+
+
 def run_peer(delta, sigma, steps, epochs, width, limit, route=None):
     """(lower, upper, CPU s) of PLD_accounting (its adaptive range, or ``route`` "geom"/"fft" at a fixed step) in a
     child process, or None past ``limit`` seconds."""
@@ -110,6 +172,11 @@ def main(argv):
     routes = "--routes" in argv
     cases = next((a.split("=")[1] for a in argv if a.startswith("--cases=")), None)
     al.epsilon_interval(1e-5, 1.0, 4, 1)  # numba compile (cached on disk after the first run)
+    if "--curve" in argv:
+        step = next((float(a.split("=")[1]) for a in argv if a.startswith("--peer-step=")), 1e-2)
+        picked = ([tuple(float(x) for x in c.split(",")) for c in cases.split("/")] if cases else CURVE_CASES)
+        curve([(s, int(t), int(e)) for s, t, e in picked], peer, limit, step)
+        return
     if cases:
         for case in cases.split("/"):
             sigma, steps, epochs, delta = (float(x) for x in case.split(","))

@@ -1,7 +1,9 @@
 """Chua et al. (AISTATS 2025) figures: balls-and-bins vs deterministic and Poisson batches.
 
 One grid point = one (view, sampler, σ, T, E[, δ]).  ``view=eps_vs_sigma``: ε(δ) at that σ;
-``view=delta_vs_eps``: δ(ε) on an ε grid (``n_eps`` points in [0, ``eps_max``]).  Rows:
+``view=delta_vs_eps``: δ(ε) on an ε grid (``n_eps`` points in [0, ``eps_max``]); the figure draws no δ below the
+reliability floor (:data:`dpsampling.engine.result.RELIABLE_DELTA_FLOOR`, drawn as a line; the CSV keeps them,
+flagged).  Rows:
 
 - deterministic: exact (Gaussian at σ/√E);
 - poisson: q = 1/T over T·E steps, dp_accounting PLD upper and lower bound (add/remove max);
@@ -31,6 +33,7 @@ import _pipeline
 import _style
 import numpy as np
 
+from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.samplers import account
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.papers import chua
@@ -154,6 +157,10 @@ def plot(df, outputs):
             ax = axes[i, j]
             g = df[(df["view"] == view) & (df["epochs"] == E)]
             x, y = ("sigma", "value") if view == "eps_vs_sigma" else ("epsilon", "value")
+            if view == "delta_vs_eps":  # δ below the reliability floor is not a bound (flagged in the CSV): not drawn
+                g = g.assign(value=g["value"].where(g["value"] >= RELIABLE_DELTA_FLOOR))
+                ax.axhline(RELIABLE_DELTA_FLOOR, color="0.5", lw=0.7, linestyle=(0, (4, 2)),
+                           label=f"reliability floor δ = {RELIABLE_DELTA_FLOOR:g}")
             for sampler, c in colour.items():
                 for kind in ("exact", "upper", "lower"):
                     cur = g[(g["sampler"] == sampler) & (g["kind"] == kind) & (g["method"] != "montecarlo")]
@@ -166,7 +173,7 @@ def plot(df, outputs):
                         style = dict(linestyle=(0, (1, 1.5))) if method else _style.KIND_STYLE[kind]
                         ax.plot(part[x], part[y], color=c, lw=0.9, label=_style.label(sampler, kind, method),
                                 **style)
-                m = g[(g["sampler"] == sampler) & (g["method"] == "montecarlo")].sort_values(x)
+                m = g[(g["sampler"] == sampler) & (g["method"] == "montecarlo") & g[y].notna()].sort_values(x)
                 if len(m):
                     ax.errorbar(m[x], m[y], yerr=[m[y] - m["lower"], m["upper"] - m[y]], fmt="o", ms=2.5,
                                 color=c, lw=0.8, label=_style.label(sampler, "estimate", "MC, KL band"))

@@ -39,7 +39,9 @@ the highest kept loss or is dropped (lower), as dp_accounting does).  The FFT's 
 composition (:func:`_fft_error`, a standard error bound of the transform, ~1e-12 of absolute δ at 60 epochs):
 added to the +∞ mass for the upper end and subtracted from δ for the lower end, so each end keeps its side at
 small δ too (where the bound exceeds δ the upper end is +∞ and the width is reported missed); the grid's own
-sums of products are exact up to ~1e-16 of the total mass.
+sums of products are exact up to ~1e-16 of the total mass.  A δ(ε) curve (:func:`delta_curve`) computes each grid
+step's laws and compositions once for all its ε; a δ interval stops refining where those FFT bounds alone exceed
+a few times the width aimed at.
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy import signal, special
 
+from .numerics import fft_error
 from .validation import check_delta, check_epsilon, check_int, check_positive
 
 #: mass budget of each truncation (floor, cap, composition tails) for ε(δ), per unit of δ and of stage × epoch
@@ -318,9 +321,10 @@ class LossPmf:
     ``err``: a bound on the L1 distance of ``probs`` from the exact composition they were computed for (the FFT's
     rounding, :func:`_fft_error`; kept for the lower end only, the upper end adds it to ``inf``)."""
 
-    def __init__(self, step, k0, probs, inf, err=0.0):
+    def __init__(self, step, k0, probs, inf, err=0.0, fft=0.0):
         self.step, self.k0, self.probs, self.inf = step, int(k0), np.asarray(probs, float), float(inf)
         self.err = float(err)
+        self.fft = float(fft)  # upper end: the FFT bounds added to ``inf`` (a record for the refinement only)
 
 
 def upper_pmfs(u, step):
@@ -363,22 +367,12 @@ def _truncate(probs, k0, tail, pessimistic):
     return k0 + lo, kept, 0.0
 
 
-#: unit roundoff of float64
-_U = float(np.finfo(float).eps) / 2
-
-
 def _fft_error(a, b, c):
-    """A bound on ‖c − a∗b‖₁ for c = fftconvolve(a, b) computed in floating point (a, b ≥ 0).
-
-    With unitary transforms of length N the convolution is √N·F⁻¹(Fa ⊙ Fb); a radix-2 FFT's computed result has
-    relative 2-norm error ≤ η log₂N with η ≈ 5u (Higham, Accuracy and Stability, §24.1), and ‖Fb‖∞ ≤ ‖b‖₁/√N, so
-    the error of the product's two factors contributes ≤ η log₂N (‖a‖₂‖b‖₁ + ‖b‖₂‖a‖₁) and the inverse transform
-    ≤ η log₂N ‖c‖₂; the 1-norm over the len(c) output bins is at most √len(c) times the 2-norm.  We take 8u for η
-    and add the products' own rounding, a margin of about 1.6× over that constant."""
+    """A bound on ‖c − a∗b‖₁ for c = fftconvolve(a, b) computed in floating point (a, b ≥ 0):
+    :func:`.numerics.fft_error` of the two factors at fftconvolve's transform length."""
     n = len(c)
-    log_n = math.log2(max(2, sp_fft.next_fast_len(n, real=True)))  # fftconvolve's transform length
-    two = (np.linalg.norm(a) * float(np.sum(b)) + np.linalg.norm(b) * float(np.sum(a)) + np.linalg.norm(c))
-    return math.sqrt(n) * 8.0 * _U * (log_n + 1.0) * two
+    return fft_error([(float(np.sum(a)), np.linalg.norm(a), 1), (float(np.sum(b)), np.linalg.norm(b), 1)], n,
+                     sp_fft.next_fast_len(n, real=True), out_norm2=np.linalg.norm(c))
 
 
 def _compose(p, q, pessimistic, tail):
@@ -392,7 +386,7 @@ def _compose(p, q, pessimistic, tail):
     k0, probs, to_inf = _truncate(probs, p.k0 + q.k0, tail, pessimistic)
     inf = p.inf + q.inf - p.inf * q.inf + to_inf
     if pessimistic:
-        return LossPmf(p.step, k0, probs, inf + bound)
+        return LossPmf(p.step, k0, probs, inf + bound, fft=p.fft + q.fft + bound)
     mass_p, mass_q = float(np.sum(p.probs)) + p.inf, float(np.sum(q.probs)) + q.inf
     err = p.err * mass_q + q.err * mass_p + p.err * q.err + bound
     return LossPmf(p.step, k0, probs, inf, err)
@@ -476,15 +470,46 @@ def _lower_loss_step(eps_up, epochs, rel_width, step):
     return min(step / 2, rel_width * eps_up / (4 * epochs))
 
 
-def _interval(sigma, steps, epochs, step, loss_step, tail, query):
-    """(lower, upper) of ``query`` (a function of a composed LossPmf) maximised over both directions."""
-    up, lo = epoch_laws(sigma, steps, step, tail)
-    composed = [self_compose(p, epochs, True, tail) for p in upper_pmfs(up, step)]
+class _Compositions:
+    """The epoch laws and E-epoch compositions of one (σ, T, E, tail), computed once per grid step (upper) and per
+    (grid step, loss step) (lower): the δ(ε) queries of a curve share them (:func:`delta_curve`)."""
+
+    def __init__(self, sigma, steps, epochs, tail):
+        self.sigma, self.steps, self.epochs, self.tail = sigma, steps, epochs, tail
+        self._laws, self._upper, self._lower = {}, {}, {}
+
+    def laws(self, step):
+        if step not in self._laws:
+            self._laws[step] = epoch_laws(self.sigma, self.steps, step, self.tail)
+        return self._laws[step]
+
+    def upper(self, step):
+        """The composed (REMOVE, ADD) pmfs of the upper end at grid step ``step``."""
+        if step not in self._upper:
+            self._upper[step] = [self_compose(p, self.epochs, True, self.tail)
+                                 for p in upper_pmfs(self.laws(step)[0], step)]
+        return self._upper[step]
+
+    def lower(self, step, loss_step):
+        """The composed (REMOVE, ADD) pmfs of the lower end at grid step ``step`` and loss step ``loss_step``."""
+        key = (step, loss_step)
+        if key not in self._lower:
+            self._lower[key] = [self_compose(p, self.epochs, False, self.tail)
+                                for p in lower_pmfs(self.laws(step)[1], loss_step)]
+        return self._lower[key]
+
+
+def _interval(comp, step, loss_step, query):
+    """(lower, upper, loss step, FFT floor) of ``query`` (a function of a composed LossPmf) maximised over both
+    directions, from the compositions ``comp`` at grid step ``step``; the floor is the largest FFT bound in the
+    upper ends plus the largest in the lower ends (δ: the width no finer grid step removes)."""
+    composed = comp.upper(step)
     upper = max(query(p) for p in composed)
     if callable(loss_step):
         loss_step = loss_step(upper, composed)
-    lower = max(query(self_compose(p, epochs, False, tail)) for p in lower_pmfs(lo, loss_step))
-    return lower, upper, loss_step
+    lows = comp.lower(step, loss_step)
+    lower = max(query(p) for p in lows)
+    return lower, upper, loss_step, max(p.fft for p in composed) + max(p.err for p in lows)
 
 
 def _met(lower, upper, rel_width):
@@ -492,18 +517,28 @@ def _met(lower, upper, rel_width):
     return upper == 0 or (math.isfinite(upper) and upper - lower <= rel_width * upper)
 
 
-def _refine(run, step, fixed, rel_width):
-    """Run passes at step, step/2, ... until (upper − lower) ≤ rel_width·upper (one pass if ``fixed``)."""
+#: a δ(ε) interval is not refined once the FFT error bounds in it (which a finer grid does not shrink) exceed this
+#: many times the width aimed at
+_FLOOR_STOP = 4.0
+
+
+def _refine(run, step, fixed, rel_width, refine_from=0.0):
+    """Run passes at step, step/2, ... until (upper − lower) ≤ rel_width·upper (one pass if ``fixed``, or if the
+    first pass's upper end is below ``refine_from``).  ``run(step)`` returns (lower, upper, loss_step) and
+    optionally the part of the width no finer step removes: refinement stops once it exceeds
+    :data:`_FLOOR_STOP` × rel_width·upper (only the cost and the width change, never a side)."""
     passes = []
     for _ in range(1 if fixed else _MAX_PASSES):
-        lower, upper, loss_step = run(step)
+        lower, upper, loss_step, *floor = run(step)
         passes.append({"step": step, "loss_step": loss_step, "lower": lower, "upper": upper})
         if lower > upper:
             raise ArithmeticError(f"allocation interval crossed ([{lower!r}, {upper!r}] at step {step!r}): a "
                                   f"numerical failure, not a bound")
         if _met(lower, upper, rel_width):
             break
-        step /= 2
+        step /= 2  # (info["step"] of a pass that missed the width: the next step)
+        if (len(passes) == 1 and upper < refine_from) or (floor and floor[0] > _FLOOR_STOP * rel_width * upper):
+            break
     info = {"method_upper": UPPER_METHOD, "method_lower": LOWER_METHOD, "step": step, "loss_step": loss_step,
             "rel_width": (upper - lower) / upper if 0 < upper < math.inf else (0.0 if upper == 0 else math.inf),
             "width_met": _met(lower, upper, rel_width),
@@ -525,45 +560,60 @@ def epsilon_interval(delta, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *,
     fixed = step is not None
     h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
 
+    comp = _Compositions(sigma, steps, epochs, tail)
+
     def run(hh):
-        return _interval(sigma, steps, epochs, hh, lambda e, _: _lower_loss_step(e, epochs, rel_width, hh), tail,
-                         lambda pmf: epsilon_of(pmf, delta))
+        return _interval(comp, hh, lambda e, _: _lower_loss_step(e, epochs, rel_width, hh),
+                         lambda pmf: epsilon_of(pmf, delta))[:3]
 
     return _refine(run, h, fixed, rel_width)
 
 
-def delta_interval(epsilon, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None, loss_step=None):
+def delta_interval(epsilon, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None, loss_step=None,
+                   refine_from=0.0):
     """Certified [lower, upper] on δ(ε) (max over ADD and REMOVE), same pairs as :func:`epsilon_interval`.
 
     The grid step starts at :func:`first_step` (``loss_step`` of the lower end: from the slope of log δ at ε
-    unless given) and is
-    halved until (upper − lower) ≤ rel_width·upper; ``step`` fixes Δ (one pass).  Truncated tails cost at most
-    ~1e-13 of δ (absolute).  Returns (lower, upper, info)."""
-    check_epsilon(epsilon)
+    unless given) and is halved until (upper − lower) ≤ rel_width·upper; ``step`` fixes Δ (one pass), and a
+    first pass whose upper end is below ``refine_from`` is not refined.  Truncated tails cost at most ~1e-13 of
+    δ (absolute).  Returns (lower, upper, info); = ``delta_curve([epsilon], ...)[0]``."""
+    return delta_curve([epsilon], sigma, steps_per_epoch, epochs, rel_width, step=step, loss_step=loss_step,
+                       refine_from=refine_from)[0]
+
+
+def delta_curve(epsilons, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None, loss_step=None,
+                refine_from=0.0):
+    """:func:`delta_interval` at every ε of ``epsilons`` (a list of (lower, upper, info), the same numbers), with
+    each grid step's epoch laws and composed pmfs computed once for all of them (:class:`_Compositions`)."""
+    eps_list = [float(check_epsilon(e)) for e in epsilons]
     sigma, steps, epochs = _check(sigma, steps_per_epoch, epochs, rel_width)
     fixed = step is not None
     h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
     if loss_step is not None:
         check_positive("loss_step", loss_step)
+    comp = _Compositions(sigma, steps, epochs, _TAIL_DELTA_QUERY)
 
-    eps = float(epsilon)
+    def one(eps):
+        def auto_loss_step(hh):
+            def pick(d_up, composed):
+                # rounding down lowers the E-epoch loss by ≲ E·loss_step/2, so δ by the factor
+                # e^{−κ·E·loss_step/2} with κ = −d log δ/dε (read off the upper end): aim at rel_width/8 of δ
+                h = 0.01
+                d2 = max(delta_of(p, eps + h) for p in composed)
+                kappa = math.log(d_up / d2) / h if d_up > 0 and d2 > 0 else 1.0
+                aim = rel_width / (4 * epochs * max(kappa, 1.0))
+                # the largest (Δ/2)·2^{−k/4} ≤ aim: the ε of a curve share a few lower ends
+                return (hh / 2) * 2.0 ** (-max(0, math.ceil(4 * math.log2((hh / 2) / aim))) / 4)
 
-    def auto_loss_step(hh):
-        def pick(d_up, composed):
-            # rounding down lowers the E-epoch loss by ≲ E·loss_step/2, so δ by the factor e^{−κ·E·loss_step/2}
-            # with κ = −d log δ/dε (read off the upper end): aim at rel_width/8 of δ
-            h = 0.01
-            d2 = max(delta_of(p, eps + h) for p in composed)
-            kappa = math.log(d_up / d2) / h if d_up > 0 and d2 > 0 else 1.0
-            return min(hh / 2, rel_width / (4 * epochs * max(kappa, 1.0)))
+            return pick
 
-        return pick
+        def run(hh):
+            return _interval(comp, hh, auto_loss_step(hh) if loss_step is None else float(loss_step),
+                             lambda pmf: delta_of(pmf, eps))
 
-    def run(hh):
-        return _interval(sigma, steps, epochs, hh, auto_loss_step(hh) if loss_step is None else float(loss_step),
-                         _TAIL_DELTA_QUERY, lambda pmf: delta_of(pmf, eps))
+        return _refine(run, h, fixed, rel_width, refine_from)
 
-    return _refine(run, h, fixed, rel_width)
+    return [one(eps) for eps in eps_list]
 
 
 def sigma_interval(epsilon, delta, steps_per_epoch, epochs=1, rel_width=1e-2, *, rel_tol=2e-3):

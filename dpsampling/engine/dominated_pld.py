@@ -32,12 +32,17 @@ infinite loss.  Its error h − g is second order in Δ (a tangent's gap at dist
 chords' is.
 
 Composition: our engine's FFT (:func:`dpsampling.engine.pld._self_compose`, dp_accounting's window and
-FFT).  dp_accounting 0.6.0 adds the truncated tail mass τ = 1e-15 to the infinite-loss mass whatever
-``pessimistic_estimate`` says (``DensePLDPmf.self_compose``), and the FFT's circular convolution folds
-the mass outside the window (≤ τ) back into it; here the infinite-loss mass is set to 0 (the pair has
-none; the truncated mass is dropped, which can only lower δ) and the folded mass is allowed for by
-subtracting :data:`FOLD_MARGIN` ≥ τ from δ (δ's integrand is ≤ 1), i.e. ε is read at δ + FOLD_MARGIN.
-Round-off of the one-step profile and of the FFT is treated as on the pessimistic side: δ below
+one transform raised to the power T).  dp_accounting 0.6.0 adds the truncated tail mass τ = 1e-15 to the
+infinite-loss mass whatever ``pessimistic_estimate`` says (``DensePLDPmf.self_compose``), and the FFT's
+circular convolution folds the mass outside the window (≤ τ by dp_accounting's Chernoff bounds) back into
+it; here the infinite-loss mass is set to 0 (the pair has none; the truncated mass is dropped, which can only
+lower δ), the folded mass is allowed for by subtracting τ from δ (δ's integrand is ≤ 1), and the transform's
+rounding by subtracting a proven bound on its effect: ‖w_ε‖₂ times a bound on the 2-norm of the composed
+masses' error (:func:`.numerics.fft_error`, linear in T), w_ε = δ(ε)'s weights (1 − e^{ε−ℓ})_+ (Cauchy–Schwarz);
+ε is read where the computed δ exceeds δ by that much (:func:`epsilon`).  One step (T = 1) is not composed:
+nothing is subtracted.  No composition goes through dp_accounting's own ``self_compose`` (the one-step pmf is
+dense).  Round-off of the
+one-step profile is treated as on the pessimistic side: δ below
 :data:`dpsampling.engine.result.RELIABLE_DELTA_FLOOR` is not reported as a bound by the callers.
 
 The one-step profile h and its slope come from dp_accounting's subsampled Gaussian privacy loss (the
@@ -47,18 +52,20 @@ same formulas as the pessimistic PLD's grid values, vectorised in :mod:`.pld`): 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 from functools import lru_cache
 
 import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
+from scipy import fft as _fft
 
 from . import pld
+from .numerics import fft_error
 from .validation import DELTA_RENAMED, retired_keywords
 
-#: subtracted from every composed δ (≥ dp_accounting's tail truncation 1e-15, the mass the FFT may fold
-#: back into the window; plus the composition's round-off, measured at ≤ 4.5e-14 in bench/study_pld_floor.py)
-FOLD_MARGIN = 1e-13
+#: the tail mass dp_accounting's composition window leaves out (≤ τ), which the circular FFT folds back in
+FOLD_MASS = pld.TAIL_MASS_TRUNCATION
 
 _DIRECTIONS = {"remove": _plm.AdjacencyType.REMOVE, "add": _plm.AdjacencyType.ADD}
 
@@ -170,16 +177,39 @@ def dominated_pmf(sigma: float, q: float, discretization: float, direction: str,
 
 
 def _compose_pmf(pmf, total_steps):
-    """T-fold composition by :func:`pld._self_compose` with the infinite-loss mass set to 0 (module docstring)."""
+    """T-fold composition by :func:`pld._self_compose` with the infinite-loss mass set to 0 (module docstring),
+    and a bound on the 2-norm of its masses' rounding error (:func:`composition_error`)."""
     if total_steps == 1:
-        return pmf
+        return Composed(pmf, 0.0)
     out = pld._self_compose(pmf, int(total_steps))  # noqa: SLF001 - the engine's composition (dp_accounting's FFT)
-    return _pmflib.DensePLDPmf(out._discretization, out._lower_loss, out._probs, 0.0, False)  # noqa: SLF001
+    composed_pmf = _pmflib.DensePLDPmf(out._discretization, out._lower_loss, out._probs, 0.0, False)  # noqa: SLF001
+    return Composed(composed_pmf, composition_error(pmf._probs, int(total_steps), out._probs))  # noqa: SLF001
+
+
+def composition_error(probs, total_steps, out):
+    """A bound on the 2-norm of the rounding error of the masses ``out`` (its window) of :func:`pld._self_compose`'s
+    ``total_steps``-fold composition of ``probs`` (≥ 0): one complex transform of length
+    next_fast_len(max(len(out), len(probs))), raised to the power T (numpy: by squaring below T = 100, by cpow
+    from there), transformed back (:func:`.numerics.fft_error`; the circular result's 2-norm is that of the
+    window plus at most the mass τ it leaves out)."""
+    probs = np.asarray(probs, dtype=float)
+    n = _fft.next_fast_len(max(len(out), len(probs)))
+    return fft_error([(math.fsum(probs), float(np.linalg.norm(probs)), int(total_steps))], len(out), n,
+                     out_norm2=float(np.linalg.norm(out)) + FOLD_MASS, norm=2,
+                     power="cpow" if total_steps >= pld._CPOW_MIN_EXPONENT else "multiply")  # noqa: SLF001
+
+
+class Composed(NamedTuple):
+    """A composed dominated pmf and a bound on the 2-norm of its masses' rounding error (0 without composition)."""
+
+    pmf: object
+    err2: float
 
 
 @lru_cache(maxsize=32)
 def composed(sigma: float, q: float, total_steps: int, discretization: float, direction: str):
-    """The composed dominated pmf of one direction (cached; treat as immutable)."""
+    """The composed dominated pmf of one direction with its rounding bound (:class:`Composed`); cached, treat as
+    immutable."""
     return _compose_pmf(dominated_pmf(float(sigma), float(q), float(discretization), direction), int(total_steps))
 
 
@@ -187,16 +217,37 @@ def _directions(direction):
     return ("remove", "add") if direction == "add_remove" else (direction,)
 
 
+def _error_at(pmf, err2, total_steps, eps):
+    """What the composed pmf's δ(ε) may exceed the dominated pair's by: the folded mass τ (T > 1) plus the
+    rounding, ≤ ‖w‖₂·err2 by Cauchy–Schwarz with δ(ε)'s weights w = (1 − e^{ε − ℓ})_+ ∈ [0, 1) (nonincreasing
+    in ε)."""
+    if total_steps == 1:
+        return 0.0
+    losses = (pmf._lower_loss + np.arange(len(pmf._probs))) * pmf._discretization  # noqa: SLF001
+    w = -np.expm1(float(eps) - losses[losses > eps])
+    return FOLD_MASS + float(np.linalg.norm(w)) * err2
+
+
 def delta(eps, sigma, q, total_steps, direction, discretization):
-    """A lower bound on δ(ε) after ``total_steps`` compositions (max over ``direction``'s pmfs, minus FOLD_MARGIN)."""
-    vals = [float(composed(sigma, q, total_steps, discretization, d).get_delta_for_epsilon(float(eps)))
-            for d in _directions(direction)]
-    return max(0.0, max(vals) - FOLD_MARGIN)
+    """A lower bound on δ(ε) after ``total_steps`` compositions: per direction the composed dominated pmf's δ less
+    what it may exceed the pair's by (:func:`_error_at`), max over ``direction``."""
+    vals = []
+    for d in _directions(direction):
+        pmf, err2 = composed(sigma, q, total_steps, discretization, d)
+        vals.append(float(pmf.get_delta_for_epsilon(float(eps))) - _error_at(pmf, err2, total_steps, eps))
+    return max(0.0, max(vals))
 
 
 @retired_keywords(DELTA_RENAMED)
 def epsilon(delta, sigma, q, total_steps, direction, discretization):
-    """A lower bound on ε(δ) after ``total_steps`` compositions: the dominated pmfs' ε at δ + FOLD_MARGIN."""
-    return max(float(pld.epsilon_for_delta(composed(sigma, q, total_steps, discretization, d),
-                                           float(delta) + FOLD_MARGIN))
-               for d in _directions(direction))
+    """A lower bound on ε(δ) after ``total_steps`` compositions, per direction in two readings of the dominated
+    pmf's ε: ε₀ at δ + the error bound over all bins (below ε₀ the pair's δ exceeds δ), then ε₁ at δ + the
+    bound at ε₀ (≥ the bound at every ε ≥ ε₀, so on [ε₀, ε₁) the pair's δ exceeds δ too); max over
+    ``direction``."""
+    out = []
+    for d in _directions(direction):
+        pmf, err2 = composed(sigma, q, total_steps, discretization, d)
+        eps0 = float(pld.epsilon_for_delta(pmf, float(delta) + _error_at(pmf, err2, total_steps, -math.inf)))
+        out.append(max(eps0, float(pld.epsilon_for_delta(
+            pmf, float(delta) + _error_at(pmf, err2, total_steps, eps0)))))
+    return max(out)

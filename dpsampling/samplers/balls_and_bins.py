@@ -230,26 +230,38 @@ def _allocation_interval(quantity, target, sigma, steps, epochs, rel_width):
 
     if quantity == "epsilon":
         return allocation.epsilon_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width)
-    first = allocation.delta_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width,
-                                      step=allocation.first_step(sigma, steps, rel_width))
-    if first[1] < RELIABLE_DELTA_FLOOR or first[2]["width_met"]:
-        return first
-    return allocation.delta_interval(target, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width)
+    return _allocation_delta_curve((target,), sigma, steps, epochs, rel_width)[0]
 
 
-def _allocation_result(quantity, target, sigma, steps, epochs, bound, options):
+@functools.lru_cache(maxsize=64)
+def _allocation_delta_curve(epsilons, sigma, steps, epochs, rel_width):
+    """(lower, upper, info) at each ε of the tuple ``epsilons`` (:func:`dpsampling.engine.allocation.delta_curve`:
+    one set of compositions for all; cached: the pipeline asks each end separately).  A first pass whose upper
+    end is below :data:`RELIABLE_DELTA_FLOOR` is not refined (flagged by the caller: at δ ~ 1e-12 floating-point
+    noise of the composition is ~1 % of δ, so the width cannot be met and six passes cost seconds; at δ ~ 5e-15
+    the ends cross)."""
+    from dpsampling.engine import allocation
+
+    return allocation.delta_curve(epsilons, sigma, steps_per_epoch=steps, epochs=epochs, rel_width=rel_width,
+                                  refine_from=RELIABLE_DELTA_FLOOR)
+
+
+def _allocation_result(quantity, target, sigma, steps, epochs, bound, options, interval=None):
     """ε(δ) or δ(ε) by method allocation: the certified interval of :mod:`dpsampling.engine.allocation` (upper end
     from a dominating convex-order spread, lower end from a dominated merge; that module argues each side), the
     lower end raised to the max-statistic lower bound where that is larger (:func:`_max_statistic_floor`, also a
     certified lower bound, so the max of the two is one: at small σ with one epoch its threshold events are nearly
     tight, e.g. σ = 0.8, T = 20, δ = 1e-5: 2.74660 vs the merge's 2.74387); value = the end ``bound`` asks for, both
-    ends filled, each end's method in ``accuracy``; one step per epoch: exact."""
+    ends filled, each end's method in ``accuracy``; one step per epoch: exact.  ``interval``: its (lower, upper,
+    info) if already computed (:func:`delta_curve`)."""
     from dpsampling.engine.allocation import LOWER_METHOD, UPPER_METHOD
 
     accuracy, rel_width = _allocation_options(options)
     if steps == 1:
         return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
-    lo, up, info = _allocation_interval(quantity, float(target), float(sigma), steps, epochs, rel_width)
+    if interval is None:
+        interval = _allocation_interval(quantity, float(target), float(sigma), steps, epochs, rel_width)
+    lo, up, info = interval
     lo, up = float(lo), float(up)
     floor = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
     lower_method = floor.method if floor.method is not None and floor.value > lo else LOWER_METHOD
@@ -364,7 +376,8 @@ _LOWER_LABEL_KEYS = ("lower_method", "lower_pld", "lower_max_statistic")
 def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allocation", **options):
     """δ(ε) at each ε of ``epsilons``; a list of AccountingResult.
 
-    method "allocation" (default): :func:`delta` at each ε.  method "pld": from one PLD;
+    method "allocation" (default): the same results as :func:`delta` at each ε, from one set of compositions
+    (:func:`dpsampling.engine.allocation.delta_curve`).  method "pld": from one PLD;
     ``bound="lower"``: each value is max(PLD lower, max-statistic lower bound), both certified lower bounds
     (module doc), labelled in ``accuracy`` (lower_method, lower_pld, lower_max_statistic) as in
     :func:`delta`; ``bound="upper"``: the dominating PLD's δ."""
@@ -372,7 +385,13 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allo
     for e in epsilons:
         check_epsilon(e)
     if method == "allocation":
-        return [delta(e, sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options) for e in epsilons]
+        _allocation_options(dict(options))
+        if steps == 1:
+            return [delta(e, sigma=sigma, steps=steps, epochs=epochs, bound=bound, **options) for e in epsilons]
+        rel_width = ALLOCATION_REL_WIDTH[options.get("accuracy", "default")]
+        intervals = _allocation_delta_curve(tuple(float(e) for e in epsilons), float(sigma), steps, epochs, rel_width)
+        return [_allocation_result("delta", e, sigma, steps, epochs, bound, dict(options), iv)
+                for e, iv in zip(epsilons, intervals)]
     if method != "pld":
         raise ParameterError("method", "allocation or pld for delta_curve", method)
     pld, s = allocation_pld(sigma, steps, epochs, bound, **options)

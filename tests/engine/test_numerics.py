@@ -78,3 +78,77 @@ def test_bisect_vectorised_brackets_each_root():
     assert np.all((lo <= targets) & (targets <= hi)) and np.all(hi - lo <= 2.0**-40)
     lo, hi = nu.bisect(lambda x: x < targets, np.zeros(3), np.ones(3), 60, width=1e-3)
     assert np.all(hi - lo < 1e-3) and np.all(hi - lo >= 5e-4)  # stopped once every width was below 1e-3
+
+
+# --- fft_error: the FFT convolution's rounding bound against an exact composition ---------------------------------
+
+
+def _exact_self_convolution(probs, times):
+    """The ``times``-fold linear self-convolution of float64 masses, by direct convolution in extended precision
+    (np.longdouble: u ≈ 5e-20, the float64 masses converted exactly), by repeated squaring."""
+    base = np.asarray(probs, dtype=np.longdouble)
+    out = None
+    while True:
+        if times & 1:
+            out = base if out is None else np.convolve(out, base)
+        times >>= 1
+        if not times:
+            return out
+        base = np.convolve(base, base)
+
+
+def _spiky_probs(n, seed):
+    """A pmf with a wide dynamic range (masses from ~1e-12 to ~1e-1): rounding is relative to the large ones."""
+    rng = np.random.default_rng(seed)
+    p = np.exp(-0.5 * ((np.arange(n) - n / 3) / (n / 8)) ** 2) * 10.0 ** rng.uniform(-3, 0, n)
+    return p / p.sum()
+
+
+@pytest.mark.parametrize("times", [3, 7, 150])
+def test_fft_error_bounds_the_power_composition(times):
+    """pld._self_compose's T-fold FFT power (squaring below T = 100, cpow from there) differs from the exact
+    circular composition by at most fft_error's bound, in the 1-norm and the 2-norm."""
+    from dp_accounting.pld import pld_pmf
+    from scipy import fft as sp_fft
+
+    from dpsampling.engine import dominated_pld, pld
+
+    probs = _spiky_probs(61, times)
+    pmf = pld_pmf.DensePLDPmf(1e-2, -20, probs, 0.0, False)
+    out = pld._self_compose(pmf, times)
+    got = out._probs.astype(np.longdouble)
+    lower = out._lower_loss - pmf._lower_loss * times
+    n = sp_fft.next_fast_len(max(len(got), len(probs)))
+    full = _exact_self_convolution(probs, times)
+    circ = np.zeros(n, dtype=np.longdouble)
+    np.add.at(circ, np.arange(len(full)) % n, full)
+    exact = circ[(lower + np.arange(len(got))) % n]
+    err1, err2 = float(np.sum(np.abs(got - exact))), float(np.sqrt(np.sum((got - exact) ** 2)))
+    power = "cpow" if times >= pld._CPOW_MIN_EXPONENT else "multiply"
+    factors = [(math.fsum(probs), float(np.linalg.norm(probs)), times)]
+    bound1 = nu.fft_error(factors, len(got), n, out_norm2=float(np.linalg.norm(out._probs)), power=power)
+    bound2 = dominated_pld.composition_error(probs, times, out._probs)
+    assert 0 < err1 <= bound1, (err1, bound1)
+    assert 0 < err2 <= bound2, (err2, bound2)
+
+
+def test_fft_error_bounds_a_convolution_of_two():
+    """scipy's fftconvolve of two different pmfs (the allocation accountant's composition) against the exact
+    linear convolution."""
+    from scipy import fft as sp_fft
+    from scipy import signal
+
+    a, b = _spiky_probs(3000, 1), _spiky_probs(1700, 2) * 0.7
+    c = signal.fftconvolve(a, b)
+    exact = np.convolve(a.astype(np.longdouble), b.astype(np.longdouble))
+    err = float(np.sum(np.abs(c.astype(np.longdouble) - exact)))
+    bound = nu.fft_error([(a.sum(), np.linalg.norm(a), 1), (b.sum(), np.linalg.norm(b), 1)], len(c),
+                         sp_fft.next_fast_len(len(c), real=True), out_norm2=np.linalg.norm(c))
+    assert 0 < err <= bound, (err, bound)
+
+
+def test_fft_error_rejects_bad_input():
+    with pytest.raises(ValueError, match="power"):
+        nu.fft_error([(1.0, 0.5, 2)], 10, 16, power="fast")
+    with pytest.raises(ValueError, match="2 factors"):
+        nu.fft_error([(1.0, 0.5, 1)], 10, 16)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from dpsampling.engine import cf, dominated_pld, pld, poisson_interval
+from dpsampling.engine.cf.mechanisms import CFAccuracyError
 from dpsampling.samplers import account
 
 
@@ -150,3 +151,25 @@ def test_mnist_verdict_balls_and_bins_certifiably_below_poisson():
     other = dict(bnb, sampler="new_sampler", lower=2.3, upper=2.3851)
     v = audit_mod._verdicts([p, other], "epsilon", 1e-5, None)[0]
     assert v.startswith("new-sampler") and "overlap by" in v and "shrink by at least" in v, v
+
+
+@pytest.mark.parametrize("sigma,q,steps,d", [(1.1, 256 / 60000, 14100, 1e-4), (2.0, 0.01, 10**5, 1e-3)])
+@pytest.mark.parametrize("delta", [1e-5, 1e-10, 1e-12])
+def test_dominated_end_below_references_at_small_delta(sigma, q, steps, d, delta):
+    """The dominated PLD's lower ends (with the FFT rounding bound subtracted) stay below dp_accounting's
+    pessimistic PLD at a 10× finer discretisation and below the φ accountant's certified upper end, at small δ
+    and large T too; at δ = 1e-5, where the bound is far below δ, the lower end is within 1 % of the φ value."""
+    lo = dominated_pld.epsilon(delta, sigma, q, steps, "add_remove", d)
+    pess = pld.composed(sigma, q, steps, True, d / 10)
+    ref = pess.get_epsilon_for_delta(delta)
+    assert 0 < lo <= ref, (lo, ref)
+    lo_d = dominated_pld.delta(ref, sigma, q, steps, "add_remove", d)  # δ(ε) at the reference ε
+    assert lo_d <= pess.get_delta_for_epsilon(ref) * (1 + 1e-9)
+    try:  # the φ accountant where it certifies its budget (not at δ = 1e-12 for 1e5 steps at σ = 2)
+        c, cd = cf.accounting_epsilon(delta, sigma, q, steps), cf.accounting_delta(ref, sigma, q, steps)
+    except CFAccuracyError:
+        assert (steps, delta) == (10**5, 1e-12)
+        return
+    assert lo <= c["upper"] and lo_d <= cd["upper"], (lo, c, lo_d, cd)
+    if delta == 1e-5:
+        assert lo >= 0.99 * c["lower"], (lo, c)

@@ -7,6 +7,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, WIDTH_NOT_MET_FLAG
 from dpsampling.papers import chua25
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.samplers import balls_and_bins_mc as mc
@@ -645,3 +646,23 @@ def test_allocation_delta_below_the_floor_is_flagged_not_refined():
     assert r.flags == (BELOW_FLOOR_FLAG,) and r.accuracy["passes"] == 1 and r.upper < RELIABLE_DELTA_FLOOR
     ok = bnb.delta(0.8, sigma=1.0, steps=100, epochs=5)
     assert not ok.flags and (ok.upper - ok.lower) / ok.upper <= 1e-2
+
+
+def test_allocation_delta_curve_is_the_pointwise_delta():
+    """delta_curve (one set of compositions, both ends from one cached curve) returns exactly what delta() returns
+    at each ε asked alone (caches cleared), flags and labels included: the below-floor points (not refined), one
+    where the FFT error bounds alone exceed the width (not refined further, flagged) and the ordinary ones."""
+    eps = [0.4, 1.2, 2.6, 3.4]
+    kw = {"sigma": 1.0, "steps": 100, "epochs": 5}
+    curve = {b: bnb.delta_curve(eps, bound=b, **kw) for b in ("upper", "lower")}
+    for b in ("upper", "lower"):
+        for e, r in zip(eps, curve[b]):
+            bnb._allocation_interval.cache_clear()
+            bnb._allocation_delta_curve.cache_clear()
+            p = bnb.delta(e, bound=b, **kw)
+            assert (r.value, r.lower, r.upper, r.kind, r.method, r.flags, r.accuracy) == \
+                (p.value, p.lower, p.upper, p.kind, p.method, p.flags, p.accuracy)
+    up = curve["upper"]
+    assert not up[0].flags and not up[1].flags
+    assert up[2].flags == (WIDTH_NOT_MET_FLAG,) and up[2].accuracy["passes"] == 1 and up[2].lower <= up[2].upper
+    assert up[3].flags == (BELOW_FLOOR_FLAG,)
