@@ -158,6 +158,12 @@ def _legend_label(sampler, g):
     return f"{sampler}: {lows}" if lows == ups else f"{sampler}: {lows} / {ups}"
 
 
+def _ticker():
+    import matplotlib.ticker
+
+    return matplotlib.ticker
+
+
 def plot(df, paths):
     runs = _runs(df)
     fig, axes = _style.figure(ncols=len(runs), nrows=2, figsize=(3.6 * len(runs), 6.4), sharex="col")
@@ -185,12 +191,15 @@ def plot(df, paths):
         for ax in (top, bottom):
             ax.set_xscale("log")
             ax.set_yscale("log")
+            ax.yaxis.set_minor_formatter(_style.plt.NullFormatter())
+        top.yaxis.set_major_locator(_ticker().LogLocator(subs=(1.0, 2.0, 5.0)))
+        top.yaxis.set_major_formatter(_ticker().FuncFormatter(lambda v, _: f"{v:g}"))
         es = sorted(int(e) for e in g["epochs"].unique())
         bottom.set_xticks(es, [str(e) for e in es])
         bottom.xaxis.set_minor_locator(_style.plt.NullLocator())
         bottom.set_xlabel("epochs E")
-        top.set_ylabel("ε: certified interval [lower, upper]")
-        bottom.set_ylabel("relative width (upper − lower)/upper")
+    axes[0][0].set_ylabel("ε: certified interval [lower, upper]")
+    axes[1][0].set_ylabel("relative width (upper − lower)/upper")
     legend = {}
     for ax in axes[0]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -216,7 +225,7 @@ def interval_text(lower, upper):
     """'[lower, upper]' rounded outward (lower down, upper up) to two significant digits more than the relative
     width needs (4 to 10 digits), so that the printed width is about the true one; an exact value at 6 digits."""
     if lower == upper:
-        return f"{lower:.6g} (exact)"
+        return f"{lower:#.6g} (exact)"
     width = (upper - lower) / abs(upper) if upper else 1.0
     digits = min(10, max(4, 2 + math.ceil(-math.log10(width))))
     return f"[{_outward(lower, digits, False):#.{digits}g}, {_outward(upper, digits, True):#.{digits}g}]"

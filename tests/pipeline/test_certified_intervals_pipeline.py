@@ -74,7 +74,7 @@ def test_interval_text_rounds_outward(script):
     assert script.interval_text(2.385073733, 2.385210788) == "[2.385073, 2.385211]"  # width 5.7e-5: 7 digits
     assert script.interval_text(2.3851215361, 2.3851215898) == "[2.385121536, 2.385121590]"
     assert script.interval_text(10.82311965, 54.04581807) == "[10.82, 54.05]"
-    assert script.interval_text(4.25, 4.25) == "4.25 (exact)"
+    assert script.interval_text(4.25, 4.25) == "4.25000 (exact)"
 
 
 # ---------------------------------------------------------------- the smoke run
