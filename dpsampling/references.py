@@ -177,7 +177,7 @@ def shuffle_ec_lower(delta: float, sigma: float, steps: int) -> Reference:
             p, q = 1 - mp.ncdf((c - 2) / s) * pw, 1 - mp.ncdf((c - 1) / s) * pw
             return mp.log((p - d) / q) if p > d else mp.mpf(0)
 
-        n = int(round(C_MAX / C_STEP))
+        n = round(C_MAX / C_STEP)
         coarse = max(range(0, n + 1, 10), key=eps_at)
         best = max(eps_at(k) for k in range(max(0, coarse - 20), min(n, coarse + 20) + 1))
         value = float(max(best, mp.mpf(0)))

@@ -79,8 +79,9 @@ def choose_reference(row, p, reference_max_pld_points, allocation_reference_max_
         t, e, s = ALLOCATION_UNFINISHED
         need = math.log(4 / MC_FAILURE_PROB) / delta
         return _none(f"PLD_accounting only where steps × epochs ≤ {allocation_reference_max_steps} "
-                     f"(at {t} × {e} it did not finish in {s} s); Monte Carlo needs ≥ {need:.1e} samples per "
-                     f"direction of {steps * epochs} Gaussians each at δ = {delta:g}")
+                     f"(at {t} × {e} it did not finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {need:.1e} "
+                     f"samples per direction at δ = {delta:g} (β = {MC_FAILURE_PROB}), each of {steps * epochs} "
+                     "Gaussians")
     if sampler == "shuffle":
         if epochs == 1 and _ends(row["method"])[0] == "E_C sets":
             return references.shuffle_ec_lower(delta, sigma, steps), ""
@@ -246,12 +247,12 @@ def markdown(df):
 
     lines = ["# certified_intervals: every sampler's certified ε(δ) interval, checked against an independent reference",
              "",
-             "Each cell: [lower, upper] rounded outward · relative width (upper − lower)/upper · CPU seconds of the "
-             "row · reference check: ✓ agrees with an independent reference (the CSV's `reference_method` and "
-             "`reference_check`: contains its point, overlaps its interval, or equals its lower end), none: no "
-             "affordable reference (the reason in `reference_note`), –: no row.  Methods of each end: the CSV's "
-             "`lower_method` / `upper_method`.  Shuffle: [lower bound, deterministic value] (no tighter upper bound "
-             "is known).", "",
+             ("Each cell: [lower, upper] rounded outward · relative width (upper − lower)/upper · CPU seconds of the "
+              "row · reference check: ✓ agrees with an independent reference (the CSV's `reference_method` and "
+              "`reference_check`: contains its point, overlaps its interval, or equals its lower end), none: no "
+              "affordable reference (the reason in `reference_note`), –: no row.  Methods of each end: the CSV's "
+              "`lower_method` / `upper_method`.  Shuffle: [lower bound, deterministic value] (no tighter upper "
+              "bound is known)."), "",
              "| run | N | B | σ | δ | epochs | " + " | ".join(SAMPLERS) + " |",
              "|" + "---|" * (6 + len(SAMPLERS))]
     for run in _runs(df):
