@@ -1,0 +1,188 @@
+"""Independent references for the certified ε(δ) intervals of the audit (issue 23's claim-style check).
+
+Every ε(δ) answer of :func:`dpsampling.audit` is an interval [lower, upper] (an exact answer has lower = upper).
+A reference is the same quantity computed by a method that shares no code with the one that gave the interval,
+and :func:`agrees` says whether the interval is consistent with it:
+
+* ``point`` (an exact value): the interval contains it;
+* ``interval`` (two certified ends of another method): the two intervals overlap (both contain the true ε, so
+  disjoint intervals prove that one of them is wrong);
+* ``lower end`` (the same lower bound recomputed): the interval's lower end equals it.
+
+Each is checked with a relative slack (:data:`SLACK`) for floating-point rounding only, far below the widths
+checked (a 1 % error fails every check; tested).
+
+The references (one function each; the heavy libraries load on first use):
+
+* :func:`gaussian_epsilon` — the Gaussian mechanism at σ/√E (deterministic batches): the closed form
+  δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2), μ = √E/σ (Balle & Wang 2018, Thm 8), inverted by bisection in mpmath
+  at 50 digits; a point.
+* :func:`pld_pair` — the Poisson-subsampled Gaussian (Poisson; WOR as sensitivity 2, Lebeda et al. Prop. 9)
+  by dp_accounting's own PLD API: the pessimistic connect-the-dots PLD (an upper bound) and the optimistic
+  privacy-bucket PLD (a lower bound), composed by dp_accounting; an interval.
+* :func:`phi_interval` — the φ (characteristic-function) accountant's certified interval (Zhu et al. 2022;
+  dpsampling's ``method="cf"``), which shares no step with the PLD methods of the default interval; an interval.
+* :func:`allocation_range` — balls-and-bins by PLD_accounting's ``gaussian_allocation_epsilon_range`` (Feldman &
+  Shenfeld's dominating and dominated allocation PLDs, refined until its gap is at most the accuracy asked); an
+  interval.
+* :func:`shuffle_ec_lower` — the one-epoch shuffle lower bound of Chua et al. (ICML 2024, §4.3): the event
+  E_C = {max_t w_t ≥ C} under the pair P = Σ_t N(2e_t, σ²I)/T, Q = Σ_t N(e_t, σ²I)/T gives
+  ε ≥ log((P(E_C) − δ)/Q(E_C)); recomputed in mpmath over the thresholds C of the same grid; a lower end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: relative slack of every check: floating-point rounding of the two computations, nothing else
+SLACK = 1e-9
+#: digits of the mpmath references
+DIGITS = 50
+#: WOR's dominating pair is Poisson's with sensitivity 2 (Lebeda et al. 2024, Prop. 9)
+WOR_SENSITIVITY = 2.0
+#: the thresholds C of Chua et al. §4.3 (the library's default grid): 0, 0.01, ..., 100
+C_STEP, C_MAX = 0.01, 100.0
+#: the kinds of reference and how an interval is checked against each
+CHECKS = {"point": "contains", "interval": "overlaps", "lower end": "equals lower end"}
+
+
+@dataclass(frozen=True)
+class Reference:
+    """An independent value (``kind="point"``, lower = upper), interval (``"interval"``) or lower end
+    (``"lower end"``) of ε(δ), and the method that gave it."""
+
+    lower: float
+    upper: float
+    kind: str
+    method: str
+
+    def __post_init__(self):
+        if self.kind not in CHECKS:
+            raise ValueError(f"kind must be one of {', '.join(CHECKS)} (got {self.kind!r})")
+
+    @property
+    def check(self) -> str:
+        return CHECKS[self.kind]
+
+
+def agrees(lower: float, upper: float, ref: Reference) -> bool:
+    """Whether the interval [lower, upper] is consistent with ``ref``: contains its point, overlaps its
+    interval, or has its lower end (each up to a relative :data:`SLACK`)."""
+    lo, up = float(lower), float(upper)
+    if not (math.isfinite(lo) and math.isfinite(up) and lo <= up):
+        return False
+
+    def slack(x):
+        return SLACK * abs(x)
+
+    if ref.kind == "lower end":
+        return abs(lo - ref.lower) <= slack(ref.lower)
+    return lo - slack(lo) <= ref.upper and ref.lower <= up + slack(up)
+
+
+# --------------------------------------------------------------------------- deterministic: the Gaussian, mpmath
+
+
+def gaussian_epsilon(delta: float, sigma: float, epochs: int = 1) -> Reference:
+    """ε(δ) of the Gaussian mechanism at noise σ/√E (E compositions of sensitivity 1 at noise σ) in mpmath at
+    :data:`DIGITS` digits: δ(ε) is decreasing in ε, so bisection brackets the root; returned as a point."""
+    import mpmath as mp
+
+    with mp.workdps(DIGITS):
+        mu = mp.sqrt(epochs) / mp.mpf(sigma)
+        d = mp.mpf(delta)
+
+        def excess(e):
+            return mp.ncdf(-e / mu + mu / 2) - mp.exp(e) * mp.ncdf(-e / mu - mu / 2) - d
+
+        lo, hi = mp.mpf(0), mp.mpf(1)
+        if excess(lo) <= 0:
+            return Reference(0.0, 0.0, "point", "Gaussian closed form (mpmath)")
+        while excess(hi) > 0:
+            lo, hi = hi, 2 * hi
+        for _ in range(4 * DIGITS):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if excess(mid) > 0 else (lo, mid)
+        value = float((lo + hi) / 2)
+    return Reference(value, value, "point", "Gaussian closed form (mpmath)")
+
+
+# --------------------------------------------------------------------------- Poisson / WOR: dp_accounting, φ
+
+
+def pld_pair(delta: float, *, sigma: float, q: float, total_steps: int, discretization: float,
+             sensitivity: float = 1.0) -> Reference:
+    """ε(δ) after ``total_steps`` compositions of the Poisson-subsampled Gaussian (add/remove: the larger of the
+    two directions) from dp_accounting's ``from_gaussian_mechanism`` at ``discretization``: upper end the
+    pessimistic connect-the-dots PLD (its pair dominates the true one), lower end the optimistic privacy-bucket
+    PLD (losses rounded down: dominated), each composed by dp_accounting's ``self_compose``."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    ends = []
+    for pessimistic in (True, False):
+        one = pld.from_gaussian_mechanism(sigma, sensitivity=sensitivity, sampling_prob=q,
+                                          value_discretization_interval=discretization,
+                                          pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
+        ends.append(float(one.self_compose(int(total_steps)).get_epsilon_for_delta(delta)))
+    up, lo = ends
+    return Reference(lo, up, "interval", f"dp_accounting PLD pair (d = {discretization:.0e})")
+
+
+def phi_interval(sampler: str, delta: float, *, sigma: float, q: float, steps: int, epochs: int) -> Reference:
+    """The φ accountant's certified interval of ``sampler`` (poisson or wor; ``method="cf"``): a contour
+    inversion of the characteristic function with a certified error bound (Zhu et al. 2022), no PLD.  Raises
+    :class:`dpsampling.engine.cf.CFAccuracyError` where it cannot certify its error budget."""
+    from dpsampling import samplers
+
+    r = samplers.account(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, q=q, method="cf")
+    return Reference(float(r.lower), float(r.upper), "interval", "φ accountant")
+
+
+# --------------------------------------------------------------------------- balls-and-bins: PLD_accounting
+
+
+def allocation_range(delta: float, *, sigma: float, steps: int, epochs: int, accuracy: float) -> Reference:
+    """balls-and-bins ε(δ) from PLD_accounting's ``gaussian_allocation_epsilon_range`` (random allocation of
+    one step among ``steps`` per epoch, ``epochs`` epochs): its dominating PLD gives the upper end, its dominated
+    PLD the lower end, refined until their gap is at most ``accuracy`` (absolute; its best pair is returned
+    if it stops earlier, still valid bounds)."""
+    import warnings
+
+    from PLD_accounting import gaussian_allocation_epsilon_range
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # "did not converge": the best bounds are still bounds
+        up, lo = gaussian_allocation_epsilon_range(delta=delta, sigma=sigma, num_steps=int(steps),
+                                                   num_epochs=int(epochs), epsilon_accuracy=float(accuracy))
+    return Reference(float(lo), float(up), "interval", f"PLD_accounting epsilon range (accuracy {accuracy:.2g})")
+
+
+# --------------------------------------------------------------------------- shuffle, one epoch: E_C sets, mpmath
+
+
+def shuffle_ec_lower(delta: float, sigma: float, steps: int) -> Reference:
+    """The E_C lower bound on one epoch's shuffle ε(δ) (module docstring) in mpmath at :data:`DIGITS` digits:
+    the largest log((P(E_C) − δ)/Q(E_C)) over the thresholds C = 0, 0.01, …, 100 (0 if none has P(E_C) > δ),
+    with P(E_C) = 1 − Φ((C−2)/σ)·Φ(C/σ)^(T−1) and Q(E_C) = 1 − Φ((C−1)/σ)·Φ(C/σ)^(T−1).  The maximum is found
+    on the grid of step 0.1 and then on every grid threshold within 0.2 of that one."""
+    import mpmath as mp
+
+    with mp.workdps(DIGITS):
+        s, t, d = mp.mpf(sigma), int(steps), mp.mpf(delta)
+
+        def eps_at(k):  # k: index of C = k·C_STEP on the grid
+            c = mp.mpf(k) * mp.mpf(C_STEP)
+            pw = mp.ncdf(c / s) ** (t - 1)
+            p, q = 1 - mp.ncdf((c - 2) / s) * pw, 1 - mp.ncdf((c - 1) / s) * pw
+            return mp.log((p - d) / q) if p > d else mp.mpf(0)
+
+        n = round(C_MAX / C_STEP)
+        coarse = max(range(0, n + 1, 10), key=eps_at)
+        best = max(eps_at(k) for k in range(max(0, coarse - 20), min(n, coarse + 20) + 1))
+        value = float(max(best, mp.mpf(0)))
+    return Reference(value, value, "lower end", "E_C sets (mpmath)")
+
+
+__all__ = ["CHECKS", "Reference", "agrees", "allocation_range", "gaussian_epsilon", "phi_interval", "pld_pair",
+           "shuffle_ec_lower"]

@@ -1,0 +1,270 @@
+"""Every sampler's certified ε interval over epochs for named training runs, each checked against an independent
+reference (issue 23).  One grid point = one (run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler
+from :func:`dpsampling.audit` (the answer the command line prints: default method and accuracy, the cost limit),
+with the CPU seconds of that row (``cpu_seconds``) and of its reference (``reference_cpu_seconds``).
+
+Reference per row (:mod:`dpsampling.references`; ``reference_method``, ``reference_check``, ``reference_lower`` /
+``reference_upper``, ``contains_reference``; ``reference_note`` says why a row has none):
+
+* deterministic: the Gaussian at σ/√E in mpmath (contains);
+* poisson, wor: dp_accounting's PLD pair at a tenth of the row's discretisation where its predicted grid has at
+  most ``reference_max_pld_points`` points, else the φ accountant's certified interval (overlaps);
+* balls_and_bins: PLD_accounting's epsilon range asked for a gap of ``allocation_reference_accuracy`` × the upper
+  end, where steps per epoch × epochs ≤ ``allocation_reference_max_steps`` (overlaps); none beyond;
+* shuffle: the one-epoch E_C lower end recomputed in mpmath (equals); none for E > 1.
+
+Checks (decided here, stop the run with the row named): every row's lower ≤ upper, the shuffle lower end ≤ the
+deterministic value (Chua ICML 2024 Thm 4.1), and every row with a reference agrees with it.
+"""
+
+import math
+import time
+
+import _pipeline
+import _style
+
+from dpsampling import audit as _audit
+from dpsampling import references
+from dpsampling.engine.cf import CFAccuracyError
+from dpsampling.samplers.poisson import pld_size_estimate
+
+SAMPLERS = ("poisson", "wor", "balls_and_bins", "shuffle", "deterministic")
+COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
+          "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps_per_epoch", "q", "discretization", "rel_tol",
+        "est_rel_error", "flags")
+#: the sensitivity of each PLD-pair sampler's dominating pair (WOR: Lebeda et al. Prop. 9)
+PLD_SENSITIVITY = {"poisson": 1.0, "wor": references.WOR_SENSITIVITY}
+#: where PLD_accounting was measured not to finish (steps per epoch, epochs, seconds)
+ALLOCATION_UNFINISHED = (235, 60, 420)
+#: the Monte Carlo failure probability the library uses by default (its KL band needs ln(4/β)/δ samples)
+MC_FAILURE_PROB = 0.01
+
+
+def _ends(method):
+    """(lower method, upper method) from a label 'lower / upper' (one label: both ends)."""
+    parts = [s.strip() for s in str(method).split(" / ")]
+    return (parts[0], parts[-1])
+
+
+def _none(note):
+    return None, note
+
+
+def choose_reference(row, p, reference_max_pld_points, allocation_reference_max_steps,
+                     allocation_reference_accuracy):
+    """(Reference or None, note): the independent reference of one row (module docstring)."""
+    sampler, steps, epochs = row["sampler"], int(row["steps_per_epoch"]), int(p["epochs"])
+    delta, sigma = float(p["delta"]), float(p["sigma"])
+    if sampler == "deterministic":
+        return references.gaussian_epsilon(delta, sigma, epochs), ""
+    if sampler in PLD_SENSITIVITY:
+        sens, q, total = PLD_SENSITIVITY[sampler], float(row["q"]), steps * epochs
+        d = float(row["discretization"]) / 10 if math.isfinite(float(row["discretization"])) else math.nan
+        points = pld_size_estimate(sigma / sens, q, total, d)[0] if math.isfinite(d) else math.inf
+        if points <= reference_max_pld_points:
+            return references.pld_pair(delta, sigma=sigma, q=q, total_steps=total, discretization=d,
+                                       sensitivity=sens), ""
+        why = (f"dp_accounting pair at d = {d:.0e}: about {points:.2g} grid points "
+               f"(> reference_max_pld_points = {reference_max_pld_points:.2g})")
+        try:
+            return references.phi_interval(sampler, delta, sigma=sigma, q=q, steps=steps, epochs=epochs), why
+        except CFAccuracyError as exc:
+            return _none(f"{why}; φ accountant: {str(exc).split(':')[-1].strip()}")
+    if sampler == "balls_and_bins":
+        if steps * epochs <= allocation_reference_max_steps:
+            accuracy = allocation_reference_accuracy * float(row["upper"])
+            return references.allocation_range(delta, sigma=sigma, steps=steps, epochs=epochs,
+                                               accuracy=accuracy), ""
+        t, e, s = ALLOCATION_UNFINISHED
+        need = math.log(4 / MC_FAILURE_PROB) / delta
+        return _none(f"PLD_accounting only where steps × epochs ≤ {allocation_reference_max_steps} "
+                     f"(at {t} × {e} it did not finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {need:.1e} "
+                     f"samples per direction at δ = {delta:g} (β = {MC_FAILURE_PROB}), each of {steps * epochs} "
+                     "Gaussians")
+    if sampler == "shuffle":
+        if epochs == 1 and _ends(row["method"])[0] == "E_C sets":
+            return references.shuffle_ec_lower(delta, sigma, steps), ""
+        return _none(f"lower end {_ends(row['method'])[0]} (E = {epochs}): no cheap independent recomputation; "
+                     "lower ≤ deterministic checked")
+    return _none(f"no reference for sampler {sampler}")
+
+
+def _reference_of(r):
+    """The Reference stored in a row's columns, or None."""
+    if r["reference_check"] == "none":
+        return None
+    kind = next(k for k, v in references.CHECKS.items() if v == r["reference_check"])
+    return references.Reference(float(r["reference_lower"]), float(r["reference_upper"]), kind,
+                                r["reference_method"])
+
+
+def check_rows(rows, where):
+    """Raise RuntimeError naming the row if a bracket is inverted, the shuffle lower end exceeds the
+    deterministic value, or an interval disagrees with its reference (recomputed from the row's columns)."""
+    by = {r["sampler"]: r for r in rows}
+    if "shuffle" in by and "deterministic" in by and by["shuffle"]["lower"] > by["deterministic"]["value"] * (1 + 1e-9):
+        raise RuntimeError(f"shuffle at {where}: lower bound {by['shuffle']['lower']!r} exceeds the deterministic "
+                           f"value {by['deterministic']['value']!r}: contradicts Chua Thm 4.1, a bug")
+    for r in rows:
+        if not r["lower"] <= r["upper"]:
+            raise RuntimeError(f"{r['sampler']} at {where}: lower {r['lower']!r} > upper {r['upper']!r}")
+    for r in rows:
+        ref = _reference_of(r)
+        if ref is not None and not references.agrees(r["lower"], r["upper"], ref):
+            raise RuntimeError(f"{r['sampler']} at {where}: the interval [{r['lower']!r}, {r['upper']!r}] "
+                               f"({r['method']}) does not {ref.check} the reference [{ref.lower!r}, {ref.upper!r}] "
+                               f"({ref.method})")
+
+
+def compute_point(p, rel_tol=1e-3, reference_max_pld_points=1_200_000, allocation_reference_max_steps=100,
+                  allocation_reference_accuracy=0.01):
+    """rel_tol: must be the accountant default (1e-3), which `dpsampling audit` uses."""
+    if rel_tol != 1e-3:
+        raise ValueError(f"settings: rel_tol must be 0.001 for certified_intervals (the audit default; got {rel_tol!r})")
+    rows = []
+    for sampler in SAMPLERS:
+        t = time.process_time()
+        df = _audit(p["dataset_size"], p["batch_size"], epochs=p["epochs"], sigma=p["sigma"], delta=p["delta"],
+                    samplers=[sampler])
+        r = {k: df[k].iloc[0] for k in KEEP}
+        r["cpu_seconds"] = time.process_time() - t
+        lo_m, up_m = _ends(r["method"])
+        r.update(lower_method=lo_m, upper_method=up_m,
+                 rel_width=(r["upper"] - r["lower"]) / r["upper"] if r["upper"] > 0 else 0.0)
+        t = time.process_time()
+        ref, note = choose_reference(r, p, reference_max_pld_points, allocation_reference_max_steps,
+                                     allocation_reference_accuracy)
+        r.update(reference_method="none" if ref is None else ref.method,
+                 reference_check="none" if ref is None else ref.check,
+                 reference_lower=math.nan if ref is None else ref.lower,
+                 reference_upper=math.nan if ref is None else ref.upper,
+                 contains_reference=None if ref is None else references.agrees(r["lower"], r["upper"], ref),
+                 reference_note=note, reference_cpu_seconds=time.process_time() - t)
+        rows.append(r)
+    check_rows(rows, f"run {p['run']}, epochs {p['epochs']}")
+    return rows
+
+
+# --------------------------------------------------------------------------- figure and table
+
+
+def _runs(df):
+    return list(dict.fromkeys(df["run"]))
+
+
+def _legend_label(sampler, g):
+    lows = ", ".join(dict.fromkeys(g["lower_method"]))
+    ups = ", ".join(dict.fromkeys(g["upper_method"]))
+    return f"{sampler}: {lows}" if lows == ups else f"{sampler}: {lows} / {ups}"
+
+
+def _ticker():
+    import matplotlib.ticker
+
+    return matplotlib.ticker
+
+
+def plot(df, paths):
+    runs = _runs(df)
+    fig, axes = _style.figure(ncols=len(runs), nrows=2, figsize=(3.6 * len(runs), 6.4), sharex="col")
+    for j, run in enumerate(runs):
+        g = df[df["run"] == run]
+        top, bottom = axes[0][j], axes[1][j]
+        for sampler in SAMPLERS:
+            c = g[g["sampler"] == sampler].sort_values("epochs")
+            if not len(c):
+                continue
+            colour, label = COLOUR[sampler], _legend_label(sampler, c)
+            if (c["kind"] == "exact").all():
+                top.plot(c["epochs"], c["value"], color=colour, lw=1.2, label=label, **_style.KIND_STYLE["exact"])
+                continue
+            top.fill_between(c["epochs"], c["lower"], c["upper"], color=colour, alpha=0.3, lw=0, label=label)
+            top.plot(c["epochs"], c["upper"], color=colour, lw=0.8)
+            top.plot(c["epochs"], c["lower"], color=colour, lw=0.8, **_style.KIND_STYLE["lower"])
+            checked = c["reference_check"] != "none"
+            bottom.plot(c["epochs"], c["rel_width"], color=colour, lw=1)
+            bottom.plot(c["epochs"][checked], c["rel_width"][checked], "o", color=colour, ms=4)
+            bottom.plot(c["epochs"][~checked], c["rel_width"][~checked], "o", mfc="white", color=colour, ms=4)
+        r0 = g.iloc[0]
+        top.set_title(f"{run}: N={int(r0['dataset_size'])}, B={int(r0['batch_size'])}, σ={r0['sigma']:g}, "
+                      f"δ={r0['delta']:g}", fontsize=8)
+        for ax in (top, bottom):
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.yaxis.set_minor_formatter(_style.plt.NullFormatter())
+        top.yaxis.set_major_locator(_ticker().LogLocator(subs=(1.0, 2.0, 5.0)))
+        top.yaxis.set_major_formatter(_ticker().FuncFormatter(lambda v, _: f"{v:g}"))
+        es = sorted(int(e) for e in g["epochs"].unique())
+        bottom.set_xticks(es, [str(e) for e in es])
+        bottom.xaxis.set_minor_locator(_style.plt.NullLocator())
+        bottom.set_xlabel("epochs E")
+    axes[0][0].set_ylabel("ε: certified interval [lower, upper]")
+    axes[1][0].set_ylabel("relative width (upper − lower)/upper")
+    legend = {}
+    for ax in axes[0]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            legend.setdefault(lab, h)
+    o = _style.plt.Line2D([], [], marker="o", ls="", color="grey", ms=4)
+    w = _style.plt.Line2D([], [], marker="o", ls="", color="grey", mfc="white", ms=4)
+    handles = list(legend.values()) + [o, w]
+    labels = list(legend) + ["width: agrees with an independent reference", "width: no affordable reference"]
+    fig.legend(handles, labels, loc="upper center", ncol=2, bbox_to_anchor=(0.5, 0.0), fontsize=7)
+    fig.suptitle("Certified ε intervals per batch sampler (band: lower end dashed, upper end solid; deterministic "
+                 "exact) and their relative widths", fontsize=9)
+    _pipeline.save_figure(fig, paths)
+
+
+def _outward(x, digits, up):
+    if x == 0 or not math.isfinite(x):
+        return x
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))
+    return (math.ceil if up else math.floor)(x * scale) / scale
+
+
+def interval_text(lower, upper):
+    """'[lower, upper]' rounded outward (lower down, upper up) to two significant digits more than the relative
+    width needs (4 to 10 digits), so that the printed width is about the true one; an exact value at 6 digits."""
+    if lower == upper:
+        return f"{lower:#.6g} (exact)"
+    width = (upper - lower) / abs(upper) if upper else 1.0
+    digits = min(10, max(4, 2 + math.ceil(-math.log10(width))))
+    return f"[{_outward(lower, digits, False):#.{digits}g}, {_outward(upper, digits, True):#.{digits}g}]"
+
+
+def _mark(r):
+    if r["reference_check"] == "none":
+        return "none"
+    return "✓" if str(r["contains_reference"]) == "True" else "✗"
+
+
+def markdown(df):
+    def cell(r):
+        if r is None:
+            return "–"
+        width = "" if r["lower"] == r["upper"] else f" · {r['rel_width']:.1e}"
+        return f"{interval_text(r['lower'], r['upper'])}{width} · {r['cpu_seconds']:.2f} s · {_mark(r)}"
+
+    lines = ["# certified_intervals: every sampler's certified ε(δ) interval, checked against an independent reference",
+             "",
+             ("Each cell: [lower, upper] rounded outward · relative width (upper − lower)/upper · CPU seconds of the "
+              "row · reference check: ✓ agrees with an independent reference (the CSV's `reference_method` and "
+              "`reference_check`: contains its point, overlaps its interval, or equals its lower end), none: no "
+              "affordable reference (the reason in `reference_note`), –: no row.  Methods of each end: the CSV's "
+              "`lower_method` / `upper_method`.  Shuffle: [lower bound, deterministic value] (no tighter upper "
+              "bound is known)."), "",
+             "| run | N | B | σ | δ | epochs | " + " | ".join(SAMPLERS) + " |",
+             "|" + "---|" * (6 + len(SAMPLERS))]
+    for run in _runs(df):
+        g = df[df["run"] == run]
+        for e in sorted(g["epochs"].unique()):
+            h = g[g["epochs"] == e]
+            by = {r["sampler"]: r for r in h.to_dict("records")}
+            r0 = h.iloc[0]
+            lines.append(f"| {run} | {int(r0['dataset_size'])} | {int(r0['batch_size'])} | {r0['sigma']:g} | "
+                         f"{r0['delta']:g} | {int(e)} | " + " | ".join(cell(by.get(s)) for s in SAMPLERS) + " |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    _pipeline.main(snakemake, compute_point, report=_pipeline.figure_and_markdown(plot, markdown))  # noqa: F821
