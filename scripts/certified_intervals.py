@@ -10,7 +10,8 @@ Reference per row (:mod:`dpsampling.references`; ``reference_method``, ``referen
 * poisson, wor: dp_accounting's PLD pair at a tenth of the row's discretisation where its predicted grid has at
   most ``reference_max_pld_points`` points, else the φ accountant's certified interval (overlaps);
 * balls_and_bins: PLD_accounting's epsilon range asked for a gap of ``allocation_reference_accuracy`` × the upper
-  end, where steps per epoch × epochs ≤ ``allocation_reference_max_steps`` (overlaps); none beyond;
+  end, where steps per epoch × epochs ≤ ``allocation_reference_max_steps`` (overlaps); beyond, the allocation
+  accountant itself at ``accuracy="fine"`` (a 10× finer grid: checks the discretisation, not the method; overlaps);
 * shuffle: the one-epoch E_C lower end recomputed in mpmath (equals); none for E > 1.
 
 Checks (decided here, stop the run with the row named): every row's lower ≤ upper, the shuffle lower end ≤ the
@@ -77,11 +78,10 @@ def choose_reference(row, p, reference_max_pld_points, allocation_reference_max_
             return references.allocation_range(delta, sigma=sigma, steps=steps, epochs=epochs,
                                                accuracy=accuracy), ""
         t, e, s = ALLOCATION_UNFINISHED
-        need = math.log(4 / MC_FAILURE_PROB) / delta
-        return _none(f"PLD_accounting only where steps × epochs ≤ {allocation_reference_max_steps} "
-                     f"(at {t} × {e} it did not finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {need:.1e} "
-                     f"samples per direction at δ = {delta:g} (β = {MC_FAILURE_PROB}), each of {steps * epochs} "
-                     "Gaussians")
+        return references.allocation_fine(delta, sigma=sigma, steps=steps, epochs=epochs), (
+            f"PLD_accounting only where steps × epochs ≤ {allocation_reference_max_steps} (at {t} × {e} it did not "
+            f"finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {math.log(4 / MC_FAILURE_PROB) / delta:.1e} "
+            f"samples per direction (β = {MC_FAILURE_PROB}); so the same accountant on a 10× finer grid")
     if sampler == "shuffle":
         if epochs == 1 and _ends(row["method"])[0] == "E_C sets":
             return references.shuffle_ec_lower(delta, sigma, steps), ""

@@ -65,9 +65,20 @@ def test_check_rejects_an_inverted_bracket_and_a_shuffle_lower_end_above_determi
 def test_a_row_without_reference_says_why(script):
     p = dict(POINT, epochs=2)
     rows = {r["sampler"]: r for r in script.compute_point(p, **SETTINGS)}
-    for sampler, needle in (("balls_and_bins", "Monte Carlo needs"), ("shuffle", "no cheap independent")):
-        r = rows[sampler]
-        assert r["reference_check"] == "none" and r["contains_reference"] is None and needle in r["reference_note"]
+    r = rows["shuffle"]
+    assert r["reference_check"] == "none" and r["contains_reference"] is None
+    assert "no cheap independent" in r["reference_note"]
+
+
+def test_balls_and_bins_beyond_peer_reach_is_checked_on_a_finer_grid(script):
+    """Beyond allocation_reference_max_steps PLD_accounting does not finish: the reference is the allocation
+    accountant at accuracy "fine", the note says why, and it is a real check (agrees is recomputed)."""
+    p = dict(POINT, epochs=2)
+    r = {r["sampler"]: r for r in script.compute_point(p, **SETTINGS)}["balls_and_bins"]
+    assert r["reference_method"].startswith("allocation accountant, accuracy fine")
+    assert r["reference_check"] == "overlaps" and r["contains_reference"] is True
+    assert "Monte Carlo needs" in r["reference_note"] and "finer grid" in r["reference_note"]
+    assert r["reference_upper"] - r["reference_lower"] < 0.5 * (r["upper"] - r["lower"])
 
 
 def test_interval_text_rounds_outward(script):
