@@ -58,10 +58,8 @@ from functools import lru_cache
 import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
-from scipy import fft as _fft
 
 from . import pld
-from .numerics import fft_error
 from .validation import DELTA_RENAMED, retired_keywords
 
 #: the tail mass dp_accounting's composition window leaves out (≤ τ), which the circular FFT folds back in
@@ -178,25 +176,12 @@ def dominated_pmf(sigma: float, q: float, discretization: float, direction: str,
 
 def _compose_pmf(pmf, total_steps):
     """T-fold composition by :func:`pld._self_compose` with the infinite-loss mass set to 0 (module docstring),
-    and a bound on the 2-norm of its masses' rounding error (:func:`composition_error`)."""
+    and a bound on the 2-norm of its masses' rounding error (:func:`.pld.composition_error`)."""
     if total_steps == 1:
         return Composed(pmf, 0.0)
     out = pld._self_compose(pmf, int(total_steps))  # noqa: SLF001 - the engine's composition (dp_accounting's FFT)
     composed_pmf = _pmflib.DensePLDPmf(out._discretization, out._lower_loss, out._probs, 0.0, False)  # noqa: SLF001
-    return Composed(composed_pmf, composition_error(pmf._probs, int(total_steps), out._probs))  # noqa: SLF001
-
-
-def composition_error(probs, total_steps, out):
-    """A bound on the 2-norm of the rounding error of the masses ``out`` (its window) of :func:`pld._self_compose`'s
-    ``total_steps``-fold composition of ``probs`` (≥ 0): one complex transform of length
-    next_fast_len(max(len(out), len(probs))), raised to the power T (numpy: by squaring below T = 100, by cpow
-    from there), transformed back (:func:`.numerics.fft_error`; the circular result's 2-norm is that of the
-    window plus at most the mass τ it leaves out)."""
-    probs = np.asarray(probs, dtype=float)
-    n = _fft.next_fast_len(max(len(out), len(probs)))
-    return fft_error([(math.fsum(probs), float(np.linalg.norm(probs)), int(total_steps))], len(out), n,
-                     out_norm2=float(np.linalg.norm(out)) + FOLD_MASS, norm=2,
-                     power="cpow" if total_steps >= pld._CPOW_MIN_EXPONENT else "multiply")  # noqa: SLF001
+    return Composed(composed_pmf, pld.composition_error(pmf._probs, int(total_steps), out._probs))  # noqa: SLF001
 
 
 class Composed(NamedTuple):
@@ -219,13 +204,10 @@ def _directions(direction):
 
 def _error_at(pmf, err2, total_steps, eps):
     """What the composed pmf's δ(ε) may exceed the dominated pair's by: the folded mass τ (T > 1) plus the
-    rounding, ≤ ‖w‖₂·err2 by Cauchy–Schwarz with δ(ε)'s weights w = (1 − e^{ε − ℓ})_+ ∈ [0, 1) (nonincreasing
-    in ε)."""
+    rounding (:func:`.pld.rounding_at`)."""
     if total_steps == 1:
         return 0.0
-    losses = (pmf._lower_loss + np.arange(len(pmf._probs))) * pmf._discretization  # noqa: SLF001
-    w = -np.expm1(float(eps) - losses[losses > eps])
-    return FOLD_MASS + float(np.linalg.norm(w)) * err2
+    return FOLD_MASS + pld.rounding_at(pmf, err2, eps)
 
 
 def delta(eps, sigma, q, total_steps, direction, discretization):

@@ -40,6 +40,7 @@ from dp_accounting.pld import privacy_loss_distribution as _pldlib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 from scipy import fft, special
 
+from .numerics import fft_error
 from .validation import DELTA_RENAMED, retired_keywords
 
 
@@ -352,6 +353,28 @@ def _self_compose(pmf, num_times, tail_mass_truncation=TAIL_MASS_TRUNCATION):
                                out, inf_mass, pmf._pessimistic_estimate)  # noqa: SLF001
 
 
+def composition_error(probs, total_steps, out):
+    """A bound on the 2-norm of the rounding error of the masses ``out`` (its window) of :func:`_self_compose`'s
+    ``total_steps``-fold composition of ``probs`` (≥ 0): one complex transform of length
+    next_fast_len(max(len(out), len(probs))), raised to the power T (numpy: by squaring below T = 100, by cpow
+    from there), transformed back (:func:`.numerics.fft_error`; the circular result's 2-norm is that of the
+    window plus at most the mass τ it leaves out)."""
+    probs = np.asarray(probs, dtype=float)
+    n = fft.next_fast_len(max(len(out), len(probs)))
+    return fft_error([(math.fsum(probs), float(np.linalg.norm(probs)), int(total_steps))], len(out), n,
+                     out_norm2=float(np.linalg.norm(out)) + TAIL_MASS_TRUNCATION, norm=2,
+                     power="cpow" if total_steps >= _CPOW_MIN_EXPONENT else "multiply")
+
+
+def rounding_at(pmf, err2, eps):
+    """What a composed pmf's δ(ε) = Σ_ℓ>ε (1 − e^{ε−ℓ})·p_ℓ may be off by when its masses p carry a rounding
+    error of 2-norm ≤ ``err2``: ≤ ‖w‖₂·err2 by Cauchy–Schwarz, with the weights w = (1 − e^{ε−ℓ})_+ ∈ [0, 1)
+    (so the bound is nonincreasing in ε)."""
+    losses = (pmf._lower_loss + np.arange(len(pmf._probs))) * pmf._discretization  # noqa: SLF001
+    w = -np.expm1(float(eps) - losses[losses > eps])
+    return float(np.linalg.norm(w)) * float(err2)
+
+
 def _sparse_result_fits(size: int, steps: int) -> bool:
     """``size**steps <= _MAX_PMF_SPARSE_SIZE`` (dp_accounting's test whether a composed sparse pmf stays sparse),
     without the big integer: size**steps has ~steps·log2(size) bits (~85 million at 363 entries, T = 1e7:
@@ -421,6 +444,52 @@ def epsilon(delta, sigma, q, total_steps, direction, pessimistic, discretization
 def pld_epsilon(pld, delta, direction="add_remove"):
     """ε(δ) of a dp_accounting PLD (max over ``direction``'s pmfs), read off by :func:`epsilon_for_delta`."""
     return max(float(epsilon_for_delta(p, float(delta))) for p in direction_pmfs(pld, direction))
+
+
+def _upper_pmfs(sigma, q, total_steps, direction, discretization):
+    """[(composed pessimistic pmf, bound on the δ error it may carry at ε: a function of ε)] over ``direction``.
+
+    The composition's rounding (:func:`composition_error`, :func:`rounding_at`) where the FFT composed it; a
+    composition that stayed sparse (``size**T ≤ 1000`` products, T < 10) is dp_accounting's direct one, whose
+    pairwise sums of nonnegative products are off by at most (terms + T)·u relative each, ≤ 1.01·(T − 1)·
+    (size**T + T)·u in all; one step has no composition.  The tail mass the window leaves out is already in
+    the pmf's +∞ mass (dp_accounting's pessimistic composition), so it needs nothing more."""
+    one = pessimistic_pld(float(sigma), float(q), float(discretization))
+    comp = composed(float(sigma), float(q), int(total_steps), True, float(discretization))
+    out = []
+    for one_pmf, pmf in zip(direction_pmfs(one, direction), direction_pmfs(comp, direction)):
+        if total_steps == 1:
+            out.append((pmf, lambda eps: 0.0))
+        elif isinstance(pmf, _pmflib.DensePLDPmf):
+            dense = _dense_unless_sparse_result(one_pmf, int(total_steps))
+            dense = dense if isinstance(dense, _pmflib.DensePLDPmf) else dense.to_dense_pmf()
+            err2 = composition_error(dense._probs, int(total_steps), pmf._probs)  # noqa: SLF001
+            out.append((pmf, lambda eps, pmf=pmf, err2=err2: rounding_at(pmf, err2, eps)))
+        else:
+            size, t = one_pmf.size, int(total_steps)
+            bound = 1.01 * (t - 1) * (size**t + t) * np.finfo(float).eps / 2
+            out.append((pmf, lambda eps, bound=bound: bound))
+    return out
+
+
+def certified_delta(eps, sigma, q, total_steps, direction, discretization):
+    """An upper bound on δ(ε) of the Poisson-subsampled Gaussian after ``total_steps`` compositions: the
+    pessimistic (connect-the-dots) pmf's δ(ε) plus a bound on its composition's rounding, max over
+    ``direction`` (the pessimistic pair dominates the true one; the rounding bound covers the arithmetic)."""
+    return max(float(pmf.get_delta_for_epsilon(float(eps))) + err(float(eps))
+               for pmf, err in _upper_pmfs(sigma, q, total_steps, direction, discretization))
+
+
+def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
+    """An upper bound on ε(δ) after ``total_steps`` compositions: per direction ε₁ = ε̂(δ − E(ε₀)) with
+    ε₀ = ε̂(δ) the pessimistic pmf's reading and E the rounding bound of :func:`certified_delta`; ε₁ ≥ ε₀ and E
+    is nonincreasing, so δ̂(ε₁) + E(ε₁) ≤ δ: the dominating pair's δ(ε₁) ≤ δ.  Max over ``direction``."""
+    out = []
+    for pmf, err in _upper_pmfs(sigma, q, total_steps, direction, discretization):
+        eps0 = float(epsilon_for_delta(pmf, float(delta)))
+        target = float(delta) - err(eps0) if math.isfinite(eps0) else 0.0
+        out.append(float(epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+    return max(out)
 
 
 #: first block of :func:`epsilon_for_delta` (doubled at every block, up to :data:`_EPS_BLOCK_MAX`)

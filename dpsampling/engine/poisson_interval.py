@@ -4,7 +4,8 @@ Each end is a bound by its own method and carries its label (``accuracy["lower_m
 ``accuracy["upper_method"]``):
 
 * upper: the pessimistic connect-the-dots PLD (dp_accounting; its chords lie above the privacy profile,
-  so its pair dominates the true one);
+  so its pair dominates the true one), with a proven bound on its composition's rounding added to δ
+  (:func:`.pld.certified_delta`, :func:`.pld.certified_epsilon`);
 * lower: the dominated PLD (:mod:`.dominated_pld`; tangent lines below the profile, so the true pair
   dominates its pair);
 * both, where it certifies its error budget: the φ accountant (:mod:`.cf`; value ± a certified error).
@@ -50,7 +51,9 @@ def _label(lo_method, up_method):
 
 
 def _result(lo, up, lo_m, up_m, acc, flags, rel_tol):
-    width = (up - lo) / up if up > 0 else 0.0
+    if lo > up * (1 + 1e-12):  # both ends are certified, so a crossed interval means a bug: never print it
+        raise RuntimeError(f"crossed interval: lower {lo!r} ({lo_m}) > upper {up!r} ({up_m}); please report")
+    width = (up - lo) / up if 0 < up < math.inf else (0.0 if up == 0 else math.inf)
     flags = tuple(flags) + (("not_converged",) if width > rel_tol else ())
     acc = dict(acc, rel_tol=rel_tol, rel_width=width, est_rel_error=width, lower_method=lo_m, upper_method=up_m)
     return AccountingResult(float(up), "upper", _label(lo_m, up_m), acc, float(lo), float(up), flags)
@@ -120,11 +123,11 @@ def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-
         return _exact(gaussian.epsilon(dlt, gaussian.composed_sigma(s, steps)))
     if dlt < RELIABLE_DELTA_FLOOR:
         return _cf_only(cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
-    lo, up, d, widths = _refine(lambda dd: pld.epsilon(dlt, s, q, steps, direction, True, dd),
+    lo, up, d, widths = _refine(lambda dd: pld.certified_epsilon(dlt, s, q, steps, direction, dd),
                                 lambda dd: dominated_pld.epsilon(dlt, s, q, steps, direction, dd),
                                 rel_tol, finest, discretization)
     cf_res = None
-    if up - lo > rel_tol * up:
+    if not (math.isfinite(up) and up - lo <= rel_tol * up):
         cf_res = _cf(cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
     lo, up, lo_m, up_m = _intersect(lo, up, cf_res)
     return _result(lo, up, lo_m, up_m, {"discretization": d, "pld_widths": widths}, (), rel_tol)
@@ -137,14 +140,14 @@ def delta(epsilon_value, *, sigma, q, total_steps, direction="add_remove", rel_t
     s, q, steps, eps = float(sigma), float(q), int(total_steps), float(epsilon_value)
     if q == 1.0:
         return _exact(gaussian.delta(eps, gaussian.composed_sigma(s, steps)))
-    lo, up, d, widths = _refine(lambda dd: float(pld.delta(eps, s, q, steps, direction, True, dd)),
+    lo, up, d, widths = _refine(lambda dd: pld.certified_delta(eps, s, q, steps, direction, dd),
                                 lambda dd: dominated_pld.delta(eps, s, q, steps, direction, dd),
                                 rel_tol, finest, discretization)
     if up < RELIABLE_DELTA_FLOOR:
         return _cf_only(cf.accounting_delta, eps, s, q, steps, direction, rel_tol,
                         {"pld_lower": lo, "pld_upper": up, "discretization": d})
     cf_res = None
-    if up - lo > rel_tol * up:
+    if not (math.isfinite(up) and up - lo <= rel_tol * up):
         cf_res = _cf(cf.accounting_delta, eps, s, q, steps, direction, rel_tol)
     lo, up, lo_m, up_m = _intersect(lo, up, cf_res)
     return _result(lo, up, lo_m, up_m, {"discretization": d, "pld_widths": widths}, (), rel_tol)

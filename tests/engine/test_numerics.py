@@ -127,7 +127,7 @@ def test_fft_error_bounds_the_power_composition(times):
     power = "cpow" if times >= pld._CPOW_MIN_EXPONENT else "multiply"
     factors = [(math.fsum(probs), float(np.linalg.norm(probs)), times)]
     bound1 = nu.fft_error(factors, len(got), n, out_norm2=float(np.linalg.norm(out._probs)), power=power)
-    bound2 = dominated_pld.composition_error(probs, times, out._probs)
+    bound2 = pld.composition_error(probs, times, out._probs)
     assert 0 < err1 <= bound1, (err1, bound1)
     assert 0 < err2 <= bound2, (err2, bound2)
 

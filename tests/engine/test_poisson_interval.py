@@ -173,3 +173,23 @@ def test_dominated_end_below_references_at_small_delta(sigma, q, steps, d, delta
     assert lo <= c["upper"] and lo_d <= cd["upper"], (lo, c, lo_d, cd)
     if delta == 1e-5:
         assert lo >= 0.99 * c["lower"], (lo, c)
+
+
+def test_upper_end_covers_the_composition_rounding():
+    """MNIST (σ = 1.1, q = 256/60000, 14 100 steps) at δ = 1e-8, d = 1e-5: dp_accounting's pessimistic PLD read
+    as is gives ε below the φ accountant's certified lower end (its FFT rounding); the certified upper end
+    (rounding bound added to δ) lies above it, and the default interval overlaps φ's."""
+    from dpsampling.engine import cf
+
+    sigma, q, steps, delta = 1.1, 256 / 60000, 14100, 1e-8
+    phi = cf.accounting_epsilon(delta, sigma, q, steps, "add_remove", 1e-3)
+    plain = pld.epsilon(delta, sigma, q, steps, "add_remove", True, 1e-5)
+    certified = pld.certified_epsilon(delta, sigma, q, steps, "add_remove", 1e-5)
+    assert plain < phi["lower"] <= certified  # the plain reading is not an upper bound here; the certified one is
+    r = poisson_interval.epsilon(delta, sigma=sigma, q=q, total_steps=steps)
+    assert r.lower <= phi["upper"] and phi["lower"] <= r.upper
+
+
+def test_a_crossed_interval_is_never_returned():
+    with pytest.raises(RuntimeError, match="crossed interval"):
+        poisson_interval._result(2.0, 1.9, "a", "b", {}, (), 1e-3)
