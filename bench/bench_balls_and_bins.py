@@ -98,7 +98,7 @@ def bench_mc(quick):
     for eps, sigma, steps in [(0.5, 1.0, 100), (1.0, 0.7, 1000)]:
         nn = n if steps <= 100 else n // 10
         t = time.process_time()
-        ours = mc.mc_delta(eps, sigma=sigma, steps=steps, n=nn, seed=1)
+        ours = mc.mc_delta(eps, sigma=sigma, steps=steps, mc_samples=nn, mc_seed=1)
         t_ours = time.process_time() - t
         t = time.process_time()
         peer = peer_style_is(eps, sigma, steps, nn, 1)

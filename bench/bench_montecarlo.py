@@ -20,7 +20,7 @@ import time
 import numpy as np
 from scipy import stats
 
-from dpsampling.engine.montecarlo import hoeffding_alpha, mc_privacy_curve
+from dpsampling.engine.montecarlo import hoeffding_half_width, mc_privacy_curve
 from dpsampling.papers.lebeda.directions import SHIFT
 
 N_PAPER = 3_342_306  # App. B.2 (printed)
@@ -67,7 +67,7 @@ def best_time(fn, repeat=REPEAT):
 def main():
     # the third case is the former timed test (tests: mc_privacy_curve at the paper's N; it asserted < 5 CPU-s)
     cases = [("laplace", 1.0, 0.3, "wor"), ("gaussian", 1.0, 0.3, "poisson"), ("laplace", 1.5, 0.7, "wor")]
-    alpha = hoeffding_alpha(N_PAPER, 0.01, EPS.size)
+    alpha = hoeffding_half_width(N_PAPER, 0.01, EPS.size)
     print(f"N = {N_PAPER:,} samples, |E| = {EPS.size}, k = {STEPS}, Hoeffding α(β=0.01) = {alpha:.5f}")
     print(f"{'case':34s} {'ours [s]':>9s} {'scipy [s]':>10s} {'ratio':>7s} "
           f"{'ours Y/s':>10s} {'peer Y/s':>10s} {'max|diff|':>10s}")

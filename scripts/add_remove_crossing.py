@@ -36,8 +36,9 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretiz
     """One grid point (rel_tol: the schema default, not used by Monte Carlo or fixed-grid PLD)."""
     from dpsampling.papers.lebeda import directions  # not at the top: plot jobs skip it (issue 15)
     c = directions.add_remove_comparison(
-        p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"], alpha=mc_half_width,
-        beta=mc_failure_prob, n_eps=n_eps, n_eps_pld=n_eps_pld, seed=p["seed"], discretization=discretization)
+        p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"],
+        mc_half_width=mc_half_width, mc_failure_prob=mc_failure_prob, n_eps=n_eps, n_eps_pld=n_eps_pld,
+        mc_seed=p["seed"], discretization=discretization)
     rows = []
     for d in ONE_WAY_DIRECTIONS:
         mc, check = c.mc[d], c.mc_check(d)
@@ -48,9 +49,10 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretiz
         lo, hi = getattr(c.pld_at_mc, f"{d}_lower"), getattr(c.pld_at_mc, f"{d}_upper")
         for i, e in enumerate(mc.eps):
             rows.append({"quantity": "delta", "direction": d, "epsilon": e, "value": mc.estimate[i],
-                         "kind": "estimate", "method": "montecarlo", "lower": mc.estimate[i] - mc.alpha,
-                         "upper": mc.estimate[i] + mc.alpha, "mc_samples": mc.n, "mc_half_width": mc.alpha,
-                         "mc_failure_prob": mc.beta, "mc_seed": mc.seed, "pld_lower": lo[i], "pld_upper": hi[i],
+                         "kind": "estimate", "method": "montecarlo", "lower": mc.estimate[i] - mc.mc_half_width,
+                         "upper": mc.estimate[i] + mc.mc_half_width, "mc_samples": mc.mc_samples,
+                         "mc_half_width": mc.mc_half_width, "mc_failure_prob": mc.mc_failure_prob,
+                         "mc_seed": mc.mc_seed, "pld_lower": lo[i], "pld_upper": hi[i],
                          "mc_excess": c.mc_excess[d][i], "mc_check": check[i],
                          "flags": "mc_outside_band" if check[i] != "ok" else ""})
         for kind in ("upper", "lower"):
@@ -63,7 +65,7 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretiz
         base = {"quantity": "add_above_remove", "direction": "add_minus_remove", "kind": kind, "method": method,
                 "confidence": c.confidence[(method, kind)],
                 "discretization": c.pld.discretization if method == "pld" else None,
-                "mc_samples": c.mc["add"].n if method == "montecarlo" else None}
+                "mc_samples": c.mc["add"].mc_samples if method == "montecarlo" else None}
         if ivs:
             rows += [{**base, "eps_start": a, "eps_end": b, "value": gap} for a, b, gap in ivs]
         else:
@@ -86,7 +88,7 @@ def _gap(c, method, kind):
         return c.pld.eps, getattr(c.pld, a) - getattr(c.pld, r)
     a, r = c.mc["add"], c.mc["remove"]
     s = {"lower": -1.0, "upper": 1.0, "estimate": 0.0}[kind]
-    return a.eps, (a.estimate + s * a.alpha) - (r.estimate - s * r.alpha)
+    return a.eps, (a.estimate + s * a.mc_half_width) - (r.estimate - s * r.mc_half_width)
 
 
 def _fmt(iv):

@@ -35,18 +35,19 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_exact, discret
     exact, err = substitution.exact_curve(e_ex, pair, with_error=True, scale=b, q=g)
     rows += [{**common, "quantity": "hockey_stick", "epsilon": e, "value": v, "kind": "exact", "method": "quad",
               "quad_error": q} for e, v, q in zip(e_ex, exact, err)]
-    n = montecarlo.hoeffding_n(mc_half_width, mc_failure_prob, n_eps)
-    mc = substitution.mc_curve(e_mc, pair, n, p["seed"], beta=mc_failure_prob, scale=b, q=g)
+    n = montecarlo.hoeffding_samples(mc_half_width, mc_failure_prob, n_eps)
+    mc = substitution.mc_curve(e_mc, pair, n, p["seed"], mc_failure_prob=mc_failure_prob, scale=b, q=g)
     ref = substitution.exact_curve(e_mc, pair, scale=b, q=g)
-    excess = np.abs(mc.estimate - ref) / mc.alpha
+    excess = np.abs(mc.estimate - ref) / mc.mc_half_width
     if np.any(excess > 2.0):
         raise RuntimeError(f"Monte Carlo {pair} more than 2α from the exact curve at ε={e_mc[excess > 2].tolist()} "
                            f"({p}): a bug, not chance")
     for i, e in enumerate(e_mc):
         ok = excess[i] <= 1.0
         rows.append({**common, "quantity": "hockey_stick", "epsilon": e, "value": mc.estimate[i], "kind": "estimate",
-                     "method": "montecarlo", "lower": mc.estimate[i] - mc.alpha, "upper": mc.estimate[i] + mc.alpha,
-                     "mc_samples": mc.n, "mc_half_width": mc.alpha, "mc_failure_prob": mc.beta, "mc_seed": mc.seed,
+                     "method": "montecarlo", "lower": mc.estimate[i] - mc.mc_half_width,
+                     "upper": mc.estimate[i] + mc.mc_half_width, "mc_samples": mc.mc_samples,
+                     "mc_half_width": mc.mc_half_width, "mc_failure_prob": mc.mc_failure_prob, "mc_seed": mc.mc_seed,
                      "exact_value": ref[i], "mc_excess": excess[i], "mc_check": "ok" if ok else "outside_band",
                      "flags": "" if ok else "mc_outside_band"})
     up, lo = substitution.pld_bounds(e_mc, pair, discretization, scale=b, q=g)

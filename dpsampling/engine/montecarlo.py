@@ -14,7 +14,9 @@ points the estimate is within
 
     α = sqrt(ln(2|E|/β) / (2N))     of the truth at every ε, w.p. ≥ 1 - β,
 
-equivalently N = ⌈ln(2|E|/β) / (2α²)⌉ (``hoeffding_n``).
+equivalently N = ⌈ln(2|E|/β) / (2α²)⌉ (``hoeffding_samples``).  In the code N is ``mc_samples``, β
+``mc_failure_prob`` and α ``mc_half_width`` (the library's Monte Carlo names; the retired ``n``, ``seed``,
+``beta``, ``alpha`` stop with a message naming them).
 
 Dominating pairs (Prop. 9, App. A; the shift Δ is the sensitivity: Δ = 1 for Poisson, Δ = 2 for WOR
 because the WOR pair N(-b)/N(-b+2) is a shifted substitution pair; the caller picks Δ):
@@ -50,7 +52,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .validation import ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int, check_positive, check_rate
+from .validation import (
+    MC_RENAMED,
+    ONE_WAY_DIRECTIONS,
+    check_choice,
+    check_finite_list,
+    check_int,
+    check_positive,
+    check_rate,
+    retired_function,
+    retired_keywords,
+)
 
 MECHANISMS = ("laplace", "gaussian")
 
@@ -74,35 +86,46 @@ def _check_unit_open(name, value):
 # --------------------------------------------------------------------------
 # Hoeffding
 # --------------------------------------------------------------------------
-def hoeffding_n(alpha, beta, n_eps):
-    """Samples N = ⌈ln(2|E|/β)/(2α²)⌉ for accuracy ±α at |E| points w.p. 1-β (App. B.2).
+@retired_keywords(MC_RENAMED)
+def hoeffding_samples(mc_half_width, mc_failure_prob, n_eps):
+    """Samples N = ⌈ln(2|E|/β)/(2α²)⌉ for accuracy ±α (``mc_half_width``) at |E| points w.p. 1-β
+    (β = ``mc_failure_prob``; App. B.2).
 
     With the paper's α = 0.001, β = 0.01, |E| = 40 this is 4,493,599; the
     printed N = 3,342,306 equals ⌈ln(800)/(2α²)⌉, i.e. β = 0.1 (or |E| = 4).
     """
-    a = _check_unit_open("alpha", alpha)
-    b = _check_unit_open("beta", beta)
+    a = _check_unit_open("mc_half_width", mc_half_width)
+    b = _check_unit_open("mc_failure_prob", mc_failure_prob)
     m = check_int("n_eps", n_eps, 1)
     return math.ceil(math.log(2.0 * m / b) / (2.0 * a * a))
 
 
-def hoeffding_alpha(n, beta, n_eps):
-    """Half-width α = sqrt(ln(2|E|/β)/(2N)) of the simultaneous 1-β band (App. B.2)."""
-    nn = check_int("n", n, 1)
-    b = _check_unit_open("beta", beta)
+@retired_keywords(MC_RENAMED)
+def hoeffding_half_width(mc_samples, mc_failure_prob, n_eps):
+    """Half-width α = sqrt(ln(2|E|/β)/(2N)) of the simultaneous 1-β band from N = ``mc_samples`` samples
+    (β = ``mc_failure_prob``; App. B.2)."""
+    nn = check_int("mc_samples", mc_samples, 1)
+    b = _check_unit_open("mc_failure_prob", mc_failure_prob)
     m = check_int("n_eps", n_eps, 1)
     return math.sqrt(math.log(2.0 * m / b) / (2.0 * nn))
 
 
-def hoeffding_confidence(n, alpha, n_eps):
-    """1 - β with β = 2|E|·exp(-2Nα²): simultaneous confidence of the ±α band (App. B.2).
+@retired_keywords(MC_RENAMED)
+def hoeffding_confidence(mc_samples, mc_half_width, n_eps):
+    """1 - β with β = 2|E|·exp(-2Nα²): simultaneous confidence of the ±α band (N = ``mc_samples``,
+    α = ``mc_half_width``; App. B.2).
 
     For the printed N = 3,342,306, α = 0.001, |E| = 40 this is 0.900 (not 0.99).
     """
-    nn = check_int("n", n, 1)
-    a = _check_unit_open("alpha", alpha)
+    nn = check_int("mc_samples", mc_samples, 1)
+    a = _check_unit_open("mc_half_width", mc_half_width)
     m = check_int("n_eps", n_eps, 1)
     return 1.0 - 2.0 * m * math.exp(-2.0 * nn * a * a)
+
+
+#: the retired names of the Hoeffding helpers: calling one stops with a message naming its successor
+hoeffding_n = retired_function("hoeffding_n", "hoeffding_samples(mc_half_width, mc_failure_prob, n_eps)")
+hoeffding_alpha = retired_function("hoeffding_alpha", "hoeffding_half_width(mc_samples, mc_failure_prob, n_eps)")
 
 
 # --------------------------------------------------------------------------
@@ -335,39 +358,52 @@ class _Accumulator:
 # --------------------------------------------------------------------------
 @dataclass(frozen=True)
 class MCCurve:
-    """Monte Carlo privacy curve with its simultaneous Hoeffding band."""
+    """Monte Carlo privacy curve with its simultaneous Hoeffding band: ``estimate`` ± ``mc_half_width`` holds at
+    every ε of ``eps`` together with probability ≥ 1 - ``mc_failure_prob`` (``mc_samples`` draws, seed
+    ``mc_seed``)."""
 
     eps: np.ndarray
     estimate: np.ndarray
-    alpha: float  # half-width, simultaneous over eps, probability 1 - beta
-    n: int
-    beta: float
-    seed: int
+    mc_half_width: float
+    mc_samples: int
+    mc_failure_prob: float
+    mc_seed: int
     params: dict = field(default_factory=dict)
 
     @property
     def lower(self):
-        return np.clip(self.estimate - self.alpha, 0.0, 1.0)
+        return np.clip(self.estimate - self.mc_half_width, 0.0, 1.0)
 
     @property
     def upper(self):
-        return np.clip(self.estimate + self.alpha, 0.0, 1.0)
+        return np.clip(self.estimate + self.mc_half_width, 0.0, 1.0)
+
+    def __getattr__(self, name):  # only reached for a missing attribute: a retired field names its successor
+        if name in _FIELD_RENAMED:
+            raise AttributeError(f"MCCurve has no field {name!r}: it was renamed {_FIELD_RENAMED[name]}")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
-def mc_hockey_stick(steps, eps_grid, n, seed, *, beta=0.01, chunk_size=2**15):
+#: retired MCCurve fields -> their name now
+_FIELD_RENAMED = {"alpha": "mc_half_width", "n": "mc_samples", "beta": "mc_failure_prob", "seed": "mc_seed"}
+
+
+@retired_keywords(MC_RENAMED)
+def mc_hockey_stick(steps, eps_grid, mc_samples, mc_seed, *, mc_failure_prob=0.01, chunk_size=2**15):
     """H_{e^ε}(P_1×…×P_k ‖ Q_1×…×Q_k) by Monte Carlo (App. B.2), one Step per factor.
 
     ``steps`` may mix directions (used for the §7 mixed pair P×Q ‖ Q×P) but
     not mechanisms.  ``chunk_size`` bounds the number of one-step losses held
-    in memory (≥ k per chunk); it does not change the result (module doc).
+    in memory (≥ k per chunk); it does not change the result (module doc).  ``mc_samples`` draws from
+    seed ``mc_seed``; the band holds simultaneously over ``eps_grid`` w.p. ≥ 1 - ``mc_failure_prob``.
     """
     steps = list(steps)
     if not steps:
         raise ValueError("steps must be a non-empty list of Step (got [])")
     eps = check_finite_list("eps_grid", eps_grid)
-    n = check_int("n", n, 1)
-    seed = check_int("seed", seed, 0)
-    beta = _check_unit_open("beta", beta)
+    n = check_int("mc_samples", mc_samples, 1)
+    seed = check_int("mc_seed", mc_seed, 0)
+    beta = _check_unit_open("mc_failure_prob", mc_failure_prob)
     chunk_size = check_int("chunk_size", chunk_size, 1)
     cols = _StepColumns(steps)
     k = cols.k
@@ -386,28 +422,31 @@ def mc_hockey_stick(steps, eps_grid, n, seed, *, beta=0.01, chunk_size=2**15):
             acc.add(_row_sums(_draw_losses(cols, m, noise_rng, sel_rng, ws), ws.y, negate))
             start += m
     est = acc.estimate(n)
-    return MCCurve(eps=eps.copy(), estimate=est, alpha=hoeffding_alpha(n, beta, eps.size),
-                   n=n, beta=beta, seed=seed, params={"steps": tuple(steps)})
+    return MCCurve(eps=eps.copy(), estimate=est, mc_half_width=hoeffding_half_width(n, beta, eps.size),
+                   mc_samples=n, mc_failure_prob=beta, mc_seed=seed, params={"steps": tuple(steps)})
 
 
-def mc_privacy_curve(mechanism, scale, q, total_steps, eps_grid, n, seed, shift=1.0,
-                     direction="add", *, beta=0.01, chunk_size=2**15):
+@retired_keywords(MC_RENAMED)
+def mc_privacy_curve(mechanism, scale, q, total_steps, eps_grid, mc_samples, mc_seed, shift=1.0,
+                     direction="add", *, mc_failure_prob=0.01, chunk_size=2**15):
     """Monte Carlo δ(ε) of the ``total_steps``-fold (the paper's k) subsampled Laplace/Gaussian mechanism (App. B.2).
 
     Per-direction curve of Prop. 9's dominating pair: ``direction="add"``
     estimates H_{e^ε}(M(D)^k ‖ M(D')^k) with D' = D + one record, "remove"
     the reverse order; ``shift`` is the sensitivity (2: the WOR pair).  Returns an
     ``MCCurve`` (estimate, α, lower/upper = estimate ∓ α clipped to [0, 1]);
-    the band holds simultaneously over ``eps_grid`` with probability 1 - β.
+    the band holds simultaneously over ``eps_grid`` with probability 1 - β (``mc_samples`` draws from seed
+    ``mc_seed``, β = ``mc_failure_prob``).
     """
     total_steps = check_int("total_steps", total_steps, 1)
     step = make_step(mechanism, scale, q, shift, direction)
-    res = mc_hockey_stick([step] * total_steps, eps_grid, n, seed, beta=beta, chunk_size=chunk_size)
+    res = mc_hockey_stick([step] * total_steps, eps_grid, mc_samples, mc_seed, mc_failure_prob=mc_failure_prob,
+                          chunk_size=chunk_size)
     params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "total_steps": total_steps,
               "shift": float(shift), "direction": direction}
-    return MCCurve(eps=res.eps, estimate=res.estimate, alpha=res.alpha, n=res.n, beta=res.beta,
-                   seed=res.seed, params=params)
+    return MCCurve(eps=res.eps, estimate=res.estimate, mc_half_width=res.mc_half_width, mc_samples=res.mc_samples,
+                   mc_failure_prob=res.mc_failure_prob, mc_seed=res.mc_seed, params=params)
 
 
-__all__ = ["BLOCK_SIZE", "MCCurve", "Step", "hoeffding_alpha", "hoeffding_confidence", "hoeffding_n", "make_step",
-           "mc_hockey_stick", "mc_privacy_curve"]
+__all__ = ["BLOCK_SIZE", "MCCurve", "Step", "hoeffding_confidence", "hoeffding_half_width", "hoeffding_samples",
+           "make_step", "mc_hockey_stick", "mc_privacy_curve"]

@@ -346,7 +346,7 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="allocation"
     method="allocation" (default): the certified interval of :func:`_allocation_result` (option ``accuracy``
     "default" / "fine" = relative width 1e-2 / 1e-3); kind = ``bound``, both ends filled.  method="pld": options
     ``accuracy`` ("default"/"fine"), ``loss_discretization``, ``tail_truncation``; kind = ``bound``.  method="montecarlo": options of
-    :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (n, seed, beta, half_width, ...);
+    :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (mc_samples, mc_seed, mc_failure_prob, mc_half_width, ...);
     kind = ``estimate`` with its confidence interval in lower/upper.
     """
     steps, epochs, both_ends = _query_options(sigma, steps, epochs, bound, method, options)
@@ -757,7 +757,8 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="allocation"
     "fine" = relative width 5e-2 / 1e-2, or a fixed ``loss_discretization``; ``tail_truncation``); the
     end asked for by ``bound`` is returned, with both ends in lower/upper.  method "montecarlo": the
     estimate with its (1 − β) interval, by inverting the δ(ε) estimate and its band
-    (:func:`dpsampling.samplers.balls_and_bins_mc.mc_epsilon`; options n, seed, beta, importance, eps0).
+    (:func:`dpsampling.samplers.balls_and_bins_mc.mc_epsilon`; options mc_samples, mc_seed, mc_failure_prob,
+    importance, eps0).
     method "max_statistic": the Chua et al. lower bound."""
     steps, epochs, both_ends = _query_options(sigma, steps, epochs, bound, method, options)
     check_delta(delta)

@@ -32,7 +32,9 @@ largest (smallest) p with n·KL(v̄/C ‖ p) ≤ log(1/β') — fails with proba
 probability ≥ 1 − β (per ε; no union over an ε grid).  Since
 KL(a‖b) ≥ 2(a − b)² (Pinsker), n ≥ C²·log(4/β)/(2h²) samples guarantee both
 half-widths ≤ h (``samples_needed``); that is how the sample size for a
-requested half-width is computed.
+requested half-width is computed.  In the code n is ``mc_samples``, β ``mc_failure_prob``, h
+``mc_half_width`` and the seed ``mc_seed`` (the retired ``n``, ``seed``, ``beta``, ``alpha``,
+``half_width``, ``max_samples`` stop with a message naming them: :data:`RENAMED`).
 
 Reproducibility contract
 ------------------------
@@ -46,6 +48,7 @@ for every split of the blocks into chunks (``block_sums(..., blocks=range)``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -77,6 +80,13 @@ def _check_unit_open(name, value):
     return v
 
 
+def _count(name, value, low):
+    """``check_int`` that also names a missing (None) count, as a keyword without a default would."""
+    if value is None:
+        raise ParameterError(name, f"an integer >= {low}", None)
+    return check_int(name, value, low)
+
+
 def block_size(steps, epochs):
     """Samples per RNG block for T steps and E epochs (≥ 1; depends on T, E only)."""
     return max(1, _BLOCK_FLOATS // (steps * epochs))
@@ -95,14 +105,29 @@ def _kl(a, b):
     return out
 
 
-def kl_bounds(mean, n, beta_side, scale=1.0):
-    """(lower, upper): KL confidence limits for a mean of n values in [0, scale].
+def _renamed_keywords(renamed):
+    """Decorator: a retired keyword of ``renamed`` (old -> new) stops naming the new one, checked before the
+    arguments are bound (so it works for required parameters too)."""
+    def decorate(f):
+        @functools.wraps(f)
+        def checked(*args, **kwargs):
+            _retired({k: kwargs[k] for k in kwargs.keys() & renamed.keys()}, renamed)
+            return f(*args, **kwargs)
 
-    Each side fails with probability ≤ ``beta_side`` (Hoeffding 1963, Thm 1);
+        return checked
+
+    return decorate
+
+
+@_renamed_keywords({"n": "mc_samples", "beta_side": "side_failure_prob"})
+def kl_bounds(mean, mc_samples, side_failure_prob, scale=1.0):
+    """(lower, upper): KL confidence limits for a mean of ``mc_samples`` values in [0, scale].
+
+    Each side fails with probability ≤ ``side_failure_prob`` (Hoeffding 1963, Thm 1);
     bisection to 1e-12 relative to ``scale``, rounded outward.
     """
-    n = check_int("n", n, 1)
-    b = _check_unit_open("beta", beta_side)
+    n = check_int("mc_samples", mc_samples, 1)
+    b = _check_unit_open("side_failure_prob", side_failure_prob)
     check_positive("scale", scale)
     q = min(max(mean / scale, 0.0), 1.0)
     budget = math.log(1.0 / b) / n
@@ -123,10 +148,12 @@ def kl_bounds(mean, n, beta_side, scale=1.0):
     return max(0.0, low * scale - 1e-15 * scale), min(scale, up * scale + 1e-15 * scale)
 
 
-def samples_needed(half_width, beta, scale=1.0):
-    """n = ⌈scale²·ln(4/β)/(2h²)⌉: enough for KL half-widths ≤ h on both sides (Pinsker)."""
-    h = check_positive("half_width", half_width)
-    b = _check_unit_open("beta", beta)
+@_renamed_keywords({"half_width": "mc_half_width", "alpha": "mc_half_width", "beta": "mc_failure_prob"})
+def samples_needed(mc_half_width, mc_failure_prob, scale=1.0):
+    """n = ⌈scale²·ln(4/β)/(2h²)⌉: enough for KL half-widths ≤ h (``mc_half_width``) on both sides (Pinsker;
+    β = ``mc_failure_prob``)."""
+    h = check_positive("mc_half_width", mc_half_width)
+    b = _check_unit_open("mc_failure_prob", mc_failure_prob)
     check_positive("scale", scale)
     return math.ceil(scale * scale * math.log(4.0 / b) / (2.0 * h * h))
 
@@ -188,12 +215,16 @@ def _f_sum(loss, eps):
     return float(np.sum(-np.expm1(eps - v)))
 
 
-def block_sums(epsilon, *, sigma, steps, epochs, direction, n, seed, importance, blocks=None):
-    """Σ f over each RNG block in ``blocks`` (default: all blocks of n samples), as a list.
+def block_sums(epsilon, *, sigma, steps, epochs, direction, mc_samples=None, mc_seed=None, importance, blocks=None,
+               **retired):
+    """Σ f over each RNG block in ``blocks`` (default: all blocks of ``mc_samples`` samples from seed ``mc_seed``),
+    as a list.
 
     A pipeline chunk computes a contiguous range of blocks; ``math.fsum`` of the
     concatenated lists is the same float whatever the split (module doc).
     """
+    _retired(retired)  # before the checks: a retired name stops naming its successor
+    n, seed = _count("mc_samples", mc_samples, 1), _count("mc_seed", mc_seed, 0)
     eps = float(epsilon)
     d_index = DIRECTIONS.index(direction)
     bs = block_size(steps, epochs)
@@ -210,12 +241,20 @@ def block_sums(epsilon, *, sigma, steps, epochs, direction, n, seed, importance,
 
 @dataclass(frozen=True)
 class DirectionEstimate:
+    """δ_direction(ε) by Monte Carlo with its KL interval [lower, upper] (``scale``: the probability of the
+    importance-sampling event, 1 without it; ``mc_samples`` samples)."""
+
     direction: str
     estimate: float
     lower: float
     upper: float
     scale: float
-    n: int
+    mc_samples: int
+
+    def __getattr__(self, name):  # only reached for a missing attribute: a retired field names its successor
+        if name == "n":
+            raise AttributeError("DirectionEstimate has no field 'n': it was renamed mc_samples")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 def poisson_epsilon_guess(delta, sigma, steps, epochs):
@@ -232,9 +271,9 @@ def _check_run(sigma, steps, epochs, n, seed, beta, importance):
     check_positive("sigma", sigma)
     steps = check_int("steps", steps, 1)
     epochs = check_int("epochs", epochs, 1)
-    n = check_int("n", n, 1)
-    seed = check_int("seed", seed, 0)
-    beta = _check_unit_open("beta", beta)
+    n = _count("mc_samples", n, 1)
+    seed = _count("mc_seed", seed, 0)
+    beta = _check_unit_open("mc_failure_prob", beta)
     if importance is None:
         importance = epochs == 1
     if importance and epochs != 1:
@@ -243,19 +282,22 @@ def _check_run(sigma, steps, epochs, n, seed, beta, importance):
     return steps, epochs, n, seed, beta, importance
 
 
-def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", n, seed, beta=0.01,
-                 importance=None):
-    """δ_direction(ε) by Monte Carlo with its KL interval (each side β/4); reproducible."""
+def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", mc_samples=None, mc_seed=None,
+                 mc_failure_prob=0.01, importance=None, **retired):
+    """δ_direction(ε) by Monte Carlo with its KL interval (each side β/4, β = ``mc_failure_prob``) from
+    ``mc_samples`` samples of seed ``mc_seed``; reproducible."""
+    _retired(retired)
     eps = float(check_epsilon(epsilon))
-    steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, n, seed, beta, importance)
+    steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, mc_samples, mc_seed,
+                                                          mc_failure_prob, importance)
     if direction not in DIRECTIONS:
         raise ValueError(f"direction must be one of remove, add (got {direction!r})")
     scale = 1.0
     if importance:
         _, log_p_r, _, log_p_a = thresholds(eps, sigma, steps)
         scale = math.exp(log_p_r if direction == "remove" else log_p_a)
-    sums = block_sums(eps, sigma=sigma, steps=steps, epochs=epochs, direction=direction, n=n, seed=seed,
-                      importance=importance) if scale > 0 else []
+    sums = block_sums(eps, sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
+                      mc_seed=seed, importance=importance) if scale > 0 else []
     mean01 = math.fsum(sums) / n  # mean of f in [0, 1] under the (conditioned) sampler
     lo, up = kl_bounds(mean01, n, beta / 4.0, 1.0)
     return DirectionEstimate(direction, mean01 * scale, lo * scale, up * scale, scale, n)
@@ -271,12 +313,12 @@ MC_SAMPLES = 100_000
 MC_MAX_SAMPLES = 10**9
 
 
-def _retired(kwargs):
+def _retired(kwargs, renamed=RENAMED):
     """Stop on a retired keyword, naming the new one (as the config's gamma -> q)."""
     for old in kwargs:
-        if old in RENAMED:
-            raise ParameterError(old, f"renamed {RENAMED[old]}", kwargs[old],
-                                 message=f"{old} was renamed {RENAMED[old]} (got {old}={kwargs[old]!r})")
+        if old in renamed:
+            raise ParameterError(old, f"renamed {renamed[old]}", kwargs[old],
+                                 message=f"{old} was renamed {renamed[old]} (got {old}={kwargs[old]!r})")
         raise TypeError(f"unexpected keyword argument {old!r}")
 
 
@@ -314,12 +356,12 @@ def mc_delta(epsilon, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
                     f"{direction} direction, more than mc_samples={max_samples}", ("mc_samples", "mc_half_width"))
             nn = need
         per_dir.append(mc_direction(epsilon, sigma=sigma, steps=steps, epochs=epochs, direction=direction,
-                                    n=nn, seed=seed, beta=beta, importance=importance))
+                                    mc_samples=nn, mc_seed=seed, mc_failure_prob=beta, importance=importance))
     est = max(d.estimate for d in per_dir)
     lo = max(d.lower for d in per_dir)
     up = max(d.upper for d in per_dir)
-    acc = {"n": tuple(d.n for d in per_dir), "beta": beta, "seed": seed, "importance": imp,
-           "half_width": max(up - est, est - lo)}
+    acc = {"mc_samples": tuple(d.mc_samples for d in per_dir), "mc_failure_prob": beta, "mc_seed": seed,
+           "importance": imp, "mc_half_width": max(up - est, est - lo)}
     return AccountingResult(value=est, kind="estimate", method="montecarlo", accuracy=acc, lower=lo, upper=up,
                             flags=tuple(f"{d.direction}={d.estimate!r}" for d in per_dir))
 
@@ -327,12 +369,15 @@ def mc_delta(epsilon, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
 # --------------------------------------------------------------------------
 # ε(δ): inversion of the δ(ε) estimate and of its band
 # --------------------------------------------------------------------------
-def direction_losses(*, sigma, steps, epochs, direction, n, seed, importance, eps0):
-    """Losses L of all n samples of ``direction`` (same blocks and RNG streams as :func:`block_sums`).
+def direction_losses(*, sigma, steps, epochs, direction, mc_samples=None, mc_seed=None, importance, eps0, **retired):
+    """Losses L of all ``mc_samples`` samples of ``direction`` from seed ``mc_seed`` (same blocks and RNG streams as
+    :func:`block_sums`).
 
     With importance sampling the conditioning threshold is the one of ``eps0``; it serves every
     ε ≥ eps0 (C_R grows and C_A falls with ε, so the conditioned region holds all samples with
     f_ε > 0: module doc), so one sample gives δ̂(ε) for all ε ≥ eps0 (common random numbers)."""
+    _retired(retired)  # before the checks: a retired name stops naming its successor
+    n, seed = _count("mc_samples", mc_samples, 1), _count("mc_seed", mc_seed, 0)
     d_index = DIRECTIONS.index(direction)
     bs = block_size(steps, epochs)
     out = []
@@ -366,7 +411,7 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
     if mc_samples is None:
         raise ParameterError("mc_samples", "an integer >= 1", None, message="mc_samples (samples per direction) must "
                              "be given for epsilon by method 'montecarlo' (got None)")
-    n, seed = check_int("mc_samples", mc_samples, 1), check_int("mc_seed", mc_seed, 0)
+    n, seed = _count("mc_samples", mc_samples, 1), _count("mc_seed", mc_seed, 0)
     steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, n, seed, beta, importance)
     if eps0 is None:
         eps0 = 0.0
@@ -381,8 +426,8 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
         if importance:
             _, log_p_r, _, log_p_a = thresholds(eps0, sigma, steps)
             scale = math.exp(log_p_r if direction == "remove" else log_p_a)
-        loss = (direction_losses(sigma=sigma, steps=steps, epochs=epochs, direction=direction, n=n, seed=seed,
-                                 importance=importance, eps0=eps0) if scale > 0 else np.zeros(0))
+        loss = (direction_losses(sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
+                                 mc_seed=seed, importance=importance, eps0=eps0) if scale > 0 else np.zeros(0))
         per_dir.append((np.sort(loss)[::-1], scale))
 
     def curves(eps):
@@ -416,7 +461,7 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
         need = max(math.ceil(math.log(4.0 / beta) / -math.log1p(-min(d / sc, 0.5))) if sc > 0 else 1
                    for _, sc in per_dir)
         raise MCAccuracyError(f"mc_samples={n} samples per direction cannot bound delta={delta!r}: the upper band stays above "
-                              f"delta up to epsilon={eps_max}; at least n={need} samples are needed")
+                              f"delta up to epsilon={eps_max}; at least mc_samples={need} are needed")
     est_b, lo_b = invert(0), invert(1)
     flags = []
     lower = lo_b[0]
@@ -426,7 +471,8 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
     if est_b[1] <= eps0 and eps0 > 0:
         flags.append("estimate_at_or_below_eps0")
     estimate = 0.5 * (est_b[0] + est_b[1]) if est_b is not None else math.inf
-    acc = {"n": n, "beta": beta, "seed": seed, "importance": importance, "eps0": eps0, "rel_tol": rel_tol}
+    acc = {"mc_samples": n, "mc_failure_prob": beta, "mc_seed": seed, "importance": importance, "eps0": eps0,
+           "rel_tol": rel_tol}
     return AccountingResult(value=estimate, kind="estimate", method="montecarlo", accuracy=acc, lower=lower,
                             upper=up_b[1], flags=tuple(flags))
 

@@ -79,8 +79,9 @@ def test_crossing_reproducible_byte_for_byte(scripts, smoke_cfg, crossing):
     again = run(scripts, smoke_cfg, "add_remove_crossing", p)
     assert csv_bytes(again) == csv_bytes(crossing[crossing.steps == 2].reset_index(drop=True))
     s = smoke_cfg["add_remove_crossing"]["settings"]
-    a = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_half_width"], n_eps=20, seed=3)
-    b = D.add_remove_comparison("laplace", 1.5, 0.7, 2, alpha=s["mc_half_width"], n_eps=20, seed=3, chunk_size=1000)
+    a = D.add_remove_comparison("laplace", 1.5, 0.7, 2, mc_half_width=s["mc_half_width"], n_eps=20, mc_seed=3)
+    b = D.add_remove_comparison("laplace", 1.5, 0.7, 2, mc_half_width=s["mc_half_width"], n_eps=20, mc_seed=3,
+                                chunk_size=1000)
     assert np.array_equal(a.mc["add"].estimate, b.mc["add"].estimate)  # chunking does not change the result
 
 
@@ -196,14 +197,14 @@ def test_smoke_and_paper_configs_are_valid(repo_root, smoke_cfg):
 
 
 @pytest.mark.parametrize("kwargs,needle", [
-    ({"n": 1000, "alpha": 0.01}, "exactly one"),
+    ({"mc_samples": 1000, "mc_half_width": 0.01}, "exactly one"),
     ({}, "exactly one"),
-    ({"alpha": 1.5}, "alpha"),
-    ({"alpha": 0.01, "beta": 0.0}, "beta"),
-    ({"alpha": 0.01, "beta": 1.0}, "beta"),
-    ({"n": 0}, "n must"),
-    ({"n": 1000, "seed": -1}, "seed"),
-    ({"n": 1000, "n_eps": 1}, "n_eps"),
+    ({"mc_half_width": 1.5}, "mc_half_width"),
+    ({"mc_half_width": 0.01, "mc_failure_prob": 0.0}, "mc_failure_prob"),
+    ({"mc_half_width": 0.01, "mc_failure_prob": 1.0}, "mc_failure_prob"),
+    ({"mc_samples": 0}, "mc_samples must"),
+    ({"mc_samples": 1000, "mc_seed": -1}, "mc_seed"),
+    ({"mc_samples": 1000, "n_eps": 1}, "n_eps"),
 ])
 def test_add_remove_comparison_bad_input(kwargs, needle):
     with pytest.raises(ValueError, match=needle):

@@ -10,6 +10,7 @@ from scipy.stats import norm
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, WIDTH_NOT_MET_FLAG
 from dpsampling.papers import chua25
 from dpsampling.samplers import balls_and_bins as bnb
+from dpsampling.engine.errors import ParameterError
 from dpsampling.samplers import balls_and_bins_mc as mc
 
 pytestmark = pytest.mark.filterwarnings("ignore::RuntimeWarning")
@@ -87,27 +88,27 @@ def test_mc_multi_epoch_between_bounds():
 
 def test_mc_takes_the_max_of_add_and_remove():
     r = mc.mc_delta(0.5, sigma=1.0, steps=10, mc_samples=20_000, mc_seed=5)
-    per = [mc.mc_direction(0.5, sigma=1.0, steps=10, direction=d, n=20_000, seed=5) for d in mc.DIRECTIONS]
+    per = [mc.mc_direction(0.5, sigma=1.0, steps=10, direction=d, mc_samples=20_000, mc_seed=5) for d in mc.DIRECTIONS]
     assert r.value == max(p.estimate for p in per)
     assert r.upper == max(p.upper for p in per)
     assert per[0].estimate != per[1].estimate  # both computed, and they differ
     # at T = 1 the pair is the Gaussian pair in both directions: each direction ≈ the exact δ
     g = gauss_delta(0.5, 1.0)
     for d in mc.DIRECTIONS:
-        p = mc.mc_direction(0.5, sigma=1.0, steps=1, direction=d, n=100_000, seed=6, importance=False)
+        p = mc.mc_direction(0.5, sigma=1.0, steps=1, direction=d, mc_samples=100_000, mc_seed=6, importance=False)
         assert p.lower <= g <= p.upper
 
 
 def test_importance_sampling_is_unbiased_on_a_small_case():
     # same quantity two ways (IS vs naive), large n: the two KL intervals overlap
-    a = mc.mc_direction(2.0, sigma=0.8, steps=5, direction="remove", n=100_000, seed=7, importance=True)
-    b = mc.mc_direction(2.0, sigma=0.8, steps=5, direction="remove", n=100_000, seed=8, importance=False)
+    a = mc.mc_direction(2.0, sigma=0.8, steps=5, direction="remove", mc_samples=100_000, mc_seed=7, importance=True)
+    b = mc.mc_direction(2.0, sigma=0.8, steps=5, direction="remove", mc_samples=100_000, mc_seed=8, importance=False)
     assert a.lower <= b.upper and b.lower <= a.upper
     assert a.scale < 1.0
 
 
 def test_reproducible_and_chunk_independent():
-    kw = dict(sigma=1.0, steps=50, epochs=2, direction="remove", n=30_000, seed=11, importance=False)
+    kw = dict(sigma=1.0, steps=50, epochs=2, direction="remove", mc_samples=30_000, mc_seed=11, importance=False)
     all_blocks = mc.block_sums(1.0, **kw)
     nb = len(all_blocks)
     assert nb > 2
@@ -310,7 +311,7 @@ def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
     cert = bnb.epsilon_range(dl, accuracy="fine", **kw, method="pld")
     assert r.kind == "estimate" and r.lower < r.value < r.upper
     assert r.lower <= cert.upper and cert.lower <= r.upper
-    losses = [mc.direction_losses(direction=d, n=50_000, seed=3, importance=False, eps0=0.0, **kw)
+    losses = [mc.direction_losses(direction=d, mc_samples=50_000, mc_seed=3, importance=False, eps0=0.0, **kw)
               for d in mc.DIRECTIONS]
 
     def means(eps):
@@ -336,7 +337,7 @@ def test_mc_epsilon_one_step_contains_the_gaussian_and_is_sampling_agrees():
 
 
 def test_mc_epsilon_with_too_few_samples_says_how_many():
-    with pytest.raises(mc.MCAccuracyError, match=r"at least n=\d+"):
+    with pytest.raises(mc.MCAccuracyError, match=r"at least mc_samples=\d+"):
         mc.mc_epsilon(1e-6, sigma=1.0, steps=10, epochs=2, mc_samples=1000)
     with pytest.raises(ValueError, match="delta"):
         mc.mc_epsilon(0.0, sigma=1.0, steps=10, mc_samples=10)
@@ -666,3 +667,50 @@ def test_allocation_delta_curve_is_the_pointwise_delta():
     assert not up[0].flags and not up[1].flags
     assert up[2].flags == (WIDTH_NOT_MET_FLAG,) and up[2].accuracy["passes"] == 1 and up[2].lower <= up[2].upper
     assert up[3].flags == (BELOW_FLOOR_FLAG,)
+
+
+_MC_RUN = dict(sigma=1.0, steps=10, epochs=1, direction="remove", importance=False)
+
+
+@pytest.mark.parametrize("f,kw,old,new", [
+    (mc.mc_direction, {**_MC_RUN, "mc_seed": 1, "n": 10}, "n", "mc_samples"),
+    (mc.mc_direction, {**_MC_RUN, "mc_samples": 10, "seed": 1}, "seed", "mc_seed"),
+    (mc.mc_direction, {**_MC_RUN, "mc_samples": 10, "mc_seed": 1, "beta": 0.1}, "beta", "mc_failure_prob"),
+    (mc.block_sums, {**_MC_RUN, "mc_seed": 1, "n": 10}, "n", "mc_samples"),
+    (mc.block_sums, {**_MC_RUN, "mc_samples": 10, "seed": 1}, "seed", "mc_seed"),
+])
+def test_mc_direction_retired_keyword_names_the_new_one(f, kw, old, new):
+    with pytest.raises(ParameterError, match=f"^{old} was renamed {new} "):
+        f(0.5, **kw)
+
+
+def test_mc_helpers_retired_keywords_name_the_new_one():
+    run = {**_MC_RUN, "eps0": 0.0}
+    with pytest.raises(ParameterError, match="^seed was renamed mc_seed "):
+        mc.direction_losses(**run, mc_samples=10, seed=1)
+    with pytest.raises(ParameterError, match="^n was renamed mc_samples "):
+        mc.direction_losses(**run, mc_seed=1, n=10)
+    with pytest.raises(ParameterError, match="^beta_side was renamed side_failure_prob "):
+        mc.kl_bounds(0.1, 100, beta_side=0.01)
+    with pytest.raises(ParameterError, match="^half_width was renamed mc_half_width "):
+        mc.samples_needed(half_width=0.01, mc_failure_prob=0.01)
+    with pytest.raises(ParameterError, match="^beta was renamed mc_failure_prob "):
+        mc.samples_needed(0.01, beta=0.01)
+    est = mc.mc_direction(0.5, **_MC_RUN, mc_samples=10, mc_seed=1)
+    assert est.mc_samples == 10
+    with pytest.raises(AttributeError, match="'n'.*renamed mc_samples"):
+        est.n
+
+
+def test_mc_accuracy_keys_are_the_library_names():
+    r = mc.mc_delta(0.5, sigma=1.0, steps=10, mc_samples=1000, mc_seed=2)
+    assert set(r.accuracy) == {"mc_samples", "mc_failure_prob", "mc_seed", "importance", "mc_half_width"}
+    e = mc.mc_epsilon(0.1, sigma=1.0, steps=10, mc_samples=1000, mc_seed=2)
+    assert {"mc_samples", "mc_failure_prob", "mc_seed"} <= set(e.accuracy)
+
+
+def test_mc_direction_missing_count_names_it():
+    with pytest.raises(ParameterError, match=r"^mc_samples must be an integer >= 1 \(got None\)"):
+        mc.mc_direction(0.5, **_MC_RUN, mc_seed=1)
+    with pytest.raises(ParameterError, match=r"^mc_seed must be an integer >= 0 \(got None\)"):
+        mc.block_sums(0.5, **_MC_RUN, mc_samples=10)

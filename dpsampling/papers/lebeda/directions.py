@@ -38,10 +38,10 @@ import numpy as np
 
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.engine.montecarlo import MECHANISMS, MCCurve
-from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int,
-                                         check_positive, check_rate)
+from dpsampling.engine.validation import (MC_RENAMED, ONE_WAY_DIRECTIONS, check_choice, check_finite_list,
+                                         check_int, check_positive, check_rate, retired_keywords)
 from dpsampling.engine import pld as pldmod
-from dpsampling.engine.montecarlo import hoeffding_alpha, hoeffding_n, mc_privacy_curve
+from dpsampling.engine.montecarlo import hoeffding_half_width, hoeffding_samples, mc_privacy_curve
 from .substitution import laplace_two_fold
 
 #: sensitivity (shift Δ) of the dominating pair per sampler (Prop. 9): Poisson 1; WOR 2, since its pair
@@ -209,16 +209,16 @@ def crossing_intervals_with_confidence(eps, add_lower, add_upper, remove_lower, 
 
 
 def mc_crossing_intervals(add: MCCurve, remove: MCCurve, *, eps_min=None):
-    """Crossings from two Monte Carlo curves; certain ⇔ add - α_A > remove + α_R.
+    """Crossings from two Monte Carlo curves; certain ⇔ add - α_A > remove + α_R (α: ``mc_half_width``).
 
-    With each band holding w.p. ≥ 1 - β, a ``certain`` interval is real with
+    With each band holding w.p. ≥ 1 - β (``mc_failure_prob``), a ``certain`` interval is real with
     probability ≥ 1 - 2β at every grid point inside it.
     """
     if add.eps.shape != remove.eps.shape or not np.array_equal(add.eps, remove.eps):
         raise ValueError("add and remove must share the same eps grid")
     out = crossing_intervals_with_confidence(
-        add.eps, add.estimate - add.alpha, add.estimate + add.alpha,
-        remove.estimate - remove.alpha, remove.estimate + remove.alpha, eps_min=eps_min)
+        add.eps, add.estimate - add.mc_half_width, add.estimate + add.mc_half_width,
+        remove.estimate - remove.mc_half_width, remove.estimate + remove.mc_half_width, eps_min=eps_min)
     out["estimate"] = crossing_intervals(add.eps, add.estimate, remove.estimate, eps_min=eps_min)
     return out
 
@@ -247,20 +247,22 @@ def fig1_crossing_present(discretization=1e-4, min_gap=0.0):
     return bool(np.any(c.add_lower - c.remove_upper > min_gap))
 
 
-def fig1_mc_matches_exact(n=3_342_306, seed=1, eps=(0.25, 1.5)):
+@retired_keywords(MC_RENAMED)
+def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, eps=(0.25, 1.5)):
     """App. B.1/B.2: Fig. 1 Monte Carlo curves (paper's N) within ±α of the exact k = 2 values.
 
     Exact values from ``substitution.laplace_two_fold`` (1-D quadrature) at
     the two ε the paper suggests checking; both directions; True iff all
-    four estimates are within their Hoeffding α (β = 0.01).
+    four estimates are within their Hoeffding α (β = 0.01); ``mc_samples`` draws per direction, seeds
+    ``mc_seed`` (add) and ``mc_seed + 1`` (remove).
     """
     s = FIG1_SETTINGS
     ok = True
     for i, d in enumerate(("add", "remove")):
         exact = laplace_two_fold(eps, s["scale"], s["q"], SHIFT[s["sampler"]], (d, d))
-        res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], eps, n, seed + i,
+        res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], eps, mc_samples, mc_seed + i,
                                shift=SHIFT[s["sampler"]], direction=d)
-        ok &= bool(np.all(np.abs(res.estimate - exact) <= res.alpha))
+        ok &= bool(np.all(np.abs(res.estimate - exact) <= res.mc_half_width))
     return ok
 
 
@@ -323,7 +325,7 @@ class AddRemoveComparison:
 
     ``pld``: PLD bounds on the fine grid ``pld.eps``; ``mc[d]``: the Monte Carlo
     curve of direction d on the coarse grid (|E| points, simultaneous ±α band
-    w.p. 1-β); ``pld_at_mc``: PLD bounds on the MC grid; ``mc_excess[d]``: how
+    w.p. 1-β; α = ``mc_half_width``, β = ``mc_failure_prob``); ``pld_at_mc``: PLD bounds on the MC grid; ``mc_excess[d]``: how
     far the MC estimate lies outside [PLD lower, PLD upper], in units of α
     (0 inside).  ``crossings[(method, kind)]``: ε intervals (ε ≥ 0) where add
     is above remove, as (start, end, largest add - remove inside):
@@ -349,28 +351,32 @@ class AddRemoveComparison:
         return np.where(x <= 1.0, "ok", np.where(x <= 2.0, "outside_band", "far_outside"))
 
 
-def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", n=None, alpha=None, beta=0.01,
-                          n_eps=40, n_eps_pld=401, eps_max=None, seed=0, discretization=1e-4,
-                          chunk_size=2**15):
+@retired_keywords(MC_RENAMED)
+def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", mc_samples=None, mc_half_width=None,
+                          mc_failure_prob=0.01, n_eps=40, n_eps_pld=401, eps_max=None, mc_seed=0,
+                          discretization=1e-4, chunk_size=2**15):
     """Fig. 1 (§5, App. B.2) at one setting: MC and exact PLD curves per direction.
 
     Monte Carlo on |E| = ``n_eps`` equally spaced ε ∈ [0, eps_max] with
-    either ``n`` samples or the N = ⌈ln(2|E|/β)/(2α²)⌉ of App. B.2 for a
-    target half-width ``alpha`` (give exactly one).  Seeds: the add curve uses
-    ``2·seed``, the remove curve ``2·seed + 1`` (independent streams, so the
+    either ``mc_samples`` samples or the N = ⌈ln(2|E|/β)/(2α²)⌉ of App. B.2 for a
+    target half-width α = ``mc_half_width`` (give exactly one; β = ``mc_failure_prob``).  Seeds: the add
+    curve uses ``2·mc_seed``, the remove curve ``2·mc_seed + 1`` (independent streams, so the
     output depends only on the arguments).  PLD upper/lower bounds on
     ``n_eps_pld`` points of the same range.  ``eps_max=None`` picks
     ``curve_eps_max`` at δ = the MC half-width (beyond it both curves are
     within MC resolution of 0).
     """
     steps = check_int("steps", steps)
-    if (n is None) == (alpha is None):
-        raise ValueError(f"give exactly one of n (samples) and alpha (target half-width) (got n={n!r}, alpha={alpha!r})")
+    if (mc_samples is None) == (mc_half_width is None):
+        raise ValueError(f"give exactly one of mc_samples (samples) and mc_half_width (target half-width) "
+                         f"(got mc_samples={mc_samples!r}, mc_half_width={mc_half_width!r})")
     n_eps = int(check_int("n_eps", n_eps, 2))
     n_eps_pld = int(check_int("n_eps_pld", n_eps_pld, 2))
-    seed = int(check_int("seed", seed, 0))
-    n = hoeffding_n(alpha, beta, n_eps) if n is None else int(check_int("n", n, 1))
-    half = hoeffding_alpha(n, beta, n_eps)  # also validates β
+    seed = int(check_int("mc_seed", mc_seed, 0))
+    beta = mc_failure_prob
+    n = (hoeffding_samples(mc_half_width, beta, n_eps) if mc_samples is None
+         else int(check_int("mc_samples", mc_samples, 1)))
+    half = hoeffding_half_width(n, beta, n_eps)  # also validates β
     if eps_max is None:
         eps_max = curve_eps_max(mechanism, scale, q, steps, min(half, 0.5), sampler=sampler,
                                 discretization=discretization)
@@ -384,19 +390,21 @@ def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", n=None, 
     mc, excess = {}, {}
     for i, d in enumerate(ONE_WAY_DIRECTIONS):
         mc[d] = mc_privacy_curve(mechanism, scale, q, steps, e_mc, n, 2 * seed + i, shift=SHIFT[sampler],
-                                 direction=d, beta=beta, chunk_size=chunk_size)
+                                 direction=d, mc_failure_prob=beta, chunk_size=chunk_size)
         lo, hi = getattr(at, f"{d}_lower"), getattr(at, f"{d}_upper")
-        excess[d] = np.maximum(np.maximum(lo - mc[d].estimate, mc[d].estimate - hi), 0.0) / mc[d].alpha
+        excess[d] = np.maximum(np.maximum(lo - mc[d].estimate, mc[d].estimate - hi), 0.0) / mc[d].mc_half_width
     a, r = mc["add"], mc["remove"]
     crossings = {
         ("pld", "lower"): _intervals_with_margin(e_pld, pld.add_lower - pld.remove_upper),
         ("pld", "upper"): _intervals_with_margin(e_pld, pld.add_upper - pld.remove_lower),
-        ("montecarlo", "lower"): _intervals_with_margin(e_mc, (a.estimate - a.alpha) - (r.estimate + r.alpha)),
-        ("montecarlo", "upper"): _intervals_with_margin(e_mc, (a.estimate + a.alpha) - (r.estimate - r.alpha)),
+        ("montecarlo", "lower"): _intervals_with_margin(
+            e_mc, (a.estimate - a.mc_half_width) - (r.estimate + r.mc_half_width)),
+        ("montecarlo", "upper"): _intervals_with_margin(
+            e_mc, (a.estimate + a.mc_half_width) - (r.estimate - r.mc_half_width)),
         ("montecarlo", "estimate"): _intervals_with_margin(e_mc, a.estimate - r.estimate),
     }
-    conf = {("pld", "lower"): 1.0, ("pld", "upper"): 1.0, ("montecarlo", "lower"): 1.0 - 2.0 * a.beta,
-            ("montecarlo", "upper"): 1.0 - 2.0 * a.beta, ("montecarlo", "estimate"): float("nan")}
+    conf = {("pld", "lower"): 1.0, ("pld", "upper"): 1.0, ("montecarlo", "lower"): 1.0 - 2.0 * a.mc_failure_prob,
+            ("montecarlo", "upper"): 1.0 - 2.0 * a.mc_failure_prob, ("montecarlo", "estimate"): float("nan")}
     return AddRemoveComparison(pld=pld, pld_at_mc=at, mc=mc, mc_excess=excess, crossings=crossings,
                                confidence=conf, eps_max=float(eps_max))
 

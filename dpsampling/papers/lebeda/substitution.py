@@ -42,6 +42,7 @@ from scipy import integrate
 
 from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
 from dpsampling.engine.numerics import find_root
+from dpsampling.engine.validation import MC_RENAMED, retired_keywords
 
 SECTION7 = {"scale": 2.0, "q": 0.5, "shift": 2.0, "steps": 2}
 PAIRS = ("PP||QQ", "QQ||PP", "PQ||QP")
@@ -221,12 +222,14 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SEC
     return out[0], out[1]
 
 
-def mc_curve(eps, pair, n, seed, *, beta=0.01, chunk_size=2**15, scale=SECTION7["scale"],
+@retired_keywords(MC_RENAMED)
+def mc_curve(eps, pair, mc_samples, mc_seed, *, mc_failure_prob=0.01, chunk_size=2**15, scale=SECTION7["scale"],
              q=SECTION7["q"]) -> MCCurve:
-    """Monte Carlo estimate of the §7 ``pair`` with the montecarlo machinery (App. B.2)."""
+    """Monte Carlo estimate of the §7 ``pair`` with the montecarlo machinery (App. B.2): ``mc_samples`` draws from
+    seed ``mc_seed``, band simultaneous over ``eps`` w.p. ≥ 1 - ``mc_failure_prob``."""
     steps = [Step("laplace", float(scale), float(q), SECTION7["shift"], d)
              for d in PAIR_DIRECTIONS[_check_pair(pair)]]
-    return mc_hockey_stick(steps, eps, n, seed, beta=beta, chunk_size=chunk_size)
+    return mc_hockey_stick(steps, eps, mc_samples, mc_seed, mc_failure_prob=mc_failure_prob, chunk_size=chunk_size)
 
 
 def max_loss(scale=SECTION7["scale"], q=SECTION7["q"]):

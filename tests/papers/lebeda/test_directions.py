@@ -82,16 +82,16 @@ def test_fig1_crossing_k2_present_k1_absent():
 def test_fig1_crossing_seen_by_monte_carlo_at_paper_n():
     s = D.FIG1_SETTINGS
     eps = np.linspace(0.0, 3.0, 40)
-    add = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=1, shift=2.0,
+    add = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, mc_seed=1, shift=2.0,
                            direction="add")
-    rem = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, seed=2, shift=2.0,
+    rem = mc_privacy_curve("laplace", s["scale"], s["q"], 2, eps, 3_342_306, mc_seed=2, shift=2.0,
                            direction="remove")
     out = D.mc_crossing_intervals(add, rem, eps_min=0.0)
     assert len(out["certain"]) == 1
     lo, hi = out["certain"][0]
     assert lo < 0.1 and 0.55 < hi < 0.7
     i = int(np.argmin(np.abs(eps - 1.5)))  # App. B.1's second check point: remove above add
-    assert rem.estimate[i] > add.estimate[i] + add.alpha + rem.alpha
+    assert rem.estimate[i] > add.estimate[i] + add.mc_half_width + rem.mc_half_width
 
 
 @pytest.mark.parametrize("sigma,q,steps", [(0.5, 0.1, 2), (1.0, 0.5, 10), (2.0, 0.01, 3), (0.3, 1.0, 3)])
@@ -179,3 +179,20 @@ def test_conjecture12_point_and_verdict():
 def test_fig1_crossing_vanishes_for_large_k_only():
     assert D.fig1_crossing_vanishes(steps_values=(4, 16))
     assert not D.fig1_crossing_vanishes(steps_values=(2,))
+
+
+@pytest.mark.parametrize("f,kw,old,new", [
+    (D.add_remove_comparison, {"n": 1000}, "n", "mc_samples"),
+    (D.add_remove_comparison, {"alpha": 0.01}, "alpha", "mc_half_width"),
+    (D.add_remove_comparison, {"mc_samples": 1000, "beta": 0.01}, "beta", "mc_failure_prob"),
+    (D.add_remove_comparison, {"mc_samples": 1000, "seed": 1}, "seed", "mc_seed"),
+])
+def test_add_remove_comparison_retired_keyword(f, kw, old, new):
+    with pytest.raises(TypeError, match=f"add_remove_comparison.*'{old}'.*renamed {new}"):
+        f("laplace", 1.5, 0.7, 2, **kw)
+
+
+@pytest.mark.parametrize("old,new", [("n", "mc_samples"), ("seed", "mc_seed")])
+def test_fig1_mc_matches_exact_retired_keyword(old, new):
+    with pytest.raises(TypeError, match=f"'{old}'.*renamed {new}"):
+        D.fig1_mc_matches_exact(**{old: 1})

@@ -41,8 +41,8 @@ def test_exact_within_pld_bounds_and_quad_error_small(pair):
 @pytest.mark.parametrize("pair", sub.PAIRS)
 def test_mc_within_hoeffding_band_of_exact(pair):
     exact = sub.exact_curve(EPS, pair)
-    res = sub.mc_curve(EPS, pair, n=300_000, seed=17)
-    assert np.all(np.abs(res.estimate - exact) <= res.alpha)
+    res = sub.mc_curve(EPS, pair, mc_samples=300_000, mc_seed=17)
+    assert np.all(np.abs(res.estimate - exact) <= res.mc_half_width)
 
 
 def test_support_ends_closed_form():
@@ -92,7 +92,7 @@ def test_laplace_two_fold_equals_wor_fig1_direction_curves():
     (lambda: sub.laplace_two_fold([0.1], 1.0, 0.0, 2.0, ("add", "add")), "q must be"),
     (lambda: sub.laplace_two_fold([0.1], 1.0, 0.5, 2.0, ("add",)), "directions"),
     (lambda: sub.laplace_two_fold([np.inf], 1.0, 0.5, 2.0, ("add", "add")), "eps"),
-    (lambda: sub.mc_curve([0.1], "PP||QQ", n=0, seed=1), "n"),
+    (lambda: sub.mc_curve([0.1], "PP||QQ", mc_samples=0, mc_seed=1), "mc_samples"),
 ])
 def test_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
@@ -112,3 +112,11 @@ def test_pipeline_helpers():
     assert np.array_equal(sub.exact_curve(EPS, "PQ||QP", scale=2.0, q=0.5), sub.exact_curve(EPS, "PQ||QP"))
     other = sub.max_pair_intervals(scale=1.5, q=0.5)
     assert [p for (_, _, p) in other] == ["QQ||PP", "PQ||QP", "PP||QQ"] and other[0][1] > 0.33
+
+
+@pytest.mark.parametrize("old,new", [("n", "mc_samples"), ("seed", "mc_seed"), ("beta", "mc_failure_prob")])
+def test_mc_curve_retired_keyword(old, new):
+    kw = {"mc_samples": 10, "mc_seed": 1}
+    kw.pop(new, None)
+    with pytest.raises(TypeError, match=f"mc_curve.*'{old}'.*renamed {new}"):
+        sub.mc_curve([0.1], "PP||QQ", **kw, **{old: 0.01 if old == "beta" else 1})
