@@ -111,7 +111,7 @@ def test_fft_error_bounds_the_power_composition(times):
     from dp_accounting.pld import pld_pmf
     from scipy import fft as sp_fft
 
-    from dpsampling.engine import dominated_pld, pld
+    from dpsampling.engine import pld
 
     probs = _spiky_probs(61, times)
     pmf = pld_pmf.DensePLDPmf(1e-2, -20, probs, 0.0, False)
