@@ -446,38 +446,43 @@ def pld_epsilon(pld, delta, direction="add_remove"):
     return max(float(epsilon_for_delta(p, float(delta))) for p in direction_pmfs(pld, direction))
 
 
+@lru_cache(maxsize=32)
 def _upper_pmfs(sigma, q, total_steps, direction, discretization):
-    """[(composed pessimistic pmf, bound on the δ error it may carry at ε: a function of ε)] over ``direction``.
+    """((composed pessimistic pmf, err2, flat), …) over ``direction``: the δ error the pmf may carry at ε is at
+    most ``rounding_at(pmf, err2, ε) + flat`` (cached with the composition, treat as immutable).
 
     The composition's rounding (:func:`composition_error`, :func:`rounding_at`) where the FFT composed it; a
     composition that stayed sparse (``size**T ≤ 1000`` products, T < 10) is dp_accounting's direct one, whose
     pairwise sums of nonnegative products are off by at most (terms + T)·u relative each, ≤ 1.01·(T − 1)·
-    (size**T + T)·u in all; one step has no composition.  The tail mass the window leaves out is already in
-    the pmf's +∞ mass (dp_accounting's pessimistic composition), so it needs nothing more."""
+    (size**T + T)·u in all (``flat``); one step has no composition.  The tail mass the window leaves out is
+    already in the pmf's +∞ mass (dp_accounting's pessimistic composition), so it needs nothing more."""
     one = pessimistic_pld(float(sigma), float(q), float(discretization))
     comp = composed(float(sigma), float(q), int(total_steps), True, float(discretization))
     out = []
     for one_pmf, pmf in zip(direction_pmfs(one, direction), direction_pmfs(comp, direction)):
         if total_steps == 1:
-            out.append((pmf, lambda eps: 0.0))
+            out.append((pmf, 0.0, 0.0))
         elif isinstance(pmf, _pmflib.DensePLDPmf):
             dense = _dense_unless_sparse_result(one_pmf, int(total_steps))
             dense = dense if isinstance(dense, _pmflib.DensePLDPmf) else dense.to_dense_pmf()
-            err2 = composition_error(dense._probs, int(total_steps), pmf._probs)  # noqa: SLF001
-            out.append((pmf, lambda eps, pmf=pmf, err2=err2: rounding_at(pmf, err2, eps)))
+            out.append((pmf, composition_error(dense._probs, int(total_steps), pmf._probs), 0.0))  # noqa: SLF001
         else:
             size, t = one_pmf.size, int(total_steps)
-            bound = 1.01 * (t - 1) * (size**t + t) * np.finfo(float).eps / 2
-            out.append((pmf, lambda eps, bound=bound: bound))
-    return out
+            out.append((pmf, 0.0, 1.01 * (t - 1) * (size**t + t) * np.finfo(float).eps / 2))
+    return tuple(out)
+
+
+def _upper_error(pmf, err2, flat, eps):
+    return (rounding_at(pmf, err2, eps) if err2 else 0.0) + flat
 
 
 def certified_delta(eps, sigma, q, total_steps, direction, discretization):
     """An upper bound on δ(ε) of the Poisson-subsampled Gaussian after ``total_steps`` compositions: the
     pessimistic (connect-the-dots) pmf's δ(ε) plus a bound on its composition's rounding, max over
     ``direction`` (the pessimistic pair dominates the true one; the rounding bound covers the arithmetic)."""
-    return max(float(pmf.get_delta_for_epsilon(float(eps))) + err(float(eps))
-               for pmf, err in _upper_pmfs(sigma, q, total_steps, direction, discretization))
+    return max(float(pmf.get_delta_for_epsilon(float(eps))) + _upper_error(pmf, err2, flat, float(eps))
+               for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction,
+                                                  float(discretization)))
 
 
 def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
@@ -485,9 +490,9 @@ def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
     ε₀ = ε̂(δ) the pessimistic pmf's reading and E the rounding bound of :func:`certified_delta`; ε₁ ≥ ε₀ and E
     is nonincreasing, so δ̂(ε₁) + E(ε₁) ≤ δ: the dominating pair's δ(ε₁) ≤ δ.  Max over ``direction``."""
     out = []
-    for pmf, err in _upper_pmfs(sigma, q, total_steps, direction, discretization):
+    for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction, float(discretization)):
         eps0 = float(epsilon_for_delta(pmf, float(delta)))
-        target = float(delta) - err(eps0) if math.isfinite(eps0) else 0.0
+        target = float(delta) - _upper_error(pmf, err2, flat, eps0) if math.isfinite(eps0) else 0.0
         out.append(float(epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
     return max(out)
 

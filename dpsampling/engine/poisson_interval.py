@@ -106,6 +106,16 @@ def _intersect(lo, up, cf_res):
     return lo, up, lo_m, up_m
 
 
+def _with_cf(lo, up, d, widths, fn, target, s, q, steps, direction, rel_tol):
+    """The PLD pair's interval, intersected with the φ accountant's where the pair misses the width (an infinite
+    upper end included), as a labelled result."""
+    cf_res = None
+    if not (math.isfinite(up) and up - lo <= rel_tol * up):
+        cf_res = _cf(fn, target, s, q, steps, direction, rel_tol)
+    lo, up, lo_m, up_m = _intersect(lo, up, cf_res)
+    return _result(lo, up, lo_m, up_m, {"discretization": d, "pld_widths": widths}, (), rel_tol)
+
+
 def _cf(fn, target, sigma, q, steps, direction, rel_tol):
     try:
         return fn(float(target), sigma, q, steps, direction, rel_tol)
@@ -126,11 +136,7 @@ def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-
     lo, up, d, widths = _refine(lambda dd: pld.certified_epsilon(dlt, s, q, steps, direction, dd),
                                 lambda dd: dominated_pld.epsilon(dlt, s, q, steps, direction, dd),
                                 rel_tol, finest, discretization)
-    cf_res = None
-    if not (math.isfinite(up) and up - lo <= rel_tol * up):
-        cf_res = _cf(cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
-    lo, up, lo_m, up_m = _intersect(lo, up, cf_res)
-    return _result(lo, up, lo_m, up_m, {"discretization": d, "pld_widths": widths}, (), rel_tol)
+    return _with_cf(lo, up, d, widths, cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
 
 
 def delta(epsilon_value, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
@@ -146,11 +152,7 @@ def delta(epsilon_value, *, sigma, q, total_steps, direction="add_remove", rel_t
     if up < RELIABLE_DELTA_FLOOR:
         return _cf_only(cf.accounting_delta, eps, s, q, steps, direction, rel_tol,
                         {"pld_lower": lo, "pld_upper": up, "discretization": d})
-    cf_res = None
-    if not (math.isfinite(up) and up - lo <= rel_tol * up):
-        cf_res = _cf(cf.accounting_delta, eps, s, q, steps, direction, rel_tol)
-    lo, up, lo_m, up_m = _intersect(lo, up, cf_res)
-    return _result(lo, up, lo_m, up_m, {"discretization": d, "pld_widths": widths}, (), rel_tol)
+    return _with_cf(lo, up, d, widths, cf.accounting_delta, eps, s, q, steps, direction, rel_tol)
 
 
 def _cf_only(fn, target, s, q, steps, direction, rel_tol, acc=None):
