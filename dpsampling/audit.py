@@ -281,6 +281,16 @@ def _outward(x, digits, up):
     return (math.ceil if up else math.floor)(x * scale) / scale
 
 
+def interval_text(lower, upper) -> str:
+    """'[lower, upper]' rounded outward (lower down, upper up) to the fewest significant digits (4 to 8) that show
+    the certified width, so the printed interval contains the certified one (the audit's and the CLI's text)."""
+    for digits in range(4, 9):
+        a, b = _outward(lower, digits, False), _outward(upper, digits, True)
+        if b - a <= 2 * (upper - lower) + 1e-300:
+            break
+    return f"[{a:.{digits}g}, {b:.{digits}g}]"
+
+
 def _separating(lo_end, hi_end):
     """(text of lo_end rounded up, text of hi_end rounded down) with the fewest digits (4 to 12) that keep
     them apart (lo_end < hi_end)."""

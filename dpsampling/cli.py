@@ -169,20 +169,10 @@ _AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact",
                "interval": "lower bound .. deterministic (best known upper)"}
 
 
-def _interval_text(lo, up) -> str:
-    """[lo, up] rounded outward (lo down, up up) to the fewest significant digits (4 to 8) that show the certified
-    width, so the printed interval contains the certified one."""
-    from .audit import _outward
-
-    for digits in range(4, 9):
-        a, b = _outward(lo, digits, False), _outward(up, digits, True)
-        if b - a <= 2 * (up - lo) + 1e-300:
-            break
-    return f"[{a:.{digits}g}, {b:.{digits}g}]"
-
-
 def _audit_text(df) -> str:
     """An aligned table (sampler, value, what it is, method) followed by the verdict lines."""
+    from .audit import interval_text
+
     q = df.attrs["question"]
     head = {"epsilon": "ε", "sigma": "σ", "epochs": "epochs"}[q]
 
@@ -199,7 +189,7 @@ def _audit_text(df) -> str:
             lines.append((r["sampler"], "-", f"not computed: {why}", r["method"]))
             continue
         both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
-        val = _interval_text(r["lower"], r["upper"]) if both else num(r["value"])
+        val = interval_text(r["lower"], r["upper"]) if both else num(r["value"])
         what = _AUDIT_WHAT.get(r["kind"], r["kind"])
         if both and r["kind"] == "upper":
             what = "certified interval" if q == "epsilon" else "interval (sufficient σ = upper end)"

@@ -25,6 +25,7 @@ import _pipeline
 import _style
 
 from dpsampling import audit as _audit
+from dpsampling.audit import interval_text
 from dpsampling import references
 from dpsampling.engine.cf import CFAccuracyError
 from dpsampling.samplers.poisson import pld_size_estimate
@@ -215,21 +216,9 @@ def plot(df, paths):
     _pipeline.save_figure(fig, paths)
 
 
-def _outward(x, digits, up):
-    if x == 0 or not math.isfinite(x):
-        return x
-    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))
-    return (math.ceil if up else math.floor)(x * scale) / scale
-
-
-def interval_text(lower, upper):
-    """'[lower, upper]' rounded outward (lower down, upper up) to two significant digits more than the relative
-    width needs (4 to 10 digits), so that the printed width is about the true one; an exact value at 6 digits."""
-    if lower == upper:
-        return f"{lower:#.6g} (exact)"
-    width = (upper - lower) / abs(upper) if upper else 1.0
-    digits = min(10, max(4, 2 + math.ceil(-math.log10(width))))
-    return f"[{_outward(lower, digits, False):#.{digits}g}, {_outward(upper, digits, True):#.{digits}g}]"
+def value_text(lower, upper):
+    """An exact value at 6 digits, else the interval as the audit prints it (rounded outward)."""
+    return f"{lower:#.6g} (exact)" if lower == upper else interval_text(lower, upper)
 
 
 def _mark(r):
@@ -242,8 +231,10 @@ def markdown(df):
     def cell(r):
         if r is None:
             return "–"
-        width = "" if r["lower"] == r["upper"] else f" · {r['rel_width']:.1e}"
-        return f"{interval_text(r['lower'], r['upper'])}{width} · {r['cpu_seconds']:.2f} s · {_mark(r)}"
+        value = value_text(r["lower"], r["upper"])
+        if r["lower"] != r["upper"]:
+            value += f" · {r['rel_width']:.1e}"
+        return f"{value} · {r['cpu_seconds']:.2f} s · {_mark(r)}"
 
     lines = ["# certified_intervals: every sampler's certified ε(δ) interval, checked against an independent reference",
              "",

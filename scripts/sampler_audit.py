@@ -15,6 +15,7 @@ import _style
 import numpy as np
 
 from dpsampling import audit as _audit
+from dpsampling.audit import interval_text
 
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
@@ -101,13 +102,14 @@ def markdown(df):
     def cell(r):
         if r is None:
             return "–"
-        if r["kind"] == "interval":
-            return f"[{r['lower']:.3g}, {r['upper']:.3g}]"
-        return f"{r['value']:.3g}"
+        if r["kind"] != "exact" and math.isfinite(r["lower"]) and math.isfinite(r["upper"]):
+            return interval_text(r["lower"], r["upper"])
+        return f"{r['value']:.4g}"
 
     cols = ["poisson", "wor", "shuffle", "deterministic", "balls_and_bins"]
     lines = ["# sampler_audit: ε(δ) per batch sampler over epochs", "",
-             "poisson, wor, balls_and_bins: upper bounds (pessimistic PLD); deterministic: exact (Gaussian at σ/√E); "
+             "poisson, wor, balls_and_bins: certified intervals [lower, upper], rounded outward (methods: the CSV's "
+             "`method`); deterministic: exact (Gaussian at σ/√E); "
              "shuffle: interval [lower bound (Chua et al.), deterministic]. **wrong**: Poisson accounting of a "
              "shuffled run is provably wrong (shuffle lower bound > Poisson upper bound).", "",
              "| run | N | B | σ | δ | epochs | " + " | ".join(cols) + " | Poisson for shuffle |",

@@ -190,3 +190,15 @@ def test_pipeline_point_and_checks(sampler_audit_script):
         sampler_audit_script.check_rows(bad, p)
     with pytest.raises(RuntimeError, match="lower"):
         sampler_audit_script.check_rows([dict(by["poisson"], lower=by["poisson"]["value"] * 2)], p)
+
+
+def test_interval_text_rounds_outward_with_the_digits_of_the_width():
+    """audit.interval_text, the one text of a certified interval (CLI, audit table, pipeline tables): the printed
+    ends contain the certified ones, and the printed width is at most twice the true one (within 8 digits)."""
+    from dpsampling.audit import interval_text
+
+    for lo, up in [(2.385073733, 2.385210788), (0.2284579, 0.2285037), (10.82311965, 54.04581807),
+                   (2.3851215361, 2.3851215898)]:
+        text = interval_text(lo, up)
+        a, b = (float(x) for x in text.strip("[]").split(", "))
+        assert a <= lo <= up <= b and b - a <= 2 * (up - lo), text

@@ -81,11 +81,17 @@ def test_balls_and_bins_beyond_peer_reach_is_checked_on_a_finer_grid(script):
     assert r["reference_upper"] - r["reference_lower"] < 0.5 * (r["upper"] - r["lower"])
 
 
-def test_interval_text_rounds_outward(script):
-    assert script.interval_text(2.385073733, 2.385210788) == "[2.385073, 2.385211]"  # width 5.7e-5: 7 digits
-    assert script.interval_text(2.3851215361, 2.3851215898) == "[2.385121536, 2.385121590]"
-    assert script.interval_text(10.82311965, 54.04581807) == "[10.82, 54.05]"
-    assert script.interval_text(4.25, 4.25) == "4.25000 (exact)"
+def test_value_text_rounds_outward_as_the_audit_prints(script):
+    """The table's intervals are the audit's text (dpsampling.audit.interval_text): rounded outward, so the printed
+    interval contains the certified one, with the digits that show its width."""
+    cases = [((2.385073733, 2.385210788), "[2.38507, 2.38522]"),  # width 5.7e-5: 6 digits
+             ((2.3851215361, 2.3851215898), "[2.3851215, 2.3851216]"),
+             ((10.82311965, 54.04581807), "[10.82, 54.05]")]
+    for (lo, up), text in cases:
+        assert script.value_text(lo, up) == text
+        a, b = (float(x) for x in text.strip("[]").split(", "))
+        assert a <= lo and up <= b
+    assert script.value_text(4.25, 4.25) == "4.25000 (exact)"
 
 
 # ---------------------------------------------------------------- the smoke run
