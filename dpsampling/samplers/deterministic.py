@@ -113,7 +113,8 @@ def _spec():
         pair_add="(N(0,σ²), N(1,σ²)) per epoch (the record's one batch), E epochs: N(0,σ²/E) vs N(1,σ²/E)",
         pair_remove="(N(1,σ²), N(0,σ²)) per epoch, E epochs: N(1,σ²/E) vs N(0,σ²/E)", batch="one_per_step",
         bounds={None: ("exact",)}, sigma_bounds=("exact", "upper", "lower"), methods=(), options=(),
-        audit_kind="exact", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
+        audit_kind="exact", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
+        drawn="a fixed order (the same partition into batches every epoch)", loader="fixed_order",
         directions=("add_remove", "add", "remove"))
 
 

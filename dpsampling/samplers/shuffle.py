@@ -183,7 +183,9 @@ def _spec():
                         low_open=True, cli=False),
                  Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
                         quantities=("sigma",), cli=False)),
-        audit_kind="interval", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
+        audit_kind="interval", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
+        drawn="shuffling (a fresh random permutation each epoch, cut into batches of B)", loader="shuffle",
+        upper_certified=False,
         audit_options={"sigma": {"bound": "lower"}})
 
 

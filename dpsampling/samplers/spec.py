@@ -22,8 +22,18 @@ from dpsampling.engine.errors import ParameterError
 #: predicted seconds beyond which a question is refused unless forced (CLI, audit, account, pipeline)
 TIME_LIMIT = 60.0
 #: the batch models: ``rate`` = q is a free sampling rate (required); ``one_per_step`` = one batch per step,
-#: q = 1/steps (optional, checked)
-BATCH_MODELS = ("rate", "one_per_step")
+#: q = 1/steps (optional, checked); ``capped`` = a free rate q whose batches are cut to a maximum size
+BATCH_MODELS = ("rate", "one_per_step", "capped")
+#: neighbouring relations an analysis holds under: ``add_remove`` (add or remove one record; for a rate sampler
+#: the same curves as zero-out, Chua et al. ICML 2024 §2.2), ``zero_out`` (one record replaced by a ghost whose
+#: gradient is 0: fixed-size batches, Chua et al. §2.2), ``replace_one`` (substitution, Lebeda et al. 2024)
+RELATIONS = ("add_remove", "zero_out", "replace_one")
+#: how the relation is written in a statement
+RELATION_WORDS = {"add_remove": "add-or-remove-one adjacency", "zero_out": "zero-out adjacency",
+                  "replace_one": "replace-one (substitution) adjacency"}
+#: the data loaders a training library can wrap, by how they draw batches (an integration maps its own loader
+#: objects to one of these; a sampler's ``loader`` says which one it accounts)
+LOADERS = ("poisson", "shuffle", "fixed_order", "balls_and_bins", "truncated_poisson")
 
 
 @dataclass(frozen=True)
@@ -124,7 +134,10 @@ class SamplerSpec:
     ``bracket_methods``: methods whose ε/δ answers carry both ends of a certified bracket through
     :func:`account`; ``quantities``: method -> the quantities it answers (default: all three);
     ``directions``: neighbouring directions accepted; ``audit_kind``: the kind of its audit row;
-    ``cost``: the cost model, Question -> :class:`Cost`.
+    ``cost``: the cost model, Question -> :class:`Cost`; ``relation``: the neighbouring relation its bounds hold
+    under (:data:`RELATIONS`); ``drawn``: how it draws batches, in words (a statement's first sentence);
+    ``loader``: the training-library loader it accounts (:data:`LOADERS`; None: no common loader draws so);
+    ``upper_certified``: False when the upper end is only the best known one (shuffle), not a certified bound.
     """
 
     name: str
@@ -141,6 +154,10 @@ class SamplerSpec:
     delta: Callable
     epsilon: Callable
     sigma: Callable
+    relation: str
+    drawn: str
+    loader: str | None = None
+    upper_certified: bool = True
     default_method: str | None = None
     bracket_methods: tuple = ()
     quantities: dict = field(default_factory=dict)
@@ -153,6 +170,10 @@ class SamplerSpec:
     def __post_init__(self):
         if self.batch not in BATCH_MODELS:
             raise ValueError(f"batch must be one of {', '.join(BATCH_MODELS)} (got {self.batch!r})")
+        if self.relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {', '.join(RELATIONS)} (got {self.relation!r})")
+        if self.loader is not None and self.loader not in LOADERS:
+            raise ValueError(f"loader must be None or one of {', '.join(LOADERS)} (got {self.loader!r})")
 
     def default_bound(self, method) -> str:
         return self.bounds[method][0]
