@@ -1,11 +1,13 @@
 """What every accountant returns: a value, what kind of value it is, and how it was obtained.
 
-Holds :class:`AccountingResult`, the allowed ``kind`` labels and the ONE PLD reliability floor
-(:data:`RELIABLE_DELTA_FLOOR`) used by every module that reads δ off a privacy loss distribution.
+Holds :class:`AccountingResult`, the allowed ``kind`` labels, the ONE PLD reliability floor
+(:data:`RELIABLE_DELTA_FLOOR`) used by every module that reads δ off a privacy loss distribution, and the one way a
+bound is printed (:func:`bound_text`, :func:`interval_text`: every upper end rounded up, every lower end down).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 
 #: ``upper``: a valid upper bound; ``lower``: a valid lower bound; ``exact``: closed form;
@@ -38,7 +40,9 @@ class AccountingResult:
     ``kind`` is ``upper`` (a valid upper bound), ``lower`` (a valid lower
     bound), ``exact`` (closed form) or ``estimate``.  ``lower``/``upper``
     bracket the true value when the method provides both.  ``flags`` lists
-    caveats, e.g. ``not_converged`` or :data:`BELOW_FLOOR_FLAG`.
+    caveats, e.g. ``not_converged`` or :data:`BELOW_FLOOR_FLAG`.  ``relation``: the neighbouring relation the
+    value holds under (``dpsampling.samplers.spec.RELATIONS``; :func:`dpsampling.samplers.account` sets it from
+    the sampler's spec; None for an engine answer asked directly).
     """
 
     value: float
@@ -48,9 +52,73 @@ class AccountingResult:
     lower: float | None = None
     upper: float | None = None
     flags: tuple = ()
+    relation: str | None = field(default=None, compare=False)  # not part of the value: equal answers compare equal
 
     def as_dict(self) -> dict:
         d = asdict(self)
         d["flags"] = ";".join(self.flags)
         return d
 
+
+
+def outward(x: float, digits: int, up: bool) -> float:
+    """``x`` rounded to ``digits`` significant digits away from the certified side: up for an upper end, down for a
+    lower end, so that a printed bound is implied by the certified one.  0, ±∞ and NaN are returned as they are."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))
+    y = (math.ceil if up else math.floor)(x * scale) / scale
+    # x * scale and the division round; step once more if the result landed on the wrong side of x
+    if (up and y < x) or (not up and y > x):
+        y = (math.ceil if up else math.floor)(x * scale + (1 if up else -1)) / scale
+    return y
+
+
+#: the sides a printed number can stand for: ``upper`` rounds up, ``lower`` down, ``exact``/``value`` to nearest
+SIDES = ("upper", "lower", "exact", "value")
+
+
+def bound_text(x, side: str, digits: int = 4) -> str:
+    """One bound as text: ``x`` to ``digits`` significant digits, rounded up if ``side`` is ``"upper"`` and down if
+    ``"lower"`` (so the printed bound still holds), to nearest for ``"exact"``/``"value"`` (not a bound).  Every
+    surface that prints a bound (statement, audit table and verdicts, CLI text, pipeline tables, warnings) uses this
+    function or :func:`interval_text`.  ``inf``/``nan`` print as such; an integer prints as itself."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {', '.join(SIDES)} (got {side!r})")
+    if isinstance(x, bool) or (isinstance(x, int)):
+        return str(x)
+    x = float(x)
+    if not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    if side in ("upper", "lower"):
+        x = outward(x, digits, side == "upper")
+    return f"{x:.{digits}g}"
+
+
+def interval_text(lower, upper) -> str:
+    """'[lower, upper]' rounded outward (lower down, upper up) to the fewest significant digits (4 to 8) that show
+    the certified width, so the printed interval contains the certified one."""
+    for digits in range(4, 9):
+        a, b = outward(lower, digits, False), outward(upper, digits, True)
+        if b - a <= 2 * (upper - lower) + 1e-300:
+            break
+    return f"[{a:.{digits}g}, {b:.{digits}g}]"
+
+
+def separating_text(lo_end, hi_end) -> tuple:
+    """(text of ``lo_end`` rounded up, text of ``hi_end`` rounded down) with the fewest digits (4 to 12) that keep
+    them apart (``lo_end < hi_end``): a printed ``lo_end < hi_end`` is as true as the one between the numbers."""
+    for digits in range(4, 13):
+        a, b = outward(lo_end, digits, True), outward(hi_end, digits, False)
+        if a < b:
+            return f"{a:.{digits}g}", f"{b:.{digits}g}"
+    return f"{lo_end!r}", f"{hi_end!r}"
+
+
+def ends_text(lower, upper) -> tuple:
+    """Texts of an interval's ends rounded outward (lower down, upper up) with the fewest digits (4 to 12) that tell
+    them apart."""
+    for digits in range(4, 13):
+        a, b = outward(lower, digits, False), outward(upper, digits, True)
+        if a != b or digits == 12:
+            return f"{a:.{digits}g}", f"{b:.{digits}g}"

@@ -9,6 +9,8 @@ and the pipeline read the registry.  This layer imports the engine only.
 
 from __future__ import annotations
 
+import dataclasses
+
 from dpsampling.engine.errors import ParameterError
 
 from .spec import TIME_LIMIT, Question, SamplerSpec, check_cost
@@ -18,6 +20,13 @@ _REGISTRY: dict[str, SamplerSpec] = {}
 QUANTITIES = ("epsilon", "delta", "sigma")
 #: every batch sampler, in the order the CLI lists them (kept equal to the registry by register/unregister)
 SAMPLERS: tuple = ()
+#: options every sampler accepts: a sampler without the option checks the value against the first sampler that has
+#: it and ignores it (``rel_tol``: the PLD accuracy; samplers without a PLD to refine have nothing to tighten)
+SHARED_OPTIONS = ("rel_tol",)
+#: the largest σ any question takes: beyond it every accountant underflows (ε, δ ≈ 0)
+MAX_SIGMA = 1e6
+#: the largest ε the σ calibration takes: larger ε calls for σ → 0, which no PLD resolves
+MAX_SIGMA_EPSILON = 100.0
 
 
 def register(spec: SamplerSpec) -> SamplerSpec:
@@ -47,6 +56,11 @@ def get_spec(name: str) -> SamplerSpec:
 def specs() -> tuple:
     """Every registered SamplerSpec, in order."""
     return tuple(_REGISTRY.values())
+
+
+def with_role(role: str) -> SamplerSpec | None:
+    """The first registered sampler whose ``spec.role`` is ``role`` (``spec.ROLES``), or None."""
+    return next((s for s in _REGISTRY.values() if s.role == role), None)
 
 
 def _method(spec, method):
@@ -107,13 +121,10 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     if quantity not in QUANTITIES:
         raise ParameterError("quantity", "one of " + ", ".join(QUANTITIES), quantity)
     method = _method(spec, method)
+    options = _check_question(spec, quantity, target, sigma, q, method, options)
     one = _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method)
     if one is not None:
-        return one
-    for name, value in options.items():
-        opt = spec.option(name)
-        if opt is not None:
-            opt.check(value)
+        return dataclasses.replace(one, relation=spec.relation)
     check_cost(spec, Question(quantity, sigma=sigma, steps=steps, epochs=epochs, q=q, target=target, method=method,
                               options=options), force=force)
     kw = dict(steps=steps, epochs=epochs, q=q, direction=direction, **options)
@@ -125,11 +136,75 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
                                  message=f"bound must be {' or '.join(map(repr, spec.sigma_bounds))} for sigma with "
                                          f"sampler '{spec.name}' (got {bound!r})")
         eps, dlt = target
-        return spec.sigma(eps, dlt, bound=bound, **kw)
+        return _with_relation(spec.sigma(eps, dlt, bound=bound, **kw), spec)
     if method in spec.bracket_methods:
         kw["both_ends"] = True
     bound = spec.default_bound(method) if bound is None else bound
-    return getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw)
+    return _with_relation(getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw), spec)
+
+
+def _with_relation(result, spec):
+    """``result`` carrying the neighbouring relation its sampler's analysis holds under (``spec.relation``)."""
+    from dpsampling.engine.result import AccountingResult
+
+    return dataclasses.replace(result, relation=spec.relation) if isinstance(result, AccountingResult) else result
+
+
+def _number(x):
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _check_question(spec, quantity, target, sigma, q, method, options) -> dict:
+    """What every sampler asks of a question before its own checks (ParameterError naming the parameter): σ at most
+    :data:`MAX_SIGMA`, ε of a σ question at most :data:`MAX_SIGMA_EPSILON`, q given for a rate sampler, a method that
+    answers the quantity, and options that are the sampler's, apply to this method and quantity and are in range.
+    Returns the options to pass on (a shared option the sampler lacks is dropped)."""
+    s = _number(sigma)
+    if s is not None and s > MAX_SIGMA:
+        raise ParameterError("sigma", f"in (0, {MAX_SIGMA:g}]", sigma,
+                             message=f"sigma must be in (0, {MAX_SIGMA:g}] (got {sigma!r}); beyond, every accountant "
+                                     f"underflows (ε, δ ≈ 0)")
+    if quantity == "sigma" and isinstance(target, tuple) and len(target) == 2:
+        e = _number(target[0])
+        if e is not None and e > MAX_SIGMA_EPSILON:
+            raise ParameterError("epsilon", f"in [0, {MAX_SIGMA_EPSILON:g}] for the sigma question", target[0],
+                                 message=f"epsilon must be in [0, {MAX_SIGMA_EPSILON:g}] for the sigma question (got "
+                                         f"{target[0]!r}): larger ε calls for σ → 0, which no PLD resolves")
+    if q is None and spec.batch in ("rate", "capped"):
+        raise ParameterError("q", "in (0, 1]", None, message=f"q is required for sampler {spec.name} (the sampling "
+                                                              f"rate, in (0, 1])")
+    if not spec.answers(quantity, method):
+        answering = [m for m in spec.methods if spec.answers(quantity, m)]
+        raise ParameterError("method", f"one of {', '.join(answering)} for the {quantity} question", method,
+                             message=f"method {method} does not answer the {quantity} question of sampler {spec.name} "
+                                     f"(it gives an estimate or a lower bound, which cannot certify a σ); method must "
+                                     f"be one of {', '.join(answering)} (got {method!r})")
+    out = {}
+    for name, value in options.items():
+        own = spec.option(name)
+        if own is None:
+            if name in SHARED_OPTIONS and value is not None:
+                other = next((o for o in (s_.option(name) for s_ in specs()) if o is not None), None)
+                if other is not None:
+                    other.check(value)
+                continue
+            if value is not None and any(s_.option(name) is not None for s_ in specs()):
+                names = " or ".join(s_.name for s_ in specs() if s_.option(name) is not None)
+                raise ParameterError(name, f"unset for sampler {spec.name} (it applies to sampler {names})", value)
+            out[name] = value  # not an option of any sampler: the sampler's own keyword check names it
+            continue
+        if value is not None and not own.applies(quantity, method):
+            where = []
+            if own.methods is not None:
+                where.append(f"method {' or '.join(own.methods)}")
+            if own.quantities is not None:
+                where.append(f"the {' or '.join(own.quantities)} question")
+            raise ParameterError(name, f"unset here (it applies to {' with '.join(where)})", value)
+        out[name] = own.check(value)
+    return out
 
 
 def _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method):
@@ -160,5 +235,5 @@ register(shuffle.SPEC)
 register(deterministic.SPEC)
 register(balls_and_bins.SPEC)
 
-__all__ = ["QUANTITIES", "SAMPLERS", "TIME_LIMIT", "account", "balls_and_bins", "deterministic", "get_spec", "poisson",
-           "question", "register", "shuffle", "specs", "unregister", "wor"]
+__all__ = ["MAX_SIGMA", "MAX_SIGMA_EPSILON", "QUANTITIES", "SAMPLERS", "SHARED_OPTIONS", "TIME_LIMIT", "account", "balls_and_bins", "deterministic", "get_spec", "poisson",
+           "question", "register", "shuffle", "specs", "unregister", "with_role", "wor"]

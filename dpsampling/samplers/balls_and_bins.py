@@ -934,7 +934,7 @@ def _spec():
                    methods=("max_statistic",), cli=False),
         ),
         audit_kind="upper", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
-        relation="zero_out", loader="balls_and_bins",
+        relation="zero_out", loader="balls_and_bins", label="balls-and-bins",
         drawn="balls-and-bins (each epoch every example in one uniformly random step)")
 
 

@@ -109,12 +109,14 @@ def _spec():
     from .spec import SamplerSpec
 
     return SamplerSpec(
-        name=NAME, summary="fixed batches: the same partition into steps batches every epoch (exact)",
+        name=NAME, summary="fixed batches: the same partition into steps batches every epoch (exact; Chua et al.'s lower "
+                           "bound for one permutation reused every epoch equals it, so that run's ε is this one)",
         pair_add="(N(0,σ²), N(1,σ²)) per epoch (the record's one batch), E epochs: N(0,σ²/E) vs N(1,σ²/E)",
         pair_remove="(N(1,σ²), N(0,σ²)) per epoch, E epochs: N(1,σ²/E) vs N(0,σ²/E)", batch="one_per_step",
         bounds={None: ("exact",)}, sigma_bounds=("exact", "upper", "lower"), methods=(), options=(),
         audit_kind="exact", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
         drawn="a fixed order (the same partition into batches every epoch)", loader="fixed_order",
+        role="once_per_epoch", label="fixed batches",
         directions=("add_remove", "add", "remove"))
 
 

@@ -209,7 +209,7 @@ def _options():
     )
 
 
-def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relation, drawn, loader):
+def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relation, drawn, loader, **words):
     """The description of a rate sampler whose curves are a subsampled Gaussian's (poisson, wor)."""
     from .spec import SamplerSpec
 
@@ -223,10 +223,10 @@ def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relati
                 "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
         sigma_bounds=("upper",), methods=methods, default_method=INTERVAL, options=_options(), audit_kind="upper",
         cost=cost, delta=delta, epsilon=epsilon, sigma=sigma_entry, relation=relation, drawn=drawn, loader=loader,
-        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"))
+        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"), **words)
 
 
 SPEC = _spec(NAME, "Poisson subsampling: each record joins each batch with probability q",
              "(N(0,σ²), (1-q)N(0,σ²) + qN(1,σ²))", "((1-q)N(0,σ²) + qN(1,σ²), N(0,σ²))", delta, epsilon, sigma,
-             relation="add_remove", loader="poisson",
+             relation="add_remove", loader="poisson", role="baseline", label="Poisson",
              drawn="Poisson sampling (each example in each step independently with probability B/N)")

@@ -34,6 +34,11 @@ RELATION_WORDS = {"add_remove": "add-or-remove-one adjacency", "zero_out": "zero
 #: the data loaders a training library can wrap, by how they draw batches (an integration maps its own loader
 #: objects to one of these; a sampler's ``loader`` says which one it accounts)
 LOADERS = ("poisson", "shuffle", "fixed_order", "balls_and_bins", "truncated_poisson")
+#: what a sampler stands for in the upper layers (``SamplerSpec.role``): ``baseline`` = the sampler every other is
+#: compared with (the audit's verdicts, the statement's "assuming Poisson sampling" line: the first registered
+#: sampler with this role); ``once_per_epoch`` = each example exactly once per epoch in the same batches, an exact
+#: value (the statement's first line, and the best known upper end of a sampler whose upper end is not certified)
+ROLES = ("baseline", "once_per_epoch")
 
 
 @dataclass(frozen=True)
@@ -138,6 +143,12 @@ class SamplerSpec:
     under (:data:`RELATIONS`); ``drawn``: how it draws batches, in words (a statement's first sentence);
     ``loader``: the training-library loader it accounts (:data:`LOADERS`; None: no common loader draws so);
     ``upper_certified``: False when the upper end is only the best known one (shuffle), not a certified bound.
+
+    How the upper layers word it (no layer above ``samplers`` names a sampler): ``role`` (:data:`ROLES` or None);
+    ``label``: its name in verdicts and footnotes ("" = the name with '-' for '_'); ``run_words``: a run drawn so
+    ("" = "a <label> run"); ``lower_source``: where a lower bound comes from (cited after it); ``upper_source``: for
+    an upper end that is not certified, what it is and why it is the best known (cited after it); ``upper_method``:
+    the method label of that upper end in an audit row.
     """
 
     name: str
@@ -166,6 +177,12 @@ class SamplerSpec:
     #: an optional audit row: with the default sampler list it is listed, not computed, when predicted beyond the
     #: limit (a required row stops the audit instead)
     audit_optional: bool = False
+    role: str | None = None
+    label: str = ""
+    run_words: str = ""
+    lower_source: str = ""
+    upper_source: str = ""
+    upper_method: str = ""
 
     def __post_init__(self):
         if self.batch not in BATCH_MODELS:
@@ -174,6 +191,23 @@ class SamplerSpec:
             raise ValueError(f"relation must be one of {', '.join(RELATIONS)} (got {self.relation!r})")
         if self.loader is not None and self.loader not in LOADERS:
             raise ValueError(f"loader must be None or one of {', '.join(LOADERS)} (got {self.loader!r})")
+        if self.role is not None and self.role not in ROLES:
+            raise ValueError(f"role must be None or one of {', '.join(ROLES)} (got {self.role!r})")
+
+    @property
+    def words(self) -> str:
+        """How verdicts and footnotes name this sampler."""
+        return self.label or self.name.replace("_", "-")
+
+    @property
+    def run(self) -> str:
+        """A run drawn by this sampler, in words."""
+        return self.run_words or f"a {self.words} run"
+
+    @property
+    def relation_words(self) -> str:
+        """The neighbouring relation, as a statement writes it."""
+        return RELATION_WORDS[self.relation]
 
     def default_bound(self, method) -> str:
         return self.bounds[method][0]

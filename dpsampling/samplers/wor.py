@@ -50,5 +50,5 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="ad
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
 SPEC = poisson._spec(NAME, "sampling without replacement: a fixed batch of b = q·n records",
                      "Poisson's add pair at σ/2 (sensitivity 2)", "Poisson's remove pair at σ/2 (sensitivity 2)",
-                     delta, epsilon, sigma, relation="replace_one", loader=None,
+                     delta, epsilon, sigma, relation="replace_one", loader=None, label="WOR",
                      drawn="sampling without replacement (a fresh batch of B distinct examples each step)")
