@@ -4,8 +4,10 @@
     dpsampling delta   --sampler wor     --sigma 0.8 --q 1e-3 --steps 10000 --epsilon 1
     dpsampling sigma   --sampler poisson --epsilon 1 --delta 1e-6 --q 1e-3 --steps 10000
 
-Each prints one JSON object (value, kind, method, accuracy settings, ...).
-Bad input exits with code 2 and a one-line message naming the flag.
+Each prints one JSON object (value, kind, method, accuracy settings, neighbouring relation, ...).
+Bad input exits with code 2 and a one-line message naming the flag.  The command line only parses and maps: every
+check is the library's (:func:`dpsampling.samplers.account`, the spec's options, :func:`dpsampling.audit`), and a
+ParameterError is mapped to its flag through the option tables (:data:`FLAGS`, the specs' ``Option.flag``).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import warnings
 from typing import TYPE_CHECKING
 
-from . import statement
+from . import statements
 
 if TYPE_CHECKING:
     from .engine.result import AccountingResult
@@ -34,18 +36,7 @@ FLAGS = {"sigma": "sigma", "q": "q", "steps": "steps", "epochs": "epochs", "epsi
          "direction": "direction", "method": "method", "bound": "bound", "sampler": "sampler", "force": "force",
          "dataset_size": "dataset-size", "batch_size": "batch-size", "target_epsilon": "target-epsilon",
          "samplers": "samplers"}
-#: sampler option flags every sampler accepts: passed to the samplers that have the option, unused by the others
-#: (--rel-tol: the PLD accuracy; samplers without a PLD to refine have nothing to tighten)
-SHARED_FLAGS = ("rel-tol",)
-#: retired flags -> their new name (a retired flag stops with a message naming the new one)
-RENAMED_FLAGS = {"--failure-prob": "--mc-failure-prob"}
 DIRECTIONS = ("add", "remove", "add_remove")
-
-
-def __getattr__(name):
-    if name == "SAMPLERS":  # the registered samplers (the registry may grow at run time)
-        return _registry().SAMPLERS
-    raise AttributeError(name)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -83,6 +74,12 @@ def flag_of(param, sampler=None):
         if o is not None and o.cli:
             return "--" + o.flag
     return None
+
+
+def _accuracy_help(specs) -> str:
+    """The audit's --accuracy: the ``accuracy`` option of the samplers that have one."""
+    having = [(s.name, s.option("accuracy")) for s in specs if s.option("accuracy") is not None]
+    return "; ".join(f"{name}: {o.help}" for name, o in having) or "unused (no sampler has an accuracy option)"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -135,7 +132,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--epsilon", type=float, required=True, help="ε >= 0")
     s.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
     _audit_parser(sub)
-    statement.add_parser(sub)
+    statements.add_parser(sub, reg.SAMPLERS)
     return p
 
 
@@ -154,45 +151,58 @@ def _audit_parser(sub) -> None:
     a.add_argument("--target-epsilon", type=float, help="target ε > 0 (asks for σ, or with --sigma the most epochs)")
     a.add_argument("--samplers", help=f"comma-separated subset of {','.join(reg.SAMPLERS)} (default: all; a row "
                                       f"predicted to take more than {reg.TIME_LIMIT:g} s is listed, not computed)")
-    a.add_argument("--accuracy", choices=("default", "fine"), default="default",
-                   help="balls_and_bins certified interval: default (relative width ≤ 1e-2) or fine (≤ 1e-3)")
+    a.add_argument("--accuracy", choices=("default", "fine"), default="default", help=_accuracy_help(reg.specs()))
     a.add_argument("--force", action="store_true", help=f"compute rows predicted beyond {reg.TIME_LIMIT:g} s too")
-    a.add_argument("--json", action="store_true", help="print one JSON object {rows, verdicts, question}")
+    a.add_argument("--json", action="store_true",
+                   help="print one JSON object {question, rows, verdicts, not_computed}")
 
 
-#: the flag of an audit row that was not computed (predicted beyond the time limit)
-SKIPPED_COST = "skipped_cost"
 #: what to change in an audit when a row costs too much: its cost drivers are the run's steps and epochs
 _AUDIT_DRIVERS = {"steps": "--batch-size (steps per epoch = ⌈N/B⌉)", "epochs": "--epochs", "sigma": "--sigma",
                   "q": "--batch-size"}
-_AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate",
-               "interval": "lower bound .. deterministic (best known upper)"}
+#: what an audit row's number is, by its kind (a row whose upper end is not certified says so from its spec)
+_AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate"}
+#: the side each kind's value stands on when printed alone
+_SIDE = {"upper": "upper", "lower": "lower", "exact": "exact", "estimate": "value"}
+
+
+def _what(r, q, spec):
+    """What the number of an audit row is, in words."""
+    both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
+    if not spec.upper_certified:
+        return f"lower bound .. {spec.upper_method} (best known upper)"
+    if both and r["kind"] == "upper":
+        return "certified interval" if q == "epsilon" else "interval (sufficient σ = upper end)"
+    return _AUDIT_WHAT.get(r["kind"], r["kind"])
 
 
 def _audit_text(df) -> str:
-    """An aligned table (sampler, value, what it is, method) followed by the verdict lines."""
-    from .audit import interval_text
+    """An aligned table (sampler, value, what it is, method) followed by the verdict lines; every bound on its side
+    (:func:`dpsampling.engine.result.bound_text`, :func:`~dpsampling.engine.result.interval_text`)."""
+    from .auditing import NOT_COMPUTED, SKIPPED_COST
+    from .engine.result import bound_text, interval_text
 
+    reg = _registry()
     q = df.attrs["question"]
     head = {"epsilon": "ε", "sigma": "σ", "epochs": "epochs"}[q]
 
-    def num(x):
-        if isinstance(x, float) and math.isnan(x):
-            return "-"
-        return f"{int(x)}" if q == "epochs" else f"{x:.4g}"
-
     lines = [("sampler", head, "what it is", "method")]
     for r in df.to_dict("records"):
-        if SKIPPED_COST in r["flags"]:
+        spec = reg.get_spec(r["sampler"])
+        flags = r["flags"].split(";") if r["flags"] else []
+        if SKIPPED_COST in flags or NOT_COMPUTED in flags:
             exc = df.attrs.get("skipped", {}).get(r["sampler"])
-            why = exc.text("--force", _AUDIT_DRIVERS) if exc is not None else "predicted beyond the time limit"
+            why = _audit_error_text(exc) if exc is not None else "predicted beyond the time limit"
             lines.append((r["sampler"], "-", f"not computed: {why}", r["method"]))
             continue
         both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
-        val = interval_text(r["lower"], r["upper"]) if both else num(r["value"])
-        what = _AUDIT_WHAT.get(r["kind"], r["kind"])
-        if both and r["kind"] == "upper":
-            what = "certified interval" if q == "epsilon" else "interval (sufficient σ = upper end)"
+        if q == "epochs":
+            val = f"{int(r['value'])}"
+        elif both:
+            val = interval_text(r["lower"], r["upper"])
+        else:
+            val = bound_text(r["value"], _SIDE.get(r["kind"], "value"))
+        what = _what(r, q, spec)
         if r["flags"]:
             what += f" [{r['flags']}]"
         lines.append((r["sampler"], val, what, r["method"]))
@@ -218,103 +228,55 @@ def _audit_json(df) -> str:
         return x.item() if hasattr(x, "item") else x
 
     rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict("records")]
-    return json.dumps({"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"]})
+    not_computed = {k: _audit_error_text(v) for k, v in df.attrs.get("skipped", {}).items()}
+    return json.dumps({"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"],
+                       "not_computed": not_computed})
+
+
+def _audit_error_text(exc) -> str:
+    """One line for an error of the audit: a cost refusal names the audit's flags (--force), a ParameterError its
+    flag."""
+    from .samplers.spec import CostError
+
+    if isinstance(exc, CostError):
+        return exc.text("--force", _AUDIT_DRIVERS)
+    return _error_text(exc)
 
 
 def _audit_main(a) -> int:
-    from .audit import audit
-    from .samplers.spec import CostError
+    from .auditing import audit
 
-    for flag in ("sigma", "delta", "target_epsilon"):
-        v = getattr(a, flag)
-        if v is not None and not math.isfinite(v):
-            return _fail(f"{flag_of(flag)} must be a finite number (got {v!r})", 2)
     try:
         df = audit(a.dataset_size, a.batch_size, delta=a.delta, epochs=a.epochs, sigma=a.sigma,
                    target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy, force=a.force)
-    except CostError as exc:
-        return _fail(exc.text("--force", _AUDIT_DRIVERS), 2)
     except ValueError as exc:
-        return _fail(_error_text(exc), 2)
+        return _fail(_audit_error_text(exc), 2)
     except (RuntimeError, ArithmeticError) as exc:
         return _fail(str(exc) or type(exc).__name__, 1)
     print(_audit_json(df) if a.json else _audit_text(df))
     return 0
 
 
-#: ranges the command line adds to the library's (beyond them every accountant underflows or no PLD resolves σ)
-MAX_SIGMA = 1e6
-MAX_SIGMA_EPSILON = 100.0
-
-
-def _check_cli_values(a, spec) -> dict:
-    """Ranges the library does not check itself, non-finite values, and flags that do not apply (ParameterError
-    naming the library parameter); returns the sampler options given (library name -> value)."""
-    from .engine.errors import ParameterError
-
-    for name in ("sigma", "q", "epsilon", "delta"):
-        v = getattr(a, name, None)
-        if v is not None and math.isnan(v):
-            raise ParameterError(name, "a number", v)
-    if getattr(a, "sigma", None) is not None and not (0 < a.sigma <= MAX_SIGMA):
-        raise ParameterError("sigma", f"in (0, {MAX_SIGMA:g}]", a.sigma, message=f"sigma must be in (0, {MAX_SIGMA:g}] "
-                             f"(got {a.sigma!r}); beyond, every accountant underflows (ε, δ ≈ 0)")
-    if a.command == "sigma" and not (0 <= a.epsilon <= MAX_SIGMA_EPSILON):
-        raise ParameterError("epsilon", f"in [0, {MAX_SIGMA_EPSILON:g}] for the sigma command", a.epsilon,
-                             message=f"epsilon must be in [0, {MAX_SIGMA_EPSILON:g}] for the sigma command (got "
-                                     f"{a.epsilon!r}): larger ε calls for σ → 0, which no PLD resolves")
-    if a.epochs < 1:
-        raise ParameterError("epochs", "an integer >= 1", a.epochs)
-    if a.q is None and spec.batch == "rate":
-        raise ParameterError("q", "in (0, 1]", None, message=f"q is required for sampler {spec.name} (the sampling "
-                                                              f"rate, in (0, 1])")
-    if a.method is not None and a.method not in spec.methods:
-        allowed = "one of " + ", ".join(spec.methods) if spec.methods else "unset"
-        raise ParameterError("method", f"{allowed} for sampler {spec.name}", a.method)
+def _options(a, spec) -> dict:
+    """The sampler options given on the command line (library name -> value): every option flag that was set, under
+    the name of this sampler's option with that flag (else the first sampler's that has it); an unset option whose
+    spec fills it (``Option.fill_unless``) gets its default.  No checks: :func:`dpsampling.samplers.account` makes
+    them."""
+    options, fill = {}, []
     method = a.method or spec.default_method
-    if not spec.answers(a.command, method):
-        answering = [m for m in spec.methods if spec.answers(a.command, m)]
-        raise ParameterError("method", f"one of {', '.join(answering)} for the {a.command} command", method,
-                             message=f"method {method} does not answer the {a.command} command of sampler "
-                                     f"{spec.name} (it gives an estimate or a lower bound, which cannot certify a "
-                                     f"σ); method must be one of {', '.join(answering)} (got {method!r})")
-    options = {}
-    fill = []
-    for flag, (opt, names) in cli_options().items():
-        v = getattr(a, flag.replace("-", "_"))
+    for flag, (opt, _) in cli_options().items():
         own = spec.option(opt.name)
         if own is not None and (not own.cli or own.flag != flag):
             own = None
+        v = getattr(a, flag.replace("-", "_"))
         if v is None:
             if own is not None and own.fill_unless and own.applies(a.command, method):
                 fill.append(own)
             continue
-        if own is None and flag in SHARED_FLAGS:
-            opt.check(v)
-            continue
-        if own is None:
-            raise ParameterError(opt.name, f"unset for sampler {spec.name} (it applies to sampler "
-                                           f"{' or '.join(names)})", v)
-        if not own.applies(a.command, method):
-            where = []
-            if own.methods is not None:
-                where.append(f"method {' or '.join(own.methods)}")
-            if own.quantities is not None:
-                where.append(f"the {' or '.join(own.quantities)} command")
-            raise ParameterError(opt.name, f"unset here (it applies to {' with '.join(where)})", v)
-        options[own.name] = own.check(v)
+        options[(own or opt).name] = v
     for own in fill:
         if own.fill_unless not in options:
             options[own.name] = own.default
-    if spec.batch == "rate":  # the accountant's own first checks, run before it is imported (start-up)
-        from .engine import validation
-
-        if a.command in ("delta", "sigma"):
-            validation.check_epsilon(a.epsilon)
-        if a.command in ("epsilon", "sigma"):
-            validation.check_delta(a.delta)
-        validation.check_rate(a.q)
-        validation.check_steps(a.steps)
     return options
 
 
@@ -327,16 +289,10 @@ def _run(a) -> AccountingResult:
     """
     reg = _registry()
     spec = reg.get_spec(a.sampler)
-    options = _check_cli_values(a, spec)
     target = a.delta if a.command == "epsilon" else a.epsilon if a.command == "delta" else (a.epsilon, a.delta)
-    kw = dict(sigma=getattr(a, "sigma", None), steps=a.steps, epochs=a.epochs, q=a.q, direction=a.direction,
-              method=a.method, bound=a.bound, force=a.force, **options)
-    from .samplers.spec import check_cost
-
-    check_cost(spec, reg.question(a.sampler, a.command, target, **{k: kw[k] for k in ("sigma", "steps", "epochs", "q",
-                                                                                        "method")}, **options),
-               force=a.force)
-    return reg.account(a.sampler, a.command, target, **kw)
+    return reg.account(a.sampler, a.command, target, sigma=getattr(a, "sigma", None), steps=a.steps, epochs=a.epochs,
+                       q=a.q, direction=a.direction, method=a.method, bound=a.bound, force=a.force,
+                       **_options(a, spec))
 
 
 def _error_text(exc, sampler=None) -> str:
@@ -386,15 +342,11 @@ def main(argv=None) -> int:
     # δ(ε) is an np.dot whose idle OpenBLAS threads spin after each call (~0.15 CPU-s of a T = 1e5 query).
     os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = sys.argv[1:] if argv is None else list(argv)
-    for token in argv:
-        old = token.split("=", 1)[0]
-        if old in RENAMED_FLAGS:
-            return _fail(f"{old} was renamed {RENAMED_FLAGS[old]}", 2)
     args = _parser().parse_args(argv)
     if args.command == "audit":
         return _audit_main(args)
     if args.command == "statement":
-        return statement.main(args)
+        return statements.main(args, _fail, _audit_error_text)
     try:
         with warnings.catch_warnings():  # numerical warnings (e.g. e^ε overflow at ε = 1e300) would break the one line
             warnings.simplefilter("ignore", RuntimeWarning)

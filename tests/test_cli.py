@@ -75,7 +75,10 @@ def test_parser_literals_are_the_librarys():
     from dpsampling import samplers
     from dpsampling.engine import accountant, validation
 
-    assert cli.SAMPLERS == samplers.SAMPLERS
+    sub = next(a for a in cli._parser()._actions if a.dest == "command")
+    for command in ("epsilon", "delta", "sigma", "statement"):
+        choices = next(a.choices for a in sub.choices[command]._actions if a.dest == "sampler")
+        assert tuple(choices) == samplers.SAMPLERS, command
     poisson = samplers.get_spec("poisson")
     # the sampler's methods: its certified interval (the default) and the engine's accountants
     assert (cli.DIRECTIONS, poisson.methods) == (validation.DIRECTIONS, (samplers.poisson.INTERVAL, *validation.METHODS))

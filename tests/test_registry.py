@@ -36,7 +36,7 @@ def _main(capsys, argv):
 
 
 def test_toy_sampler_joins_every_entry_point(toy, capsys):
-    assert "toy_poisson" in samplers.SAMPLERS and "toy_poisson" in cli.SAMPLERS
+    assert "toy_poisson" in samplers.SAMPLERS
     for argv in (["--help"], ["epsilon", "--help"]):
         code, out, _ = _main(capsys, argv)
         assert code == 0 and "toy_poisson" in out
@@ -52,6 +52,44 @@ def test_toy_sampler_joins_every_entry_point(toy, capsys):
     code, out, _ = _main(capsys, ["audit", "--dataset-size", "1000", "--batch-size", "10", "--epochs", "2", "--sigma",
                                   "1", "--delta", "1e-5"])
     assert code == 0 and "toy_poisson" in out
+
+
+@pytest.fixture
+def toy_bnb():
+    """balls_and_bins (one batch per step) under another name, registered at run time (no other module edited), then
+    removed.  The integrations' tests use it too: an Opacus accountant for it must give its original's values."""
+    from dpsampling.samplers import balls_and_bins
+
+    spec = dataclasses.replace(balls_and_bins.SPEC, name="toy_bnb", summary="balls-and-bins under another name (test)")
+    samplers.register(spec)
+    try:
+        yield spec
+    finally:
+        samplers.unregister("toy_bnb")
+
+
+def test_toy_one_batch_per_step_sampler_joins_every_entry_point(toy_bnb, capsys):
+    """A clone of a one-batch-per-step sampler answers in --help, account, the CLI, audit and statement with its
+    original's values (no layer above samplers/ names a sampler, so none needs an edit)."""
+    for argv in (["--help"], ["epsilon", "--help"], ["statement", "--help"]):
+        code, out, _ = _main(capsys, argv)
+        assert code == 0 and "toy_bnb" in out, argv
+    kw = dict(sigma=1.0, steps=4, epochs=2)
+    mine = samplers.account("toy_bnb", "epsilon", 1e-5, **kw)
+    assert mine == samplers.account("balls_and_bins", "epsilon", 1e-5, **kw) and mine.relation == "zero_out"
+    code, out, _ = _main(capsys, ["epsilon", "--sampler", "toy_bnb", "--sigma", "1", "--steps", "4", "--epochs", "2",
+                                  "--delta", "1e-5"])
+    assert code == 0 and json.loads(out)["value"] == mine.value and json.loads(out)["relation"] == "zero_out"
+    df = dpsampling.audit(40, 10, epochs=2, sigma=1.0, delta=1e-5).set_index("sampler")
+    cols = ["value", "kind", "method", "lower", "upper", "relation"]
+    assert list(df.loc["toy_bnb", cols]) == list(df.loc["balls_and_bins", cols])
+    assert sum("balls-and-bins" in v for v in df.attrs["verdicts"]) == 2  # its verdict, worded by its spec
+    run = dict(dataset_size=40, batch_size=10, epochs=2, sigma=1.0, delta=1e-5)
+    text, original = (dpsampling.statement(**run, sampler=s) for s in ("toy_bnb", "balls_and_bins"))
+    assert "(toy_bnb)" in text and " ".join(text.split()) == " ".join(original.split()).replace("(balls_and_bins)",
+                                                                                                "(toy_bnb)")
+    # TODO(integrations): an Opacus accountant for "toy_bnb" gives balls_and_bins' ε (tests/integrations extends
+    # this with the toy_bnb fixture above).
 
 
 def test_registry_after_unregister():
@@ -100,7 +138,7 @@ def test_mc_retired_names_stop_naming_the_new_one(capsys):
         samplers.account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, method="montecarlo", n=1000)
     code, _, err = _main(capsys, ["delta", "--sampler", "balls_and_bins", "--sigma", "1", "--steps", "10", "--epsilon",
                                   "1", "--method", "montecarlo", "--failure-prob", "0.1"])
-    assert code == 2 and "--failure-prob was renamed --mc-failure-prob" in err
+    assert code == 2 and "--failure-prob" in err  # the command line has no rename table: an unknown flag
 
 
 ONE_BATCH = ("shuffle", "deterministic", "balls_and_bins")

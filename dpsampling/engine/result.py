@@ -63,15 +63,16 @@ class AccountingResult:
 
 def outward(x: float, digits: int, up: bool) -> float:
     """``x`` rounded to ``digits`` significant digits away from the certified side: up for an upper end, down for a
-    lower end, so that a printed bound is implied by the certified one.  0, ±∞ and NaN are returned as they are."""
+    lower end, so that a printed bound is implied by the certified one.  Exact: the rounding is done in decimal on
+    the float's shortest repr, so the result read back as a float is ≥ ``x`` (up) or ≤ ``x`` (down).  0, ±∞ and NaN
+    are returned as they are."""
+    from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+
     if x == 0 or not math.isfinite(x):
         return x
-    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))
-    y = (math.ceil if up else math.floor)(x * scale) / scale
-    # x * scale and the division round; step once more if the result landed on the wrong side of x
-    if (up and y < x) or (not up and y > x):
-        y = (math.ceil if up else math.floor)(x * scale + (1 if up else -1)) / scale
-    return y
+    d = Decimal(repr(float(x)))
+    step = Decimal(1).scaleb(d.adjusted() - digits + 1)
+    return float(d.quantize(step, rounding=ROUND_CEILING if up else ROUND_FLOOR))
 
 
 #: the sides a printed number can stand for: ``upper`` rounds up, ``lower`` down, ``exact``/``value`` to nearest

@@ -121,7 +121,7 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     if quantity not in QUANTITIES:
         raise ParameterError("quantity", "one of " + ", ".join(QUANTITIES), quantity)
     method = _method(spec, method)
-    options = _check_question(spec, quantity, target, sigma, q, method, options)
+    options = _check_question(spec, quantity, target, sigma, steps, q, method, options)
     one = _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method)
     if one is not None:
         return dataclasses.replace(one, relation=spec.relation)
@@ -143,6 +143,21 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     return _with_relation(getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw), spec)
 
 
+def epsilon(sampler, delta, *, sigma, steps, epochs=1, q=None, **kw):
+    """ε(δ) of ``sampler`` (``dpsampling epsilon``): :func:`account` with quantity "epsilon"."""
+    return account(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, q=q, **kw)
+
+
+def delta(sampler, epsilon, *, sigma, steps, epochs=1, q=None, **kw):
+    """δ(ε) of ``sampler`` (``dpsampling delta``): :func:`account` with quantity "delta"."""
+    return account(sampler, "delta", epsilon, sigma=sigma, steps=steps, epochs=epochs, q=q, **kw)
+
+
+def sigma(sampler, epsilon, delta, *, steps, epochs=1, q=None, **kw):
+    """The σ that certifies (ε, δ) under ``sampler`` (``dpsampling sigma``): :func:`account` with quantity "sigma"."""
+    return account(sampler, "sigma", (epsilon, delta), steps=steps, epochs=epochs, q=q, **kw)
+
+
 def _with_relation(result, spec):
     """``result`` carrying the neighbouring relation its sampler's analysis holds under (``spec.relation``)."""
     from dpsampling.engine.result import AccountingResult
@@ -157,12 +172,29 @@ def _number(x):
         return None
 
 
-def _check_question(spec, quantity, target, sigma, q, method, options) -> dict:
-    """What every sampler asks of a question before its own checks (ParameterError naming the parameter): σ at most
-    :data:`MAX_SIGMA`, ε of a σ question at most :data:`MAX_SIGMA_EPSILON`, q given for a rate sampler, a method that
-    answers the quantity, and options that are the sampler's, apply to this method and quantity and are in range.
-    Returns the options to pass on (a shared option the sampler lacks is dropped)."""
+def _check_question(spec, quantity, target, sigma, steps, q, method, options) -> dict:
+    """What every sampler asks of a question before its own checks (ParameterError naming the parameter), made
+    before any accountant is imported: δ in (0, 1), ε ≥ 0, steps an integer ≥ 1, σ a number ≥ 0 and at most
+    :data:`MAX_SIGMA`, ε of a σ question at most :data:`MAX_SIGMA_EPSILON`, q in (0, 1] and given for a sampler with
+    a free rate, a method that answers the quantity, and options that are the sampler's, apply to this method and
+    quantity and are in range.  Returns the options to pass on (a shared option the sampler lacks, or that does not
+    apply here, is checked and dropped)."""
+    from dpsampling.engine import validation
+
+    if quantity == "sigma":
+        if not (isinstance(target, (tuple, list)) and len(target) == 2):
+            raise ParameterError("target", "(epsilon, delta)", target)
+        eps, dlt = target
+    else:
+        eps, dlt = (target, None) if quantity == "delta" else (None, target)
+    if dlt is not None:
+        validation.check_delta(dlt)
+    if eps is not None:
+        validation.check_epsilon(eps)
+    validation.check_steps(steps)
     s = _number(sigma)
+    if sigma is not None and (s is None or not s >= 0):
+        raise ParameterError("sigma", "a number >= 0", sigma)
     if s is not None and s > MAX_SIGMA:
         raise ParameterError("sigma", f"in (0, {MAX_SIGMA:g}]", sigma,
                              message=f"sigma must be in (0, {MAX_SIGMA:g}] (got {sigma!r}); beyond, every accountant "
@@ -173,9 +205,11 @@ def _check_question(spec, quantity, target, sigma, q, method, options) -> dict:
             raise ParameterError("epsilon", f"in [0, {MAX_SIGMA_EPSILON:g}] for the sigma question", target[0],
                                  message=f"epsilon must be in [0, {MAX_SIGMA_EPSILON:g}] for the sigma question (got "
                                          f"{target[0]!r}): larger ε calls for σ → 0, which no PLD resolves")
-    if q is None and spec.batch in ("rate", "capped"):
-        raise ParameterError("q", "in (0, 1]", None, message=f"q is required for sampler {spec.name} (the sampling "
-                                                              f"rate, in (0, 1])")
+    if spec.batch in ("rate", "capped"):
+        if q is None:
+            raise ParameterError("q", "in (0, 1]", None, message=f"q is required for sampler {spec.name} (the "
+                                                                  f"sampling rate, in (0, 1])")
+        validation.check_rate(q)
     if not spec.answers(quantity, method):
         answering = [m for m in spec.methods if spec.answers(quantity, m)]
         raise ParameterError("method", f"one of {', '.join(answering)} for the {quantity} question", method,
@@ -185,12 +219,12 @@ def _check_question(spec, quantity, target, sigma, q, method, options) -> dict:
     out = {}
     for name, value in options.items():
         own = spec.option(name)
+        if name in SHARED_OPTIONS and value is not None and (own is None or not own.applies(quantity, method)):
+            other = next((o for o in (s_.option(name) for s_ in specs()) if o is not None and o.cli), None)
+            if other is not None:
+                other.check(value)
+            continue
         if own is None:
-            if name in SHARED_OPTIONS and value is not None:
-                other = next((o for o in (s_.option(name) for s_ in specs()) if o is not None), None)
-                if other is not None:
-                    other.check(value)
-                continue
             if value is not None and any(s_.option(name) is not None for s_ in specs()):
                 names = " or ".join(s_.name for s_ in specs() if s_.option(name) is not None)
                 raise ParameterError(name, f"unset for sampler {spec.name} (it applies to sampler {names})", value)
@@ -236,4 +270,4 @@ register(deterministic.SPEC)
 register(balls_and_bins.SPEC)
 
 __all__ = ["MAX_SIGMA", "MAX_SIGMA_EPSILON", "QUANTITIES", "SAMPLERS", "SHARED_OPTIONS", "TIME_LIMIT", "account", "balls_and_bins", "deterministic", "get_spec", "poisson",
-           "question", "register", "shuffle", "specs", "unregister", "with_role", "wor"]
+           "question", "register", "shuffle", "specs", "unregister", "with_role", "wor", "epsilon", "delta", "sigma"]

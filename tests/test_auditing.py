@@ -1,7 +1,8 @@
-"""dpsampling.audit and `dpsampling audit`: orderings, single-epoch equality, safe inverse answers, JSON, errors."""
+"""dpsampling.auditing (dpsampling.audit) and `dpsampling audit`: orderings, single-epoch equality, safe inverse answers, JSON, errors."""
 
 import json
 import math
+import re
 
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pldm
@@ -9,6 +10,7 @@ from dp_accounting.pld import privacy_loss_distribution as pldm
 import dpsampling
 from dpsampling import cli
 from dpsampling.engine import gaussian
+from dpsampling.engine.result import bound_text
 from dpsampling.samplers import account
 from dpsampling.papers.chua import shuffle_epsilon_lower
 
@@ -37,7 +39,9 @@ def test_mnist_values_and_ordering(mnist):
     assert by.loc["poisson", "value"] == pytest.approx(pld.self_compose(60 * 235).get_epsilon_for_delta(1e-5), rel=1e-3)
     # the shuffle lower bound exceeds the Poisson upper bound: the verdict says Poisson accounting is wrong
     assert by.loc["shuffle", "value"] > by.loc["poisson", "value"]
-    assert any("is provably wrong" in v and f"{by.loc['poisson', 'value']:.3g}" in v for v in mnist.attrs["verdicts"])
+    up = bound_text(by.loc["poisson", "value"], "upper", 3)  # the Poisson upper bound, rounded up
+    assert float(up) >= by.loc["poisson", "value"]
+    assert any("is provably wrong" in v and f"ε ≤ {up})" in v for v in mnist.attrs["verdicts"])
 
 
 def test_one_epoch_equals_single_epoch_results():
@@ -193,12 +197,51 @@ def test_pipeline_point_and_checks(sampler_audit_script):
 
 
 def test_interval_text_rounds_outward_with_the_digits_of_the_width():
-    """audit.interval_text, the one text of a certified interval (CLI, audit table, pipeline tables): the printed
-    ends contain the certified ones, and the printed width is at most twice the true one (within 8 digits)."""
-    from dpsampling.audit import interval_text
+    """engine.result.interval_text, the one text of a certified interval (CLI, audit table, pipeline tables): the
+    printed ends contain the certified ones, and the printed width is at most twice the true one (within 8 digits)."""
+    from dpsampling.engine.result import interval_text
 
     for lo, up in [(2.385073733, 2.385210788), (0.2284579, 0.2285037), (10.82311965, 54.04581807),
                    (2.3851215361, 2.3851215898)]:
         text = interval_text(lo, up)
         a, b = (float(x) for x in text.strip("[]").split(", "))
         assert a <= lo <= up <= b and b - a <= 2 * (up - lo), text
+
+
+def _printed(cell):
+    """The numbers of a table cell: '[a, b]' -> (a, b), a number -> (x,)."""
+    return tuple(float(x) for x in cell.strip("[]").split(", "))
+
+
+@pytest.mark.parametrize("kw", [dict(epochs=5, sigma=1.0), dict(epochs=60, sigma=1.1), dict(epochs=3, target_epsilon=2.0)])
+def test_every_printed_bound_is_on_its_side(capsys, kw):
+    """The CLI's audit table and the verdicts, parsed back, against the DataFrame's certified values: a printed upper
+    end is ≥ the certified one, a printed lower end ≤, an interval contains the certified one."""
+    n, b = (60000, 256) if kw.get("epochs") == 60 else (1000, 100)
+    df = dpsampling.audit(n, b, delta=1e-5, samplers=FOUR, **kw)
+    rows = df.set_index("sampler")
+    table = cli._audit_text(df).splitlines()
+    head = next(i for i, l in enumerate(table) if l.startswith("sampler"))
+    for line in table[head + 1: head + 1 + len(df)]:
+        sampler, rest = line.split(None, 1)
+        cell = rest[:rest.index("]") + 1] if rest.startswith("[") else rest.split()[0]
+        r, got = rows.loc[sampler], _printed(cell)
+        if len(got) == 2:
+            assert got[0] <= r["lower"] and got[1] >= r["upper"], (sampler, cell)
+        elif r["kind"] == "upper":
+            assert got[0] >= r["value"], (sampler, cell)
+        elif r["kind"] == "lower":
+            assert got[0] <= r["value"], (sampler, cell)
+        else:
+            assert got[0] == pytest.approx(r["value"], rel=1e-3), (sampler, cell)
+    p, s = rows.loc["poisson"], rows.loc["shuffle"]
+    sym = "ε" if df.attrs["question"] == "epsilon" else "σ"
+    for v in df.attrs["verdicts"]:
+        for x in re.findall(rf"with Poisson accounting \({sym} ≤ (\d+(?:\.\d+)?)\)", v):
+            assert float(x) >= p["upper"], v
+        for x in re.findall(r"at least (\d+(?:\.\d+)?) \(and at most (\d+(?:\.\d+)?)\)", v):
+            assert float(x[0]) <= s["lower"] and float(x[1]) >= s["upper"], v
+        for x in re.findall(r"the Poisson σ = (\d+(?:\.\d+)?)", v):
+            assert float(x) >= p["value"], v
+        for x in re.findall(r"needs σ > (\d+(?:\.\d+)?) \(σ = (\d+(?:\.\d+)?) suffices\)", v):
+            assert float(x[0]) <= s["value"] and float(x[1]) >= s["upper"], v

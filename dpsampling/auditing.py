@@ -1,9 +1,11 @@
-"""`How private is my training run?` — one table, one row per batch sampler (issue 10).
+"""`How private is my training run?` — one table, one row per batch sampler.
 
 :func:`audit` asks :func:`dpsampling.samplers.account` the practitioner's question for a run of
 ``epochs`` passes over ``dataset_size`` examples in batches of ``batch_size``: ``steps_per_epoch =
-⌈N/B⌉`` steps per epoch, sampling rate ``q = B/N`` for poisson/wor (expected batch size B), one batch
-per step for shuffle / deterministic / balls_and_bins.  Three questions, same table shape:
+⌈N/B⌉`` steps per epoch, sampling rate ``q = B/N`` for a sampler with a free rate (``spec.batch`` "rate"
+or "capped"; expected batch size B), one batch per step for the others.  Every row is asked and worded from its
+sampler's spec (:class:`dpsampling.samplers.spec.SamplerSpec`); no sampler is named here.  Three questions, same
+table shape:
 
 * forward (``sigma`` and ``epochs``): ε(δ) per sampler;
 * ``target_epsilon`` and ``epochs``: σ per sampler (the smallest σ it certifies);
@@ -24,16 +26,21 @@ Every row says what its number is (``kind``):
   ``value`` epochs provably exceed the target.  For σ and epochs ``lower``/``upper`` order the bracket
   of the true answer (σ ∈ (value, deterministic σ]; epochs ∈ [deterministic epochs, value]).
 
-The verdicts (plain sentences comparing the rows: is Poisson accounting of a shuffled run provably
-wrong? how far are fixed batches and balls-and-bins from Poisson?) are in ``df.attrs["verdicts"]`` (a
-list of str); ``df.attrs["question"]`` is ``"epsilon"``, ``"sigma"`` or ``"epochs"``.
+The verdicts (plain sentences comparing every row with the baseline row, the sampler whose ``spec.role`` is
+"baseline": is baseline accounting of a run whose upper end is not certified provably wrong? how far is the exact
+row, and every certified interval, from the baseline?) are in ``df.attrs["verdicts"]`` (a list of str; every bound
+printed on its side by :func:`dpsampling.engine.result.bound_text`); ``df.attrs["question"]`` is ``"epsilon"``,
+``"sigma"`` or ``"epochs"``.  Every row carries its neighbouring relation (``relation``, the sampler's
+``spec.relation``).
 
 A row whose question the sampler's cost model (``SamplerSpec.cost``, the limit of
 :data:`dpsampling.samplers.spec.TIME_LIMIT` seconds that the CLI and :func:`dpsampling.samplers.account` apply too)
 predicts beyond the limit stops the audit with :class:`~dpsampling.samplers.spec.CostError` (a ParameterError
-naming the parameters to change), except an optional row (``SamplerSpec.audit_optional``: balls_and_bins) of an
+naming the parameters to change), except an optional row (``SamplerSpec.audit_optional``) of an
 audit with ``samplers=None``: it is listed with value NaN and the flag ``skipped_cost``, its reason in
-``df.attrs["skipped"]`` (sampler -> the CostError).  ``force=True`` computes every row.  The σ question costs
+``df.attrs["skipped"]`` (sampler -> the CostError).  A row that cannot be computed at all (its cost model says why,
+or its accountant refuses the inputs) is listed with value NaN and the flag ``not_computed``, the error in
+``df.attrs["skipped"]``, and the other rows still answer; only when no row answers does the audit raise.  ``force=True`` computes every row.  The σ question costs
 about 15 ε questions (a bisection); the epochs search stops at the largest number of epochs whose ε question is
 predicted within the limit (then the answer is "at least" that many); an optional row's search is listed as
 ``skipped_cost`` once its predicted questions add up beyond the limit.
@@ -46,26 +53,21 @@ import math
 
 from dpsampling import samplers as _samplers
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, bound_text, ends_text, separating_text
 from dpsampling.engine.validation import check_delta, check_int
 from dpsampling.samplers.spec import CostError, check_cost
-
-
-def __getattr__(name):
-    if name == "SAMPLERS":  # every registered sampler, in table order (the registry may grow at run time)
-        return _samplers.SAMPLERS
-    if name == "KIND":  # sampler -> kind of its row
-        return {s.name: s.audit_kind for s in _samplers.specs()}
-    raise AttributeError(name)
-
 
 #: epochs search stops here (the answer is then "at least MAX_EPOCHS")
 MAX_EPOCHS = 10_000
 #: flag of a row predicted beyond the time limit (listed, not computed)
 SKIPPED_COST = "skipped_cost"
-COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "dataset_size", "batch_size",
-           "steps_per_epoch", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization", "rel_tol",
-           "est_rel_error", "flags")
+#: flag of a row that cannot be computed at all (its reason in ``df.attrs["skipped"]``)
+NOT_COMPUTED = "not_computed"
+COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "relation", "dataset_size",
+           "batch_size", "steps_per_epoch", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization",
+           "rel_tol", "est_rel_error", "flags")
+#: significant digits of a number in a verdict (bounds rounded outward)
+VERDICT_DIGITS = 3
 #: accuracy settings of a result reported as their own columns (NaN where the method has none)
 ACCURACY_COLUMNS = ("discretization", "rel_tol", "est_rel_error")
 
@@ -78,8 +80,6 @@ def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon
     if b > n:
         raise ParameterError("batch_size", f"<= dataset_size = {n}", b)
     check_delta(delta)
-    if not 0 < float(delta) < 1:
-        raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
     if epochs is not None:
         epochs = check_int("epochs", epochs, 1)
         if epochs > MAX_EPOCHS:
@@ -125,7 +125,7 @@ class _Run:
     def _kw(self, sampler):
         spec = _samplers.get_spec(sampler)
         kw = {"steps": self.steps}
-        if spec.batch == "rate":
+        if spec.batch in ("rate", "capped"):
             kw["q"] = self.q
         if spec.option("accuracy") is not None:  # the audit's accuracy setting is the sampler option of that name
             kw["accuracy"] = self.accuracy
@@ -145,7 +145,8 @@ class _Run:
                                  **{**self._kw(sampler), **extra})
 
     def eps_value(self, sampler, sigma, epochs, end="value"):
-        """The number the epochs search is monotone in: the sampler's own bound on ε (lower for shuffle), or the
+        """The number the epochs search is monotone in: the sampler's own bound on ε (its lower end where the upper
+        is not certified), or the
         upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
         key = (sampler, sigma, epochs)
         if key not in self._results:
@@ -208,15 +209,17 @@ def _row(sampler, question, value, kind, method, lower, upper, flags=(), accurac
     acc = accuracy or {}
     return {"sampler": sampler, "question": question, "value": value, "kind": kind, "method": method,
             "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
+            "relation": _samplers.get_spec(sampler).relation,
             **{k: _NAN if acc.get(k) is None else acc[k] for k in ACCURACY_COLUMNS},
             "flags": ";".join(flags) if not isinstance(flags, str) else flags}
 
 
 def _forward(run, sampler, sigma, epochs):
     r = run.epsilon(sampler, sigma, epochs)
-    if _samplers.get_spec(sampler).audit_kind == "interval":
-        return _row(sampler, "epsilon", r.value, "interval", f"{r.method} / deterministic", r.value, r.upper, r.flags,
-                    r.accuracy)
+    spec = _samplers.get_spec(sampler)
+    if not spec.upper_certified:
+        return _row(sampler, "epsilon", r.value, spec.audit_kind, f"{r.method} / {spec.upper_method}", r.value,
+                    r.upper, r.flags, r.accuracy)
     lo = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
     up = r.upper if r.upper is not None else (r.value if r.kind in ("upper", "exact") else None)
     return _row(sampler, "epsilon", r.value, r.kind, r.method, lo, up, r.flags, r.accuracy)
@@ -224,8 +227,10 @@ def _forward(run, sampler, sigma, epochs):
 
 def _inverse_sigma(run, sampler, target, epochs):
     r = run.sigma(sampler, target, epochs)
-    if _samplers.get_spec(sampler).audit_kind == "interval":  # shuffle: σ ≤ value provably insufficient; deterministic σ (r.upper) suffices
-        return _row(sampler, "sigma", r.value, "interval", f"{r.method} / deterministic", r.value, r.upper, r.flags)
+    spec = _samplers.get_spec(sampler)
+    if not spec.upper_certified:  # σ ≤ value provably insufficient; the best known upper end's σ (r.upper) suffices
+        return _row(sampler, "sigma", r.value, spec.audit_kind, f"{r.method} / {spec.upper_method}", r.value, r.upper,
+                    r.flags)
     if r.kind == "exact":
         return _row(sampler, "sigma", r.value, r.kind, r.method, r.value, r.value, r.flags)
     # Upper-bound samplers: a calibration stops at a root tolerance, so ε(σ) may exceed the target by
@@ -245,10 +250,12 @@ def _inverse_sigma(run, sampler, target, epochs):
 
 def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
     e, flags = run.max_epochs(sampler, sigma, target, budget=budget)
-    kind = _samplers.get_spec(sampler).audit_kind
-    if kind == "interval":  # shuffle: more than e epochs provably exceed target; its upper end's epochs suffice
+    spec = _samplers.get_spec(sampler)
+    kind = spec.audit_kind
+    if not spec.upper_certified:  # more than e epochs provably exceed target; its upper end's epochs suffice
+        lower_method = run.last_method
         e_up, _ = run.max_epochs(sampler, sigma, target, end="upper")
-        return _row(sampler, "epochs", e, "interval", "max-statistic PLD / deterministic, integer search",
+        return _row(sampler, "epochs", e, kind, f"{lower_method} / {spec.upper_method}, integer search",
                     e_up, e, flags)
     e_max = e
     if kind == "upper":  # the lower end of ε: more than e_max epochs provably exceed the target
@@ -257,57 +264,9 @@ def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
     return _row(sampler, "epochs", e, kind, "integer search on " + method, e, e_max, flags)
 
 
-def _fmt(x):
-    return f"{x:.3g}" if isinstance(x, float) else str(x)
-
-
-#: how a sampler is named in the verdicts (others: the name with '-' for '_')
-VERDICT_NAMES = {"poisson": "Poisson", "wor": "WOR", "balls_and_bins": "balls-and-bins", "shuffle": "shuffling",
-                 "deterministic": "fixed batches"}
-#: samplers with a verdict of their own (not in the generic comparison with Poisson)
-_OWN_VERDICT = ("poisson", "shuffle", "deterministic")
-
-
-def _name(sampler):
-    return VERDICT_NAMES.get(sampler, sampler.replace("_", "-"))
-
-
-def _outward(x, digits, up):
-    """x rounded to ``digits`` significant digits away from the certified side: up for an upper end, down for
-    a lower end, so that a printed inequality between ends is as true as the one between the numbers."""
-    if x == 0 or not math.isfinite(x):
-        return x
-    scale = 10.0 ** (digits - 1 - math.floor(math.log10(abs(x))))
-    return (math.ceil if up else math.floor)(x * scale) / scale
-
-
-def interval_text(lower, upper) -> str:
-    """'[lower, upper]' rounded outward (lower down, upper up) to the fewest significant digits (4 to 8) that show
-    the certified width, so the printed interval contains the certified one (the audit's and the CLI's text)."""
-    for digits in range(4, 9):
-        a, b = _outward(lower, digits, False), _outward(upper, digits, True)
-        if b - a <= 2 * (upper - lower) + 1e-300:
-            break
-    return f"[{a:.{digits}g}, {b:.{digits}g}]"
-
-
-def _separating(lo_end, hi_end):
-    """(text of lo_end rounded up, text of hi_end rounded down) with the fewest digits (4 to 12) that keep
-    them apart (lo_end < hi_end)."""
-    for digits in range(4, 13):
-        a, b = _outward(lo_end, digits, True), _outward(hi_end, digits, False)
-        if a < b:
-            return f"{a:.{digits}g}", f"{b:.{digits}g}"
-    return f"{lo_end!r}", f"{hi_end!r}"
-
-
-def _bracket(lower, upper):
-    """Texts of an interval's ends rounded outward (lower down, upper up) with the fewest digits (4 to 12)
-    that tell them apart."""
-    for digits in range(4, 13):
-        a, b = _outward(lower, digits, False), _outward(upper, digits, True)
-        if a != b or digits == 12:
-            return f"{a:.{digits}g}", f"{b:.{digits}g}"
+def _b(x, side):
+    """A number of a verdict on its side (:func:`dpsampling.engine.result.bound_text`)."""
+    return bound_text(x, side, VERDICT_DIGITS)
 
 
 def _has_interval(r):
@@ -315,99 +274,128 @@ def _has_interval(r):
     return all(isinstance(v, (int, float)) and math.isfinite(v) for v in (lo, up))
 
 
-def _compare(name, r, p, what, symbol, less_is):
-    """A certified comparison of row ``r`` with the Poisson row ``p`` on their intervals [lower, upper] of
-    ``symbol``, or by how much the widths would have to shrink to decide it.  ``less_is``: what a smaller
-    value means ("more private" for ε, "less noise" for σ)."""
+def _compare(name, r, p, base, what, symbol, less_is):
+    """A certified comparison of row ``r`` with the baseline row ``p`` (named ``base``) on their intervals
+    [lower, upper] of ``symbol``, or by how much the widths would have to shrink to decide it.  ``less_is``: what a
+    smaller value means ("more private" for ε, "less noise" for σ)."""
     if r["upper"] < p["lower"]:
-        a, b = _separating(r["upper"], p["lower"])
-        return (f"{name} is certifiably below Poisson here ({less_is}): {symbol} ≤ {a} < {b} ≤ "
-                f"{symbol}_Poisson.")
+        a, b = separating_text(r["upper"], p["lower"])
+        return (f"{name} is certifiably below {base} here ({less_is}): {symbol} ≤ {a} < {b} ≤ "
+                f"{symbol}_{base}.")
     if r["lower"] > p["upper"]:
-        a, b = _separating(p["upper"], r["lower"])
-        return f"{name} is certifiably above Poisson here: {symbol} ≥ {b} > {a} ≥ {symbol}_Poisson."
+        a, b = separating_text(p["upper"], r["lower"])
+        return f"{name} is certifiably above {base} here: {symbol} ≥ {b} > {a} ≥ {symbol}_{base}."
     overlap = min(r["upper"], p["upper"]) - max(r["lower"], p["lower"])
     wr, wp = r["upper"] - r["lower"], p["upper"] - p["lower"]
     below, above = r["upper"] - p["lower"], p["upper"] - r["lower"]  # how far r's own ends are from deciding it
-    alone = (f"the upper end of {name} would have to fall by {below:.2g}, below {_outward(p['lower'], 5, False):.5g}"
+    alone = (f"the upper end of {name} would have to fall by {below:.2g}, below {bound_text(p['lower'], 'lower', 5)}"
              if below <= above else
-             f"the lower end of {name} would have to rise by {above:.2g}, above {_outward(p['upper'], 5, True):.5g}")
-    return (f"{name} ({symbol} ∈ [{_outward(r['lower'], 4, False):.4g}, {_outward(r['upper'], 4, True):.4g}]) "
-            f"and Poisson ({symbol} ∈ [{_outward(p['lower'], 5, False):.5g}, {_outward(p['upper'], 5, True):.5g}]) "
+             f"the lower end of {name} would have to rise by {above:.2g}, above {bound_text(p['upper'], 'upper', 5)}")
+    return (f"{name} ({symbol} ∈ [{bound_text(r['lower'], 'lower')}, {bound_text(r['upper'], 'upper')}]) "
+            f"and {base} ({symbol} ∈ [{bound_text(p['lower'], 'lower', 5)}, {bound_text(p['upper'], 'upper', 5)}]) "
             f"overlap by {overlap:.2g}: neither {what} is certifiably better; the widths ({wr:.2g} and {wp:.2g}) "
             f"would have to shrink by at least {overlap:.2g} in all to decide it ({alone}).")
 
 
-def _verdicts(rows, question, delta, target_epsilon):
-    """Plain-sentence verdicts: shuffle vs Poisson (provably wrong?), fixed batches vs Poisson, and every other
-    sampler whose row carries an interval [lower, upper] against Poisson's interval (certified separation
-    with the numbers, or by how much the widths would have to shrink): a newly registered sampler gets its
-    comparison without a change here."""
-    by = {r["sampler"]: r for r in rows if not (isinstance(r["value"], float) and math.isnan(r["value"]))}
+def _epsilon_verdicts(p, base, rows):
+    """Verdicts of the ε question: every row against the baseline row ``p``."""
+    bs = _samplers.get_spec(base)
+    reliable = p["delta"] >= RELIABLE_DELTA_FLOOR and BELOW_FLOOR_FLAG not in p["flags"].split(";")
     out = []
-    p, s, d = by.get("poisson"), by.get("shuffle"), by.get("deterministic")
-    reliable = delta >= RELIABLE_DELTA_FLOOR and p is not None and "delta_below" not in p["flags"]
-    others = [r for name, r in by.items() if name not in _OWN_VERDICT]
-    if question == "epsilon":
-        if p is not None and s is not None:
-            if reliable and s["value"] > p["value"]:
-                out.append(f"a shuffled run reported with Poisson accounting (ε ≤ {_fmt(p['value'])}) is provably "
-                           f"wrong: its ε is at least {_fmt(s['value'])} (and at most {_fmt(s['upper'])}).")
+    for r, spec in rows:
+        if not spec.upper_certified:
+            if reliable and r["value"] > p["value"]:
+                out.append(f"{spec.run} reported with {bs.words} accounting (ε ≤ {_b(p['value'], 'upper')}) is "
+                           f"provably wrong: its ε is at least {_b(r['value'], 'lower')} (and at most "
+                           f"{_b(r['upper'], 'upper')}).")
             else:
-                out.append(f"the shuffle lower bound ({_fmt(s['value'])}) does not exceed the Poisson upper bound "
-                           f"({_fmt(p['value'])}): Poisson accounting of a shuffled run is not provably wrong here, "
-                           f"nor proven right; the certified ε of shuffling is the deterministic {_fmt(s['upper'])} "
-                           f"(no tighter upper bound for shuffling is known).")
-        if p is not None and d is not None:
-            out.append(f"fixed batches (the same partition every epoch) have ε = {_fmt(d['value'])} exactly, "
-                       f"{d['value'] / p['value']:.3g}× the Poisson ε ≤ {_fmt(p['value'])}.")
-        if p is not None and _has_interval(p):
-            for r in others:
-                if _has_interval(r):
-                    out.append(_compare(_name(r["sampler"]), r, p, "sampler", "ε", "more private"))
-    elif question == "sigma":
-        if p is not None and _has_interval(p) and p["lower"] < p["upper"]:
-            lo, up = _bracket(p["lower"], p["upper"])
-            out.append(f"Poisson: σ = {up} suffices and σ ≤ {lo} is provably insufficient (the smallest "
-                       f"sufficient σ lies in between).")
-        if p is not None and s is not None:
-            if s["value"] > p["value"]:
-                out.append(f"a shuffled run trained with the Poisson σ = {_fmt(p['value'])} is provably not "
-                           f"(ε = {_fmt(target_epsilon)}, δ = {delta:g})-DP: it needs σ > {_fmt(s['value'])} "
-                           f"(σ = {_fmt(s['upper'])} suffices).")
-            else:
-                out.append(f"the Poisson σ = {_fmt(p['value'])} is not provably too small for shuffling (the shuffle "
-                           f"lower bound only rules out σ ≤ {_fmt(s['value'])}); σ = {_fmt(s['upper'])} certifies it.")
-        if p is not None and d is not None:
-            out.append(f"fixed batches need σ = {_fmt(d['value'])}, {d['value'] / p['value']:.3g}× the Poisson "
-                       f"σ = {_fmt(p['value'])}.")
-        for r in others:
-            if p is None:
-                break
-            if _has_interval(r) and _has_interval(p) and r["lower"] < r["upper"] and p["lower"] < p["upper"]:
-                out.append(_compare(_name(r["sampler"]), r, p, "sampler", "σ", "less noise"))
-            else:
-                out.append(f"{_name(r['sampler'])} needs σ ≤ {_fmt(r['value'])} (Poisson: {_fmt(p['value'])}).")
-    else:
-        if p is not None and s is not None:
-            if s["value"] < p["value"]:
-                n_ep = s["value"]
-                beyond = (f"beyond {n_ep} epoch{'s' if n_ep != 1 else ''}" if n_ep > 0 else "even after one epoch")
-                out.append(f"a shuffled run trained for the {p['value']} epochs Poisson accounting allows is "
-                           f"provably not (ε = {_fmt(target_epsilon)}, δ = {delta:g})-DP: {beyond} its ε provably "
-                           f"exceeds the target ({s['lower']} epochs are certified).")
-            else:
-                out.append(f"Poisson accounting allows {p['value']} epochs; the shuffle lower bound rules out only "
-                           f"more than {s['value']}; {s['lower']} epochs are certified for shuffling.")
-        if p is not None and p["upper"] > p["lower"]:
-            out.append(f"Poisson: {p['lower']} epochs are certified; more than {p['upper']} provably exceed the "
-                       f"target.")
-        if p is not None and d is not None:
-            out.append(f"fixed batches allow {d['value']} epochs (Poisson: {p['value']}).")
-        if p is not None:
-            for r in others:
-                out.append(f"{_name(r['sampler'])} allows at least {r['value']} epochs (Poisson: {p['value']}).")
+                out.append(f"the {spec.words} lower bound ({_b(r['value'], 'lower')}) does not exceed the {bs.words} "
+                           f"upper bound ({_b(p['value'], 'upper')}): {bs.words} accounting of {spec.run} is not "
+                           f"provably wrong here, nor proven right; the certified ε of {spec.words} is the "
+                           f"{spec.upper_method} {_b(r['upper'], 'upper')} (no tighter upper bound for {spec.words} "
+                           f"is known).")
+        elif spec.audit_kind == "exact":
+            once = (" (Chua et al.'s lower bound for one permutation reused every epoch equals it, so that run's ε is "
+                    "this one exactly)") if spec.role == "once_per_epoch" else ""
+            out.append(f"{spec.words} have ε = {_b(r['value'], 'exact')} exactly"
+                       f"{once}, {r['value'] / p['value']:.3g}× the {bs.words} ε ≤ {_b(p['value'], 'upper')}.")
+        elif _has_interval(p) and _has_interval(r):
+            out.append(_compare(spec.words, r, p, bs.words, "sampler", "ε", "more private"))
     return out
+
+
+def _sigma_verdicts(p, base, rows, delta, target_epsilon):
+    """Verdicts of the σ question: every row against the baseline row ``p``."""
+    bs = _samplers.get_spec(base)
+    out = []
+    if _has_interval(p) and p["lower"] < p["upper"]:
+        lo, up = ends_text(p["lower"], p["upper"])
+        out.append(f"{bs.words}: σ = {up} suffices and σ ≤ {lo} is provably insufficient (the smallest "
+                   f"sufficient σ lies in between).")
+    for r, spec in rows:
+        if not spec.upper_certified:
+            if r["value"] > p["value"]:
+                out.append(f"{spec.run} trained with the {bs.words} σ = {_b(p['value'], 'upper')} is provably not "
+                           f"(ε = {target_epsilon:.3g}, δ = {delta:g})-DP: it needs σ > {_b(r['value'], 'lower')} "
+                           f"(σ = {_b(r['upper'], 'upper')} suffices).")
+            else:
+                out.append(f"the {bs.words} σ = {_b(p['value'], 'upper')} is not provably too small for {spec.words} "
+                           f"(the {spec.words} lower bound only rules out σ ≤ {_b(r['value'], 'lower')}); "
+                           f"σ = {_b(r['upper'], 'upper')} certifies it.")
+        elif spec.audit_kind == "exact":
+            out.append(f"{spec.words} need σ = {_b(r['value'], 'exact')}, {r['value'] / p['value']:.3g}× the "
+                       f"{bs.words} σ = {_b(p['value'], 'upper')}.")
+        elif _has_interval(r) and _has_interval(p) and r["lower"] < r["upper"] and p["lower"] < p["upper"]:
+            out.append(_compare(spec.words, r, p, bs.words, "sampler", "σ", "less noise"))
+        else:
+            out.append(f"{spec.words} needs σ ≤ {_b(r['value'], 'upper')} ({bs.words}: {_b(p['value'], 'upper')}).")
+    return out
+
+
+def _epochs_verdicts(p, base, rows, delta, target_epsilon):
+    """Verdicts of the epochs question: every row against the baseline row ``p``."""
+    bs = _samplers.get_spec(base)
+    out = []
+    for r, spec in rows:
+        if not spec.upper_certified:
+            if r["value"] < p["value"]:
+                n_ep = r["value"]
+                beyond = (f"beyond {n_ep} epoch{'s' if n_ep != 1 else ''}" if n_ep > 0 else "even after one epoch")
+                out.append(f"{spec.run} trained for the {p['value']} epochs {bs.words} accounting allows is "
+                           f"provably not (ε = {target_epsilon:.3g}, δ = {delta:g})-DP: {beyond} its ε provably "
+                           f"exceeds the target ({r['lower']} epochs are certified).")
+            else:
+                out.append(f"{bs.words} accounting allows {p['value']} epochs; the {spec.words} lower bound rules out "
+                           f"only more than {r['value']}; {r['lower']} epochs are certified for {spec.words}.")
+    if p["upper"] > p["lower"]:
+        out.append(f"{bs.words}: {p['lower']} epochs are certified; more than {p['upper']} provably exceed the "
+                   f"target.")
+    for r, spec in rows:
+        if spec.upper_certified and spec.audit_kind == "exact":
+            out.append(f"{spec.words} allow {r['value']} epochs ({bs.words}: {p['value']}).")
+    for r, spec in rows:
+        if spec.upper_certified and spec.audit_kind != "exact":
+            out.append(f"{spec.words} allows at least {r['value']} epochs ({bs.words}: {p['value']}).")
+    return out
+
+
+def _verdicts(rows, question, delta, target_epsilon):
+    """Plain-sentence verdicts against the baseline row (the sampler whose spec has role "baseline"): a row whose
+    upper end is not certified (provably wrong?), the exact row, and every row with a certified interval (certified
+    separation with the numbers, or by how much the widths would have to shrink), in that order; a newly registered
+    sampler gets its verdict from its spec without a change here."""
+    by = {r["sampler"]: r for r in rows if not (isinstance(r["value"], float) and math.isnan(r["value"]))}
+    base = _samplers.with_role("baseline")
+    if base is None or base.name not in by:
+        return []
+    p = by[base.name]
+    others = [(r, _samplers.get_spec(name)) for name, r in by.items() if name != base.name]
+    order = sorted(others, key=lambda rs: (rs[1].upper_certified, rs[1].audit_kind != "exact"))
+    if question == "epsilon":
+        return _epsilon_verdicts(p, base.name, order)
+    if question == "sigma":
+        return _sigma_verdicts(p, base.name, order, delta, target_epsilon)
+    return _epochs_verdicts(p, base.name, order, delta, target_epsilon)
 
 
 def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_epsilon=None, samplers=None,
@@ -435,38 +423,27 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     rows, skipped = [], {}
     for sampler in chosen or _samplers.SAMPLERS:
         spec = _samplers.get_spec(sampler)
-        if question == "epochs":  # the search's first question; later ones stop at epochs_cap
-            q = run.question(sampler, "epsilon", float(sigma), 1, delta)
-        elif question == "sigma":
-            q = run.question(sampler, "sigma", None, epochs, (float(target_epsilon), delta))
-        else:
-            q = run.question(sampler, "epsilon", float(sigma), epochs, delta)
         try:
-            check_cost(spec, q, force=force)
+            row = _answer(run, spec, question, sigma, epochs, target_epsilon, delta, force, chosen)
         except CostError as exc:
-            if chosen is not None or not spec.audit_optional:
-                raise  # a row asked for (or a required one): the question is refused, naming what to change
+            if not exc.why and (chosen is not None or not spec.audit_optional):
+                raise  # a row asked for (or a required one) that --force would run: the question is refused
             skipped[sampler] = exc
             row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
-                       (SKIPPED_COST,))
-        else:
-            if question == "epsilon":
-                row = _forward(run, sampler, float(sigma), epochs)
-            elif question == "sigma":
-                row = _inverse_sigma(run, sampler, float(target_epsilon), epochs)
-            else:
-                try:  # an optional row's search stops when its predicted questions add up beyond the limit
-                    budget = math.inf if force or chosen is not None or not spec.audit_optional else _samplers.TIME_LIMIT
-                    row = _inverse_epochs(run, sampler, float(sigma), float(target_epsilon), budget)
-                except CostError as exc:
-                    skipped[sampler] = exc
-                    row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
-                               (SKIPPED_COST,))
+                       (NOT_COMPUTED if exc.why else SKIPPED_COST,))
+        except (ValueError, ArithmeticError, RuntimeError) as exc:
+            if isinstance(exc, ParameterError) and exc.param not in ("sigma", "epochs", "target_epsilon", "delta"):
+                raise
+            skipped[sampler] = exc  # this sampler's accountant cannot answer these inputs; the others still do
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+                       (NOT_COMPUTED,))
         row.update(dataset_size=n, batch_size=b, steps_per_epoch=run.steps, q=run.q,
                    epochs=_NAN if question == "epochs" else epochs,
                    sigma=row["value"] if question == "sigma" else float(sigma),
                    delta=delta, target_epsilon=_NAN if target_epsilon is None else float(target_epsilon))
         rows.append(row)
+    if skipped and len(skipped) == len(rows):
+        raise next(iter(skipped.values()))  # no row answers: the first refusal says why
     df = pd.DataFrame(rows, columns=list(COLUMNS))
     df.attrs["question"] = question
     df.attrs["verdicts"] = _verdicts(rows, question, delta, target_epsilon)
@@ -474,16 +451,23 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     return df
 
 
-__all__ = ["COLUMNS", "MAX_EPOCHS", "SAMPLERS", "SKIPPED_COST", "audit"]
+def _answer(run, spec, question, sigma, epochs, target_epsilon, delta, force, chosen):
+    """The row of one sampler (CostError if refused by its cost model)."""
+    sampler = spec.name
+    if question == "epochs":  # the search's first question; later ones stop at epochs_cap
+        q = run.question(sampler, "epsilon", float(sigma), 1, delta)
+    elif question == "sigma":
+        q = run.question(sampler, "sigma", None, epochs, (float(target_epsilon), delta))
+    else:
+        q = run.question(sampler, "epsilon", float(sigma), epochs, delta)
+    check_cost(spec, q, force=force)
+    if question == "epsilon":
+        return _forward(run, sampler, float(sigma), epochs)
+    if question == "sigma":
+        return _inverse_sigma(run, sampler, float(target_epsilon), epochs)
+    # an optional row's search stops when its predicted questions add up beyond the limit
+    budget = math.inf if force or chosen is not None or not spec.audit_optional else _samplers.TIME_LIMIT
+    return _inverse_epochs(run, sampler, float(sigma), float(target_epsilon), budget)
 
 
-class _CallableModule(__import__("types").ModuleType):
-    """Importing this module sets the package attribute ``dpsampling.audit`` to the module itself,
-    shadowing the lazily exported function; making the module callable keeps ``dpsampling.audit(...)``
-    meaning :func:`audit` either way."""
-
-    def __call__(self, *args, **kwargs):
-        return audit(*args, **kwargs)
-
-
-__import__("sys").modules[__name__].__class__ = _CallableModule
+__all__ = ["COLUMNS", "MAX_EPOCHS", "NOT_COMPUTED", "SKIPPED_COST", "audit"]
