@@ -25,7 +25,7 @@ import _pipeline
 import _style
 
 from dpsampling import audit as _audit
-from dpsampling.audit import interval_text
+from dpsampling.engine.result import interval_text
 from dpsampling import references
 from dpsampling.engine.cf import CFAccuracyError
 from dpsampling.samplers.poisson import pld_size_estimate

@@ -15,7 +15,7 @@ import _style
 import numpy as np
 
 from dpsampling import audit as _audit
-from dpsampling.audit import interval_text
+from dpsampling.engine.result import interval_text
 
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],

@@ -291,7 +291,7 @@ def check_privacy_engine(privacy_engine, data_loader, *, delta, sigma=None, epoc
 
     ``sigma`` and ``epochs`` default to the run so far (the accountant's history; a partial epoch counts as one).
     """
-    from dpsampling.audit import audit
+    from dpsampling import audit
 
     mech = privacy_engine.accountant.mechanism()
     used = _loader_sampler(data_loader)
