@@ -315,9 +315,9 @@ def _epsilon_verdicts(p, base, rows):
                            f"{spec.upper_method} {_b(r['upper'], 'upper')} (no tighter upper bound for {spec.words} "
                            f"is known).")
         elif spec.audit_kind == "exact":
-            once = (" (Chua et al.'s lower bound for one permutation reused every epoch equals it, so that run's ε is "
-                    "this one exactly)") if spec.role == "once_per_epoch" else ""
-            out.append(f"{spec.words} have ε = {_b(r['value'], 'exact')} exactly"
+            once = (" (so does one permutation reused every epoch: Chua et al.'s lower bound for it equals this "
+                    "value)") if spec.role == "once_per_epoch" else ""
+            out.append(f"{spec.words} have ε = {bound_text(r['value'], 'exact', 4)} exactly"
                        f"{once}, {r['value'] / p['value']:.3g}× the {bs.words} ε ≤ {_b(p['value'], 'upper')}.")
         elif _has_interval(p) and _has_interval(r):
             out.append(_compare(spec.words, r, p, bs.words, "sampler", "ε", "more private"))
@@ -343,7 +343,7 @@ def _sigma_verdicts(p, base, rows, delta, target_epsilon):
                            f"(the {spec.words} lower bound only rules out σ ≤ {_b(r['value'], 'lower')}); "
                            f"σ = {_b(r['upper'], 'upper')} certifies it.")
         elif spec.audit_kind == "exact":
-            out.append(f"{spec.words} need σ = {_b(r['value'], 'exact')}, {r['value'] / p['value']:.3g}× the "
+            out.append(f"{spec.words} need σ = {bound_text(r['value'], 'exact', 4)}, {r['value'] / p['value']:.3g}× the "
                        f"{bs.words} σ = {_b(p['value'], 'upper')}.")
         elif _has_interval(r) and _has_interval(p) and r["lower"] < r["upper"] and p["lower"] < p["upper"]:
             out.append(_compare(spec.words, r, p, bs.words, "sampler", "σ", "less noise"))
@@ -386,8 +386,10 @@ def _verdicts(rows, question, delta, target_epsilon):
     sampler gets its verdict from its spec without a change here."""
     by = {r["sampler"]: r for r in rows if not (isinstance(r["value"], float) and math.isnan(r["value"]))}
     base = _samplers.with_role("baseline")
-    if base is None or base.name not in by:
+    if base is None or not any(r["sampler"] == base.name for r in rows):
         return []
+    if base.name not in by:
+        return [f"no comparison with {base.words}: its row cannot be computed for these inputs (see the row)."]
     p = by[base.name]
     others = [(r, _samplers.get_spec(name)) for name, r in by.items() if name != base.name]
     order = sorted(others, key=lambda rs: (rs[1].upper_certified, rs[1].audit_kind != "exact"))

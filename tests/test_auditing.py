@@ -245,3 +245,22 @@ def test_every_printed_bound_is_on_its_side(capsys, kw):
             assert float(x) >= p["value"], v
         for x in re.findall(r"needs σ > (\d+(?:\.\d+)?) \(σ = (\d+(?:\.\d+)?) suffices\)", v):
             assert float(x[0]) <= s["value"] and float(x[1]) >= s["upper"], v
+
+
+def test_a_row_that_cannot_be_computed_is_listed_and_the_others_answer(capsys):
+    """MNIST at σ = 0.05: the Poisson PLD needs more memory than a laptop has; its row says why, the
+    deterministic row is exact (the Gaussian at σ/√E) and the command line exits 0."""
+    kw = dict(epochs=60, sigma=0.05, delta=1e-5, samplers=("poisson", "deterministic"))
+    df = dpsampling.audit(60000, 256, **kw).set_index("sampler")
+    assert df.loc["poisson", "flags"] == "not_computed" and math.isnan(df.loc["poisson", "value"])
+    assert "poisson" in df.attrs["skipped"] and "memory" in str(df.attrs["skipped"]["poisson"])
+    assert df.loc["deterministic", "value"] == pytest.approx(gaussian.epsilon(1e-5, 0.05 / math.sqrt(60)), rel=1e-9)
+    assert any("cannot be computed" in v for v in df.attrs["verdicts"])
+    code, out, err = run(capsys, "--dataset-size", "60000", "--batch-size", "256", "--epochs", "60", "--sigma", "0.05",
+                         "--delta", "1e-5", "--samplers", "poisson,deterministic")
+    assert code == 0 and err == ""
+    line = next(l for l in out.splitlines() if l.startswith("poisson"))
+    assert "not computed" in line and "memory" in line and "--sigma" in line
+    code, out, _ = run(capsys, "--dataset-size", "60000", "--batch-size", "256", "--epochs", "60", "--sigma", "0.05",
+                       "--delta", "1e-5", "--samplers", "poisson,deterministic", "--json")
+    assert "poisson" in json.loads(out)["not_computed"]

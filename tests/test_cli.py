@@ -123,3 +123,16 @@ def test_a_question_imports_the_engine(repo_root):
                           "--delta", "1e-5"], cwd=repo_root, capture_output=True, text=True, check=True)
     got_code, heavy = out.stdout.strip().splitlines()[-1].split(" ", 1)
     assert got_code == "0" and {"dp_accounting", "scipy"} <= set(heavy.split())
+
+
+def test_readme_method_list_is_the_registrys(repo_root):
+    """The README's and docs/cli.md's `--method {...}` is the parser's: every registered sampler's methods, in order."""
+    import re
+
+    from dpsampling import samplers
+
+    methods = tuple(dict.fromkeys(m for s in samplers.specs() for m in s.methods))
+    for page in ("README.md", "docs/cli.md"):
+        listed = re.findall(r"`--method \{([^}]*)\}`", (repo_root / page).read_text())
+        assert listed and all(tuple(x.split(",")) == methods for x in listed), (page, listed, methods)
+    assert len((repo_root / "README.md").read_text().splitlines()) <= 200
