@@ -13,13 +13,14 @@ table shape:
 
 Every row says what its number is (``kind``):
 
-* ``upper`` (poisson, wor, balls_and_bins): a valid upper bound on ε (pessimistic PLD), so the σ
-  returned is sufficient and the epochs returned are allowed; ``lower`` holds the certified lower end
-  where the accountant gives one (poisson/wor: the dominated PLD or the φ accountant, so [lower, upper]
-  is a certified interval; for σ, ``lower`` is provably insufficient; for epochs, ``upper`` is the most
-  epochs not provably exceeding the target).
+* ``interval`` (poisson, wor, balls_and_bins): both ends certified; ``value`` is the valid upper bound on ε
+  (pessimistic PLD), so the σ returned is sufficient and the epochs returned are allowed; ``lower`` holds the
+  certified lower end (poisson/wor: the dominated PLD or the φ accountant; for σ, ``lower`` is provably
+  insufficient; for epochs, ``upper`` is the most epochs not provably exceeding the target).  A row with no
+  certified lower end is ``upper``.
 * ``exact`` (deterministic): the Gaussian at σ/√E, closed form.
-* ``interval`` (shuffle): no dominating pair is known; ``lower`` is the Chua et al. lower bound on ε
+* ``lower_best_upper`` (shuffle; ``spec.upper_certified`` False): not a certified pair, no dominating pair is
+  known; ``lower`` is the Chua et al. lower bound on ε
   (a valid lower bound: a post-processing of the run's output for one adjacent pair) and ``upper`` the
   deterministic value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt).  ``value`` is the number the
   *lower bound* gives — the certified side: ε ≥ value; σ ≤ value is provably insufficient; more than
@@ -222,7 +223,14 @@ def _forward(run, sampler, sigma, epochs):
                     r.upper, r.flags, r.accuracy)
     lo = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
     up = r.upper if r.upper is not None else (r.value if r.kind in ("upper", "exact") else None)
-    return _row(sampler, "epsilon", r.value, r.kind, r.method, lo, up, r.flags, r.accuracy)
+    return _row(sampler, "epsilon", r.value, _kind(r.kind, lo, up), r.method, lo, up, r.flags, r.accuracy)
+
+
+def _kind(kind, lower, upper):
+    """The kind of a row: ``interval`` when an upper bound comes with its certified lower end (both finite)."""
+    if kind == "upper" and all(v is not None and math.isfinite(v) for v in (lower, upper)):
+        return "interval"
+    return kind
 
 
 def _inverse_sigma(run, sampler, target, epochs):
@@ -245,7 +253,7 @@ def _inverse_sigma(run, sampler, target, epochs):
     else:
         raise ArithmeticError(f"could not verify a σ for sampler {sampler!r} with ε ≤ {target!r}")
     lo = r.lower if r.lower is not None else None
-    return _row(sampler, "sigma", s, r.kind, r.method, lo, s, flags, r.accuracy)
+    return _row(sampler, "sigma", s, _kind(r.kind, lo, s), r.method, lo, s, flags, r.accuracy)
 
 
 def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
@@ -258,7 +266,7 @@ def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
         return _row(sampler, "epochs", e, kind, f"{lower_method} / {spec.upper_method}, integer search",
                     e_up, e, flags)
     e_max = e
-    if kind == "upper":  # the lower end of ε: more than e_max epochs provably exceed the target
+    if kind == "interval":  # the lower end of ε: more than e_max epochs provably exceed the target
         e_max, _ = run.max_epochs(sampler, sigma, target, end="lower", budget=budget)
     method = "analytic" if kind == "exact" else getattr(run, "last_method", None) or "PLD"
     return _row(sampler, "epochs", e, kind, "integer search on " + method, e, e_max, flags)

@@ -161,9 +161,10 @@ def _audit_parser(sub) -> None:
 _AUDIT_DRIVERS = {"steps": "--batch-size (steps per epoch = ⌈N/B⌉)", "epochs": "--epochs", "sigma": "--sigma",
                   "q": "--batch-size"}
 #: what an audit row's number is, by its kind (a row whose upper end is not certified says so from its spec)
-_AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate"}
+_AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate",
+               "interval": "certified interval"}
 #: the side each kind's value stands on when printed alone
-_SIDE = {"upper": "upper", "lower": "lower", "exact": "exact", "estimate": "value"}
+_SIDE = {"upper": "upper", "lower": "lower", "exact": "exact", "estimate": "value", "interval": "upper"}
 
 
 def _what(r, q, spec):
@@ -171,7 +172,7 @@ def _what(r, q, spec):
     both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
     if not spec.upper_certified:
         return f"lower bound .. {spec.upper_method} (best known upper)"
-    if both and r["kind"] == "upper":
+    if both and r["kind"] in ("upper", "interval"):
         return "certified interval" if q == "epsilon" else "interval (sufficient σ = upper end)"
     return _AUDIT_WHAT.get(r["kind"], r["kind"])
 

@@ -48,7 +48,7 @@ def test_toy_sampler_joins_every_entry_point(toy, capsys):
     assert code == 0 and json.loads(out)["value"] == mine.value
     df = dpsampling.audit(1000, 10, epochs=2, sigma=1.0, delta=1e-5).set_index("sampler")
     assert df.loc["toy_poisson", "value"] == df.loc["poisson", "value"]
-    assert df.loc["toy_poisson", "kind"] == "upper"
+    assert df.loc["toy_poisson", "kind"] == "interval"
     code, out, _ = _main(capsys, ["audit", "--dataset-size", "1000", "--batch-size", "10", "--epochs", "2", "--sigma",
                                   "1", "--delta", "1e-5"])
     assert code == 0 and "toy_poisson" in out

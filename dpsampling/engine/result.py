@@ -11,9 +11,11 @@ import math
 from dataclasses import asdict, dataclass, field
 
 #: ``upper``: a valid upper bound; ``lower``: a valid lower bound; ``exact``: closed form;
-#: ``estimate``: neither (reported with its error); ``interval``: an audit row whose ``lower`` and ``upper`` are
-#: valid bounds with no dominating pair between them (shuffle: its lower bound and the deterministic value).
-KINDS = ("upper", "lower", "exact", "estimate", "interval")
+#: ``estimate``: neither (reported with its error); ``interval``: an audit row whose ``lower`` and ``upper`` are both
+#: certified ends (``value`` is the safe one: the upper end of ε or σ, the lower end of the epochs allowed);
+#: ``lower_best_upper``: an audit row whose ``lower`` is a certified lower bound and whose ``upper`` is only the best
+#: known upper end, not a certified pair (shuffle: its lower bound and the deterministic value).
+KINDS = ("upper", "lower", "exact", "estimate", "interval", "lower_best_upper")
 
 #: PLD δ below this is not a reliable upper bound: results below it are flagged
 #: (``delta_below_<floor>``) and never reported as PLD bounds (the accountant replaces them by the φ

@@ -933,7 +933,7 @@ def _spec():
             Option("discretization", "discretization", float, "max-statistic PLD step", low=0.0, low_open=True,
                    methods=("max_statistic",), cli=False),
         ),
-        audit_kind="upper", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
+        audit_kind="interval", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
         relation="zero_out", loader="balls_and_bins", label="balls-and-bins",
         drawn="balls-and-bins (each epoch every example in one uniformly random step)")
 

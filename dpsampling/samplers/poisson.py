@@ -221,7 +221,7 @@ def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relati
         name=name, summary=summary, pair_add=pair_add, pair_remove=pair_remove, batch="rate",
         bounds={INTERVAL: ("upper", "lower"), "pld": ("upper", "lower"), "rdp": ("upper",),
                 "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
-        sigma_bounds=("upper",), methods=methods, default_method=INTERVAL, options=_options(), audit_kind="upper",
+        sigma_bounds=("upper",), methods=methods, default_method=INTERVAL, options=_options(), audit_kind="interval",
         cost=cost, delta=delta, epsilon=epsilon, sigma=sigma_entry, relation=relation, drawn=drawn, loader=loader,
         quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"), **words)
 

@@ -183,7 +183,7 @@ def _spec():
                         low_open=True, cli=False),
                  Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
                         quantities=("sigma",), cli=False)),
-        audit_kind="interval", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
+        audit_kind="lower_best_upper", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
         drawn="shuffling (a fresh random permutation each epoch, cut into batches of B)", loader="shuffle",
         upper_certified=False, label="shuffling", run_words="a shuffled run", lower_source="Chua et al. 2024",
         upper_source="the once-per-epoch value (Chua et al. 2024, Thm 4.1)", upper_method="deterministic",
