@@ -319,7 +319,7 @@ def check_privacy_engine(privacy_engine, data_loader, *, delta, sigma=None, epoc
     p, a = rows["poisson"], rows[audited]
     what = {"shuffle": "shuffles", "deterministic": "keeps a fixed order", "balls_and_bins": "uses balls-and-bins",
             "unknown": "is not Poisson-sampled (counted here as shuffled)"}[used]
-    got = (f"ε ∈ [{a['lower']:.4g}, {a['upper']:.4g}]" if a["kind"] == "interval"
+    got = (f"ε ∈ [{a['lower']:.4g}, {a['upper']:.4g}]" if a["kind"] in ("interval", "lower_best_upper")
            else f"ε ≤ {a['upper']:.4g}" if a["kind"] == "upper" else f"ε = {a['value']:.4g}")
     verdict = next((v for v in df.attrs["verdicts"] if v.startswith("a shuffled run")), "") if audited == "shuffle" else ""
     warnings.warn(f"dpsampling: accountant '{mech}' assumes Poisson sampling (ε ≤ {p['value']:.4g} at δ = {delta:g}, "
