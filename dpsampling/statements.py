@@ -103,8 +103,10 @@ def statement(dataset_size, batch_size, *, epochs, sigma, delta, sampler, format
     width = max(len(label) for label, _ in lines) + 1
     vw = max(12, *(len(val) for _, val in lines))
     block = "\n".join(f"    {label.ljust(width)}{val.rjust(vw)}" for label, val in lines)
-    paras = [textwrap.fill(intro, 80), textwrap.fill(scope, 80), textwrap.fill(how, 80) + "\n" + block,
-             textwrap.fill(note, 80)]
+    def fill(text):
+        return textwrap.fill(text, 80, break_on_hyphens=False)  # "once-per-epoch" stays one word
+
+    paras = [fill(intro), fill(scope), fill(how) + "\n" + block, fill(note)]
     return "\n\n".join(paras) + "\n"
 
 
