@@ -41,8 +41,8 @@ naming the parameters to change), except an optional row (``SamplerSpec.audit_op
 audit with ``samplers=None``: it is listed with value NaN and the flag ``skipped_cost``, its reason in
 ``df.attrs["skipped"]`` (sampler -> the CostError).  A row that cannot be computed at all (its cost model says why,
 or its accountant refuses the inputs) is listed with value NaN and the flag ``not_computed``, the error in
-``df.attrs["skipped"]``, and the other rows still answer; only when no row answers does the audit raise.  ``force=True`` computes every row.  The σ question costs
-about 15 ε questions (a bisection); the epochs search stops at the largest number of epochs whose ε question is
+``df.attrs["skipped"]``, and the other rows still answer; only when no row answers does the audit raise.
+``force=True`` computes every row.  The σ question costs about 15 ε questions (a bisection); the epochs search stops at the largest number of epochs whose ε question is
 predicted within the limit (then the answer is "at least" that many); an optional row's search is listed as
 ``skipped_cost`` once its predicted questions add up beyond the limit.
 """
@@ -351,7 +351,8 @@ def _sigma_verdicts(p, base, rows, delta, target_epsilon):
                            f"(the {spec.words} lower bound only rules out σ ≤ {_b(r['value'], 'lower')}); "
                            f"σ = {_b(r['upper'], 'upper')} certifies it.")
         elif spec.audit_kind == "exact":
-            out.append(f"{spec.words} need σ = {bound_text(r['value'], 'exact', 4)}, {r['value'] / p['value']:.3g}× the "
+            ratio = r["value"] / p["value"]
+            out.append(f"{spec.words} need σ = {bound_text(r['value'], 'exact', 4)}, {ratio:.3g}× the "
                        f"{bs.words} σ = {_b(p['value'], 'upper')}.")
         elif _has_interval(r) and _has_interval(p) and r["lower"] < r["upper"] and p["lower"] < p["upper"]:
             out.append(_compare(spec.words, r, p, bs.words, "sampler", "σ", "less noise"))

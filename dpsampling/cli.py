@@ -113,7 +113,8 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--bound", choices=_union(b for s in specs for b in s.bounds.values()), default=None,
                         help="default: the sampler's first bound for the method"
                              if quantity != "sigma" else
-                             "shuffle: lower = the σ below which ε provably exceeds the target (the only σ it gives)")
+                             "σ bounds per sampler (first = default; lower = the σ below which ε provably exceeds the "
+                             "target): " + "; ".join(f"{s.name}: {'/'.join(s.sigma_bounds)}" for s in specs))
         for flag, (o, names) in options.items():
             kw = {"choices": o.choices} if o.choices is not None else {"type": o.type}
             where = ", ".join(names) + ("" if o.methods is None else f" --method {'/'.join(o.methods)}")

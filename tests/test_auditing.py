@@ -1,4 +1,5 @@
-"""dpsampling.auditing (dpsampling.audit) and `dpsampling audit`: orderings, single-epoch equality, safe inverse answers, JSON, errors."""
+"""dpsampling.auditing (dpsampling.audit) and `dpsampling audit`: orderings, single-epoch equality, safe inverse
+answers, JSON, errors, every printed bound on its side, rows that cannot be computed."""
 
 import json
 import math
@@ -214,7 +215,8 @@ def _printed(cell):
     return tuple(float(x) for x in cell.strip("[]").split(", "))
 
 
-@pytest.mark.parametrize("kw", [dict(epochs=5, sigma=1.0), dict(epochs=60, sigma=1.1), dict(epochs=3, target_epsilon=2.0)])
+@pytest.mark.parametrize("kw", [dict(epochs=5, sigma=1.0), dict(epochs=60, sigma=1.1),
+                                dict(epochs=3, target_epsilon=2.0)])
 def test_every_printed_bound_is_on_its_side(capsys, kw):
     """The CLI's audit table and the verdicts, parsed back, against the DataFrame's certified values: a printed upper
     end is ≥ the certified one, a printed lower end ≤, an interval contains the certified one."""

@@ -37,7 +37,8 @@ def _tables(tree):
     """Every node inside a module-level ``SAMPLER_NAMES = ...`` assignment."""
     out = set()
     for node in tree.body:
-        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, ast.AnnAssign) else [])
         if any(isinstance(t, ast.Name) and t.id == TABLE for t in targets) and node.value is not None:
             out |= {id(n) for n in ast.walk(node.value)}
     return out

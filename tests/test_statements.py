@@ -1,4 +1,5 @@
-"""dpsampling.statements (dpsampling.statement) / `dpsampling statement`: TF Privacy's layout, the audit's numbers, a footnote that is true."""
+"""dpsampling.statements (dpsampling.statement) / `dpsampling statement`: TF Privacy's layout, the audit's numbers,
+a footnote that is true, every printed bound on its side."""
 
 import re
 

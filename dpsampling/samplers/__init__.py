@@ -269,5 +269,6 @@ register(shuffle.SPEC)
 register(deterministic.SPEC)
 register(balls_and_bins.SPEC)
 
-__all__ = ["MAX_SIGMA", "MAX_SIGMA_EPSILON", "QUANTITIES", "SAMPLERS", "SHARED_OPTIONS", "TIME_LIMIT", "account", "balls_and_bins", "deterministic", "get_spec", "poisson",
+__all__ = ["MAX_SIGMA", "MAX_SIGMA_EPSILON", "QUANTITIES", "SAMPLERS", "SHARED_OPTIONS", "TIME_LIMIT", "account",
+           "balls_and_bins", "deterministic", "get_spec", "poisson",
            "question", "register", "shuffle", "specs", "unregister", "with_role", "wor", "epsilon", "delta", "sigma"]
