@@ -98,7 +98,7 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
 
     Per sampler (its module and ``SPEC`` say more):
 
-    * poisson / wor: steps·epochs steps at q; by default (``method`` None or "interval") the certified
+    * poisson / wor: steps·epochs steps at q; by default (``method`` None or "certified") the certified
       interval of :mod:`dpsampling.engine.poisson_interval` (value = upper end, kind ``upper``; each end's
       method in ``accuracy["lower_method"]``/``["upper_method"]``; σ: ``lower`` a provably insufficient σ);
       ``method`` pld/rdp/analytic/cf: the accountant's answer, kind = ``bound``.  q = 1: exact.

@@ -26,7 +26,7 @@ BOUNDS = ("upper", "lower")
 
 
 #: the default method: the certified interval of :mod:`dpsampling.engine.poisson_interval`
-INTERVAL = "interval"
+INTERVAL = "certified"
 
 
 def _kw(q, steps, epochs, sampler, method, rel_tol, options):
@@ -84,7 +84,7 @@ def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", method=None
 def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="add_remove", rel_tol=None,
           **options) -> AccountingResult:
     """Smallest σ: :func:`dpsampling.engine.accountant.calibrate_sigma` gives a sufficient σ (``value`` =
-    ``upper``); by default (method interval) ``lower`` is a provably insufficient σ
+    ``upper``); by default (method certified) ``lower`` is a provably insufficient σ
     (:func:`dpsampling.engine.poisson_interval.insufficient_sigma`, the dominated PLD at the calibration's
     discretisation), so the smallest sufficient σ lies in (lower, upper]."""
     kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
