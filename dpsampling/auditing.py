@@ -1,8 +1,8 @@
 """`How private is my training run?` — one table, one row per batch sampler.
 
 :func:`audit` asks :func:`dpsampling.samplers.account` the practitioner's question for a run of
-``epochs`` passes over ``dataset_size`` examples in batches of ``batch_size``: ``steps_per_epoch =
-⌈N/B⌉`` steps per epoch, sampling rate ``q = B/N`` for a sampler with a free rate (``spec.batch`` "rate"
+``epochs`` passes over ``dataset_size`` examples in batches of ``batch_size``: ``steps = ⌈N/B⌉`` steps
+per epoch (``total_steps = steps × epochs`` compositions), sampling rate ``q = B/N`` for a sampler with a free rate (``spec.batch`` "rate"
 or "capped"; expected batch size B), one batch per step for the others.  Every row is asked and worded from its
 sampler's spec (:class:`dpsampling.samplers.spec.SamplerSpec`); no sampler is named here.  Three questions, same
 table shape:
@@ -65,7 +65,7 @@ SKIPPED_COST = "skipped_cost"
 #: flag of a row that cannot be computed at all (its reason in ``df.attrs["skipped"]``)
 NOT_COMPUTED = "not_computed"
 COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "relation", "dataset_size",
-           "batch_size", "steps_per_epoch", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization",
+           "batch_size", "steps", "total_steps", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization",
            "rel_tol", "est_rel_error", "flags")
 #: significant digits of a number in a verdict (bounds rounded outward)
 VERDICT_DIGITS = 3
@@ -448,7 +448,8 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
             skipped[sampler] = exc  # this sampler's accountant cannot answer these inputs; the others still do
             row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
                        (NOT_COMPUTED,))
-        row.update(dataset_size=n, batch_size=b, steps_per_epoch=run.steps, q=run.q,
+        row.update(dataset_size=n, batch_size=b, steps=run.steps,
+                   total_steps=_NAN if question == "epochs" else run.steps * epochs, q=run.q,
                    epochs=_NAN if question == "epochs" else epochs,
                    sigma=row["value"] if question == "sigma" else float(sigma),
                    delta=delta, target_epsilon=_NAN if target_epsilon is None else float(target_epsilon))

@@ -212,7 +212,7 @@ def _audit_text(df) -> str:
     out = ["  ".join([l[0].ljust(w[0]), l[1].rjust(w[1]) if l is not lines[0] else l[1].ljust(w[1]),
                       l[2].ljust(w[2]), l[3]]).rstrip() for l in lines]
     r0 = df.iloc[0]
-    run = (f"N = {r0['dataset_size']}, B = {r0['batch_size']}, {r0['steps_per_epoch']} steps/epoch, q = {r0['q']:.4g}, "
+    run = (f"N = {r0['dataset_size']}, B = {r0['batch_size']}, {r0['steps']} steps/epoch, q = {r0['q']:.4g}, "
            f"δ = {r0['delta']:g}")
     if q == "epsilon":
         run += f", σ = {r0['sigma']:g}, {int(r0['epochs'])} epochs"

@@ -27,7 +27,7 @@ def mnist():
 def test_mnist_values_and_ordering(mnist):
     by = mnist.set_index("sampler")
     assert list(mnist["sampler"]) == list(FOUR)
-    assert set(by.loc[:, "steps_per_epoch"]) == {235} and by.loc["poisson", "q"] == pytest.approx(256 / 60000)
+    assert set(by.loc[:, "steps"]) == {235} and set(by.loc[:, "total_steps"]) == {235 * 60} and by.loc["poisson", "q"] == pytest.approx(256 / 60000)
     for _, r in mnist.iterrows():
         assert r["lower"] <= r["value"] * (1 + 1e-12) and r["value"] <= r["upper"] * (1 + 1e-12), r["sampler"]
     assert by.loc["shuffle", "kind"] == "lower_best_upper" and by.loc["poisson", "kind"] == "interval"
