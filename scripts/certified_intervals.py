@@ -33,8 +33,8 @@ from dpsampling.samplers.poisson import pld_size_estimate
 SAMPLERS = ("poisson", "wor", "balls_and_bins", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
           "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
-KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps_per_epoch", "q", "discretization", "rel_tol",
-        "est_rel_error", "flags")
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
+        "rel_tol", "est_rel_error", "flags")
 #: the sensitivity of each PLD-pair sampler's dominating pair (WOR: Lebeda et al. Prop. 9)
 PLD_SENSITIVITY = {"poisson": 1.0, "wor": references.WOR_SENSITIVITY}
 #: where PLD_accounting was measured not to finish (steps per epoch, epochs, seconds)
@@ -56,7 +56,7 @@ def _none(note):
 def choose_reference(row, p, reference_max_pld_points, allocation_reference_max_steps,
                      allocation_reference_accuracy):
     """(Reference or None, note): the independent reference of one row (module docstring)."""
-    sampler, steps, epochs = row["sampler"], int(row["steps_per_epoch"]), int(p["epochs"])
+    sampler, steps, epochs = row["sampler"], int(row["steps"]), int(p["epochs"])
     delta, sigma = float(p["delta"]), float(p["sigma"])
     if sampler == "deterministic":
         return references.gaussian_epsilon(delta, sigma, epochs), ""

@@ -2,7 +2,7 @@
 (run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler from :func:`dpsampling.audit`.
 
 balls_and_bins (its default method, the allocation interval: under a second per point at these sizes) is computed
-only where steps_per_epoch × epochs ≤ ``balls_and_bins_max_steps`` (a setting); elsewhere it is absent from the CSV.
+only where steps × epochs ≤ ``balls_and_bins_max_steps`` (a setting); elsewhere it is absent from the CSV.
 
 Checks (decided here, stop the run): on every point the shuffle lower bound ≤ the deterministic value
 (Chua ICML 2024 Thm 4.1: shuffling cannot hurt) and lower ≤ value ≤ upper on every row.
@@ -20,8 +20,8 @@ from dpsampling.engine.result import interval_text
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
           "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
-KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps_per_epoch", "q", "discretization", "rel_tol",
-        "est_rel_error", "flags")
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
+        "rel_tol", "est_rel_error", "flags")
 
 
 def check_rows(rows, where):
