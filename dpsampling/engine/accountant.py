@@ -425,7 +425,7 @@ def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _
        r/(1-r), with r = s/s_c clipped to [0.01, 0.1]; refine d (÷10) while it is above ``rel_tol``, the
        coarse stage at the new level then starting at this level's answer (cached: no evaluation).
 
-    Measured on the Lebeda Fig. 2 curves (issue 15): the answer costs 1.8 evaluations at d per warm σ on
+    Measured on the Lebeda Fig. 2 curves: the answer costs 1.8 evaluations at d per warm σ on
     average (at most 2 where the predictions hold, 3 in the curves' bends), against 2.2 when the root at d
     was extrapolated along the curve directly and always solved by two steps at d.
     """
@@ -564,7 +564,7 @@ def _curve_hint(done, lq) -> _Hint:
     lines through the last three points at the same d (measured, so noisy).  Only a starting point: the roots
     are then solved and checked at this q.
 
-    Measured on the Lebeda Fig. 2 curves (0.1-decade steps in q, issue 15): extrapolating the root at d itself
+    Measured on the Lebeda Fig. 2 curves (0.1-decade steps in q): extrapolating the root at d itself
     (a cubic on it) missed by up to 1e-2 in log σ at small q, where the discretisation shifts the root most
     and least smoothly, and the slope at 10·d differs from that at d by up to 5%; predicting the shift at this
     q from its own coarser shift and the slope from its own coarse slope takes the mean number of evaluations

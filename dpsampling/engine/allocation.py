@@ -32,7 +32,7 @@ The per-stage errors are second order in Δ (a spread or merge within a cell of 
 of ~1e-2 (MNIST-like) to ~1e-3 (σ = 3, T = 5000) gives 1 % width, unlike a rounding of every loss at
 every stage; measured, halving Δ divides each end's distance to the limit by 4.  The lower end's final
 rounding is first order (E·loss_step/2 in loss), so its loss step shrinks as 1/E: the composition grid, and
-the cost, grow as E² for long runs (1000 epochs: ~1.5 min).  Each pair sum is one O(1) step of a numba
+the cost, grow as E² for long runs.  Each pair sum is one O(1) step of a numba
 double loop over the n grid points of a stage (O(n²), n ~ 10³-10⁴).  The E epochs are composed by FFT on
 the loss grid (:func:`self_compose`: a truncated tail goes to +∞ or onto the lowest kept loss (upper), onto
 the highest kept loss or is dropped (lower), as dp_accounting does).  The FFT's rounding is bounded at every

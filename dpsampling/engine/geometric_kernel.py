@@ -90,8 +90,7 @@ def _split_runs(shift):
 
 
 #: the runs of one orientation are summed in this many parts, one buffer each, added in a fixed order:
-#: the parts run on numba's threads (two cores: half the wall time) and the result does not depend on how
-#: many threads there are
+#: the parts run on numba's threads and the result does not depend on how many threads there are
 PARTS = 2
 
 
@@ -167,8 +166,8 @@ def windowed_geometric_kernel(*, pmf_base, pmf_scaled, delta_lohi, delta_hilo, d
 
     A self-convolution (a = b and delta_lohi = delta_hilo, PLD_accounting's squaring steps) has two equal
     orientations: one is computed and doubled (exact in floating point).  Each output bin of a part is a
-    Kahan sum, as in PLD_accounting (plain sums were 1.2× faster but drifted by ~1e-15 in total mass,
-    past PLD_accounting's repair tolerance of 4 ulp)."""
+    Kahan sum, as in PLD_accounting (plain sums drifted by ~1e-15 in total mass, past PLD_accounting's
+    repair tolerance of 4 ulp)."""
     a = np.ascontiguousarray(pmf_base, dtype=np.float64)
     b = np.ascontiguousarray(pmf_scaled, dtype=np.float64)
     n = a.size

@@ -47,6 +47,7 @@ for every split of the blocks into chunks (``block_sums(..., blocks=range)``).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -261,8 +262,7 @@ def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", mc_samp
         raise ParameterError("direction", "one of remove, add", direction)
     scale = 1.0
     if importance:
-        _, log_p_r, _, log_p_a = thresholds(eps, sigma, steps)
-        scale = math.exp(log_p_r if direction == "remove" else log_p_a)
+        scale = _importance_scale(eps, sigma, steps, direction)
     sums = block_sums(eps, sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
                       mc_seed=seed, importance=importance) if scale > 0 else []
     mean01 = math.fsum(sums) / n  # mean of f in [0, 1] under the (conditioned) sampler
@@ -300,8 +300,7 @@ def mc_delta(epsilon, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
         if half_width is not None:
             scale = 1.0
             if imp:
-                _, log_p_r, _, log_p_a = thresholds(float(epsilon), sigma, steps)
-                scale = math.exp(log_p_r if direction == "remove" else log_p_a)
+                scale = _importance_scale(float(epsilon), sigma, steps, direction)
             need = samples_needed(half_width, beta, scale) if scale > 0 else 1
             if need > max_samples:
                 raise MCAccuracyError(
@@ -339,6 +338,48 @@ def direction_losses(*, sigma, steps, epochs, direction, mc_samples=None, mc_see
     return np.concatenate(out)
 
 
+def _importance_scale(eps, sigma, steps, direction):
+    """The probability of ``direction``'s importance-sampling event at ε (:func:`thresholds`)."""
+    _, log_p_r, _, log_p_a = thresholds(eps, sigma, steps)
+    return math.exp(log_p_r if direction == "remove" else log_p_a)
+
+
+def _sorted_losses(sigma, steps, epochs, direction, n, seed, importance, eps0):
+    """(losses of ``direction``'s sample, largest first; the scale of its values, :func:`_importance_scale`)."""
+    scale = _importance_scale(eps0, sigma, steps, direction) if importance else 1.0
+    loss = (direction_losses(sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
+                             mc_seed=seed, importance=importance, eps0=eps0) if scale > 0 else np.zeros(0))
+    return np.sort(loss)[::-1], scale
+
+
+def _curves(per_dir, n, beta, eps):
+    """(δ̂, δ_lo, δ_up) at ε, each the max over directions (``per_dir``: :func:`_sorted_losses` of each)."""
+    est, lo, up = [], [], []
+    for loss, scale in per_dir:
+        v = loss[:np.searchsorted(-loss, -eps)]  # losses > ε (sorted descending)
+        mean01 = float(np.sum(-np.expm1(eps - v))) / n if v.size else 0.0
+        kl_lo, kl_up = kl_bounds(mean01, n, beta / 4.0, 1.0)
+        est.append(mean01 * scale)
+        lo.append(kl_lo * scale)
+        up.append(kl_up * scale)
+    return max(est), max(lo), max(up)
+
+
+def _invert(curves, k, d, eps0, eps_max, rel_tol):
+    """inf{ε ≥ eps0 : curves(ε)[k] ≤ δ} as (lo, hi) with curves(hi)[k] ≤ δ < curves(lo)[k], to ``rel_tol``;
+    None if beyond ``eps_max``."""
+    if curves(eps0)[k] <= d:
+        return eps0, eps0
+    hi = max(2.0 * eps0, 0.25)
+    while curves(hi)[k] > d:
+        if hi >= eps_max:
+            return None
+        hi = min(2.0 * hi, eps_max)
+    iters = max(1, math.ceil(math.log2(max(hi - eps0, 1e-300) / (rel_tol * max(hi, 1e-12)))))
+    lo_, hi_ = bisect(lambda e: curves(float(e))[k] > d, eps0, hi, iters)
+    return float(lo_), float(hi_)
+
+
 def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_failure_prob=0.01,
                importance=None, eps0=None, eps_max=64.0, rel_tol=1e-6):
     """Monte Carlo ε(δ) with a (1 − β) interval; kind ``estimate`` (``lower``/``upper`` = the interval).
@@ -371,49 +412,16 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
     eps0 = float(eps0)
     if eps0 < 0:
         raise ParameterError("eps0", ">= 0", eps0)
-    per_dir = []
-    for direction in DIRECTIONS:
-        scale = 1.0
-        if importance:
-            _, log_p_r, _, log_p_a = thresholds(eps0, sigma, steps)
-            scale = math.exp(log_p_r if direction == "remove" else log_p_a)
-        loss = (direction_losses(sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
-                                 mc_seed=seed, importance=importance, eps0=eps0) if scale > 0 else np.zeros(0))
-        per_dir.append((np.sort(loss)[::-1], scale))
-
-    def curves(eps):
-        """(δ̂, δ_lo, δ_up) at ε: max over directions."""
-        est, lo, up = [], [], []
-        for loss, scale in per_dir:
-            v = loss[:np.searchsorted(-loss, -eps)]  # losses > ε (sorted descending)
-            mean01 = float(np.sum(-np.expm1(eps - v))) / n if v.size else 0.0
-            kl_lo, kl_up = kl_bounds(mean01, n, beta / 4.0, 1.0)
-            est.append(mean01 * scale)
-            lo.append(kl_lo * scale)
-            up.append(kl_up * scale)
-        return max(est), max(lo), max(up)
-
-    def invert(k):
-        """inf{ε ≥ eps0 : curve_k(ε) ≤ δ} as a bracket (lo, hi), curve_k(hi) ≤ δ < curve_k(lo); None if > eps_max."""
-        if curves(eps0)[k] <= d:
-            return eps0, eps0
-        hi = max(2.0 * eps0, 0.25)
-        while curves(hi)[k] > d:
-            if hi >= eps_max:
-                return None
-            hi = min(2.0 * hi, eps_max)
-        iters = max(1, math.ceil(math.log2(max(hi - eps0, 1e-300) / (rel_tol * max(hi, 1e-12)))))
-        lo_, hi_ = bisect(lambda e: curves(float(e))[k] > d, eps0, hi, iters)
-        return float(lo_), float(hi_)
-
-    up_b = invert(2)
+    per_dir = [_sorted_losses(sigma, steps, epochs, direction, n, seed, importance, eps0) for direction in DIRECTIONS]
+    curves = functools.partial(_curves, per_dir, n, beta)
+    up_b = _invert(curves, 2, d, eps0, eps_max, rel_tol)
     if up_b is None:
         # even where every f_ε = 0 the upper band is scale·(1 − (β/4)^{1/n}) ≈ scale·ln(4/β)/n
         need = max(math.ceil(math.log(4.0 / beta) / -math.log1p(-min(d / sc, 0.5))) if sc > 0 else 1
                    for _, sc in per_dir)
-        raise MCAccuracyError(f"mc_samples={n} samples per direction cannot bound delta={delta!r}: the upper band stays above "
-                              f"delta up to epsilon={eps_max}; at least mc_samples={need} are needed")
-    est_b, lo_b = invert(0), invert(1)
+        raise MCAccuracyError(f"mc_samples={n} samples per direction cannot bound delta={delta!r}: the upper band "
+                              f"stays above delta up to epsilon={eps_max}; at least mc_samples={need} are needed")
+    est_b, lo_b = _invert(curves, 0, d, eps0, eps_max, rel_tol), _invert(curves, 1, d, eps0, eps_max, rel_tol)
     flags = []
     lower = lo_b[0]
     if lo_b[1] <= eps0 and eps0 > 0:

@@ -2,8 +2,8 @@
 certified error budget described in :mod:`dpsampling.engine.cf` (trapezoid |T_h − T_2h|, tail bound
 by a Lipschitz march / total variation, output-quadrature error, Chernoff alias bound).
 
-Size (~500 lines): one algorithm (contour choice, truncation certificate, trapezoid refinement)
-whose helpers share the contour plan; split further it would only scatter one proof.
+One module for one algorithm (contour choice, truncation certificate, trapezoid refinement) whose helpers
+share the contour plan; split further it would only scatter one proof.
 """
 
 from __future__ import annotations
