@@ -407,6 +407,25 @@ class _Calibrated(NamedTuple):
     solved: "_Solved"
 
 
+def _root_of(x, gx, slope):
+    """Secant estimate of the root from a point x (gap ``gx``) and the slope."""
+    return x + gx / abs(slope) if np.isfinite(gx) else x
+
+
+def _calibrate_level(gap, x, slope_c, d, ratio, slope_ratio, measured, tol):
+    """Steps 1-3 of :func:`_calibrate_pld` at level d: (x, slope, shift root_d − root_10d, :class:`_Solved`)."""
+    xc, slope_c, gxc = _secant(gap(_coarser(d)), x, slope_c, tol, first_may_stop=measured)
+    measured_c = measured or xc != x  # the coarse slope was measured at this q
+    root_c = _root_of(xc, gxc, slope_c)
+    g100 = gap(_coarser(_coarser(d)))(xc)
+    shift_c = root_c - _root_of(xc, g100, slope_c) if np.isfinite(g100) and np.isfinite(gxc) else math.nan
+    start = root_c + (ratio * shift_c if np.isfinite(shift_c) else 0.0) + 0.5 * tol
+    x, slope, gx = _secant(gap(d), start, slope_c * slope_ratio, tol, first_may_stop=measured_c)
+    shift = _root_of(x, gx, slope) - root_c
+    slope_d = slope if x != start else math.nan  # nan: accepted at its first evaluation, slope not measured at d
+    return x, slope, shift, _Solved(root_c, slope_c, slope_d, shift / shift_c if shift_c else math.nan)
+
+
 def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _Calibrated:
     """The smallest sufficient σ by secant steps on coarse-to-fine discretisations (:class:`_Calibrated`).
 
@@ -438,27 +457,14 @@ def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _
             gaps[dd] = _log_delta_gap(eps, log_t, q, total_steps, direction, dd, n_evals)
         return gaps[dd]
 
-    def root_of(x, gx, slope):  # secant estimate of the root from a point and the slope
-        return x + gx / abs(slope) if np.isfinite(gx) else x
-
     if hint is None:
         hint = _Hint(math.log(_gdp_sigma_guess(eps, dlt, q, total_steps)), None, _finer(COARSEST_DISCRETIZATION),
                      0.1, 1.0)
     x, slope_c, d, ratio, slope_ratio = hint
     measured = False  # slope_c: predicted from other q (a hint) or measured at this q
     while True:
-        xc, slope_c, gxc = _secant(gap(_coarser(d)), x, slope_c, tol, first_may_stop=measured)
-        measured_c = measured or xc != x  # the coarse slope was measured at this q
-        root_c = root_of(xc, gxc, slope_c)
-        g100 = gap(_coarser(_coarser(d)))(xc)
-        shift_c = root_c - root_of(xc, g100, slope_c) if np.isfinite(g100) and np.isfinite(gxc) else math.nan
-        start = root_c + (ratio * shift_c if np.isfinite(shift_c) else 0.0) + 0.5 * tol
+        x, slope, shift, solved = _calibrate_level(gap, x, slope_c, d, ratio, slope_ratio, measured, tol)
         g = gap(d)
-        x, slope, gx = _secant(g, start, slope_c * slope_ratio, tol, first_may_stop=measured_c)
-        root = root_of(x, gx, slope)
-        shift = root - root_c
-        slope_d = slope if x != start else math.nan  # nan: accepted at its first evaluation, slope not measured at d
-        solved = _Solved(root_c, slope_c, slope_d, shift / shift_c if shift_c else math.nan)
         r = min(0.1, max(0.01, abs(solved.ratio))) if np.isfinite(solved.ratio) else 0.1
         err = abs(shift) * r / (1 - r)
         if err <= rel_tol or d <= FINEST_DISCRETIZATION * (1 + 1e-9):
