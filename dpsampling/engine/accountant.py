@@ -174,6 +174,21 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
 
 
 @_no_retired_keywords
+def _not_pld(quantity, target, s, q, total_steps, direction, method, rel_tol) -> AccountingResult:
+    """δ(ε) or ε(δ) (``quantity``) by method analytic (the Gaussian at σ/√total_steps, exact), rdp (dp_accounting's
+    RDP accountant, upper) or cf (Zhu et al. φ accountant: an estimate ± certified error; bound unused)."""
+    is_delta = quantity == "delta"
+    if method == "analytic":
+        v = float((gaussian.delta if is_delta else gaussian.epsilon)(target, gaussian.composed_sigma(s, total_steps)))
+        return AccountingResult(v, "exact", "analytic", {}, v, v)
+    if method == "rdp":
+        rdp = _rdp_accountant(s, q, total_steps)
+        v = float(rdp.get_delta(target) if is_delta else rdp.get_epsilon(target))
+        return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
+    fn = cf.accounting_delta if is_delta else cf.accounting_epsilon
+    return AccountingResult(**fn(target, s, q, total_steps, direction, rel_tol))
+
+
 def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld",
           bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
           finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
@@ -188,14 +203,8 @@ def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld
     _check_common(sigma, q, total_steps, direction, method, bound)
     s = sigma
     eps = float(epsilon)
-    if method == "analytic":
-        v = float(gaussian.delta(eps, gaussian.composed_sigma(s, total_steps)))
-        return AccountingResult(v, "exact", "analytic", {}, v, v)
-    if method == "rdp":
-        v = float(_rdp_accountant(s, q, total_steps).get_delta(eps))
-        return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
-    if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_delta(eps, s, q, total_steps, direction, rel_tol))
+    if method != "pld":
+        return _not_pld("delta", eps, s, q, total_steps, direction, method, rel_tol)
 
     def evaluate(pessimistic, d):
         return float(pld.delta(eps, s, q, total_steps, direction, pessimistic, d))
@@ -240,14 +249,8 @@ def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld
     check_delta(delta)
     _check_common(sigma, q, total_steps, direction, method, bound)
     s = sigma
-    if method == "analytic":
-        v = float(gaussian.epsilon(delta, gaussian.composed_sigma(s, total_steps)))
-        return AccountingResult(v, "exact", "analytic", {}, v, v)
-    if method == "rdp":
-        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta))
-        return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
-    if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_epsilon(delta, s, q, total_steps, direction, rel_tol))
+    if method != "pld":
+        return _not_pld("epsilon", delta, s, q, total_steps, direction, method, rel_tol)
 
     def evaluate(pessimistic, d):
         return pld.epsilon(delta, s, q, total_steps, direction, pessimistic, d)

@@ -131,6 +131,18 @@ def _offsets(step, n):
     return a, np.clip(omega, 0.0, 1.0)
 
 
+@numba.njit(cache=True, inline="always")
+def _pair(wi, bj, i, j, ii, jj, same, off, k0):
+    """(mass, cell, |ii − jj|) of the pair of atoms at grid indices ii and jj: mass wi·bj, doubled in a self-sum
+    (``same``: the pair (j, i) is not visited), cell min(ii, jj) + a(|ii − jj|) − k0 (:func:`_offsets`)."""
+    p = wi * bj
+    if same and j > i:
+        p *= 2.0
+    if jj >= ii:
+        return p, ii + off[jj - ii] - k0, jj - ii
+    return p, jj + off[ii - jj] - k0, ii - jj
+
+
 @numba.njit(cache=True)
 def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
     """Pairs of grid atoms (a at ka + i, b at kb + j) split to their two neighbouring grid points."""
@@ -139,21 +151,11 @@ def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
         wi = a[i]
         if wi == 0.0:
             continue
-        ii = ka + i
-        jstart = i if same else 0
-        for j in range(jstart, nb):
-            p = wi * b[j]
+        for j in range(i if same else 0, nb):
+            p, c, d = _pair(wi, b[j], i, j, ka + i, kb + j, same, off, k0)
             if p == 0.0:
                 continue
-            if same and j > i:
-                p *= 2.0
-            jj = kb + j
-            if jj >= ii:
-                c = ii + off[jj - ii] - k0
-                w = omega[jj - ii]
-            else:
-                c = jj + off[ii - jj] - k0
-                w = omega[ii - jj]
+            w = omega[d]
             out[c] += p * (1.0 - w)
             out[c + 1] += p * w
 
@@ -161,25 +163,14 @@ def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
 @numba.njit(cache=True)
 def _conv_lower(a, xa, ka, b, xb, kb, same, off, grid, mass, mom, k0):
     """Pairs of cell atoms (mass a at position xa in cell ka + i, ...) summed into per-cell mass and moment."""
-    na, nb = a.shape[0], b.shape[0]
-    for i in range(na):
-        wi = a[i]
+    for i in range(a.shape[0]):
+        wi, xi = a[i], xa[i]
         if wi == 0.0:
             continue
-        ii = ka + i
-        xi = xa[i]
-        jstart = i if same else 0
-        for j in range(jstart, nb):
-            p = wi * b[j]
+        for j in range(i if same else 0, b.shape[0]):
+            p, c, _ = _pair(wi, b[j], i, j, ka + i, kb + j, same, off, k0)
             if p == 0.0:
                 continue
-            if same and j > i:
-                p *= 2.0
-            jj = kb + j
-            if jj >= ii:
-                c = ii + off[jj - ii] - k0
-            else:
-                c = jj + off[ii - jj] - k0
             s = xi + xb[j]
             if s >= grid[c + 1]:
                 c += 1
