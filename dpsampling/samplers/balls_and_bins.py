@@ -188,7 +188,8 @@ def _answer(quantity, target, sigma, steps, epochs, bound, method, options):
         from . import balls_and_bins_mc as mc
 
         run = mc.mc_epsilon if quantity == "epsilon" else mc.mc_delta
-        return run(float(target), sigma=float(sigma), steps=steps, epochs=epochs, **options)
+        return run(float(target), sigma=float(sigma), steps=steps, epochs=epochs,
+                   **_only(options, "montecarlo", mc.OPTIONS[quantity]))
     if method == "max_statistic":
         return _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options)
     if method == "allocation":

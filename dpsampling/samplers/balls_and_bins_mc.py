@@ -270,6 +270,9 @@ def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", mc_samp
     return DirectionEstimate(direction, mean01 * scale, lo * scale, up * scale, scale, n)
 
 
+#: the options of :func:`mc_delta` and :func:`mc_epsilon` beyond the run's parameters (σ, steps, epochs)
+OPTIONS = {"delta": ("mc_samples", "mc_seed", "mc_failure_prob", "mc_half_width", "importance"),
+           "epsilon": ("mc_samples", "mc_seed", "mc_failure_prob", "importance", "eps0", "eps_max", "rel_tol")}
 #: samples per direction of δ(ε) when neither mc_samples nor mc_half_width is given (ε(δ) needs mc_samples given;
 #: the command line gives this default); the sample budget with mc_half_width when mc_samples is not given
 MC_SAMPLES = 100_000

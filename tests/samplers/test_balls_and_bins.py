@@ -594,3 +594,6 @@ def test_mc_bad_inputs_raise_parameter_errors_naming_them():
     with pytest.raises(ParameterError) as e:
         bnb.epsilon(1e-5, sigma=1.0, steps=10, method="allocation", loss_discretization=0.1)
     assert e.value.param == "loss_discretization"
+    with pytest.raises(ParameterError) as e:  # an option montecarlo does not take (n: never a keyword)
+        bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", n=10)
+    assert e.value.param == "n"
