@@ -538,9 +538,10 @@ def _closed_form_interval(value, step):
     convex, so every H_γ of the epoch is ≤ that of the Gaussian pair (N(1, σ²), N(0, σ²)), in both directions.
     The Gaussian pair therefore dominates one epoch, dominating pairs compose (Zhu, Dong & Wang, AISTATS 2022),
     and E compositions of it are the Gaussian mechanism at σ/√E.  The lower end 0 holds for every pair (a caller
-    may raise it with another certified lower bound); the width is reported as not met."""
+    may raise it with another certified lower bound); the width is reported as not met.  No pass is run: ``info``
+    has no passes and loss step 0."""
     upper = float(value) * (1 + _CLOSED_FORM_MARGIN)
-    info = {"method_upper": GAUSSIAN_METHOD, "method_lower": LOWER_METHOD, "step": step, "loss_step": math.nan,
+    info = {"method_upper": GAUSSIAN_METHOD, "method_lower": LOWER_METHOD, "step": step, "loss_step": 0.0,
             "rel_width": 1.0 if upper > 0 else 0.0, "width_met": upper == 0, "passes": []}
     return 0.0, upper, info
 
