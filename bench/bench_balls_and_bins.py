@@ -54,6 +54,7 @@ import warnings
 import numpy as np
 from scipy import special, stats
 
+from dpsampling.engine import allocation_pld as pa
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.samplers import balls_and_bins_mc as mc
 
@@ -137,8 +138,8 @@ def bench_bounds(quick, accuracies, peer):
             cases = [(float(c.split(",")[0]), int(c.split(",")[1]), int(c.split(",")[2])) for c in arg[8:].split("/")]
     for sigma, steps, epochs in cases:
         for acc in accuracies:
-            bnb._directional_pmf.cache_clear()
-            bnb._epsilon_bracket.cache_clear()
+            pa.directional_pmf.cache_clear()
+            pa.epsilon_interval.cache_clear()
             t, w = time.process_time(), time.perf_counter()
             r = bnb.epsilon_range(1e-6, sigma=sigma, steps=steps, epochs=epochs, accuracy=acc)
             dt, dw = time.process_time() - t, time.perf_counter() - w
@@ -157,7 +158,7 @@ def bench_bounds(quick, accuracies, peer):
 
 
 def bench_kernel(quick):
-    """PLD_accounting's geometric convolution kernel (the peer) against ours (dpsampling.samplers._geometric_kernel)
+    """PLD_accounting's geometric convolution kernel (the peer) against ours (dpsampling.engine.geometric_kernel)
     on the same inputs: every convolution of one REMOVE upper bound (σ = 1, T = 1000, E = 5 at the step the
     bracket uses there, 0.0279; --quick: T = 100), recorded from PLD_accounting's own run.  CPU and wall seconds
     summed over the convolutions, ours on one and on two numba threads, and the largest relative difference
@@ -165,7 +166,7 @@ def bench_kernel(quick):
     import numba
     import PLD_accounting.geometric_convolution as gc
 
-    from dpsampling.samplers._geometric_kernel import windowed_geometric_kernel
+    from dpsampling.engine.geometric_kernel import windowed_geometric_kernel
 
     steps = 100 if quick else 1000
     calls, library = [], gc._geometric_kernel

@@ -111,3 +111,27 @@ def _imports_in(root, path, module, mods):
         return _imports(path, module)
     finally:
         MODULES = saved
+
+
+#: the longest function (def line to last line, docstring included) and module allowed below the top layer
+MAX_FUNCTION_LINES = 60
+MAX_MODULE_LINES = 800
+
+
+def _long_functions(path, limit):
+    tree = ast.parse(path.read_text())
+    return [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(tree)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > limit]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _rank(m) < TOP))
+def test_engine_samplers_and_papers_have_short_functions_and_modules(module):
+    path = MODULES[module]
+    assert _long_functions(path, MAX_FUNCTION_LINES) == [], f"{module}: split these into named steps"
+    assert len(path.read_text().splitlines()) <= MAX_MODULE_LINES
+
+
+def test_the_length_check_sees_a_long_function(tmp_path):
+    f = tmp_path / "m.py"
+    f.write_text("def f():\n" + "    x = 1\n" * 60 + "\n\ndef g():\n    return 1\n")
+    assert _long_functions(f, MAX_FUNCTION_LINES) == [("f", 61)]

@@ -134,8 +134,6 @@ def test_cost_limit_refuses_in_words_and_force_runs():
 
 
 def test_mc_retired_names_stop_naming_the_new_one(capsys):
-    with pytest.raises(ParameterError, match="n was renamed mc_samples"):
-        samplers.account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, method="montecarlo", n=1000)
     code, _, err = _main(capsys, ["delta", "--sampler", "balls_and_bins", "--sigma", "1", "--steps", "10", "--epsilon",
                                   "1", "--method", "montecarlo", "--failure-prob", "0.1"])
     assert code == 2 and "--failure-prob" in err  # the command line has no rename table: an unknown flag

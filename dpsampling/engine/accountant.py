@@ -174,6 +174,21 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
 
 
 @_no_retired_keywords
+def _not_pld(quantity, target, s, q, total_steps, direction, method, rel_tol) -> AccountingResult:
+    """δ(ε) or ε(δ) (``quantity``) by method analytic (the Gaussian at σ/√total_steps, exact), rdp (dp_accounting's
+    RDP accountant, upper) or cf (Zhu et al. φ accountant: an estimate ± certified error; bound unused)."""
+    is_delta = quantity == "delta"
+    if method == "analytic":
+        v = float((gaussian.delta if is_delta else gaussian.epsilon)(target, gaussian.composed_sigma(s, total_steps)))
+        return AccountingResult(v, "exact", "analytic", {}, v, v)
+    if method == "rdp":
+        rdp = _rdp_accountant(s, q, total_steps)
+        v = float(rdp.get_delta(target) if is_delta else rdp.get_epsilon(target))
+        return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
+    fn = cf.accounting_delta if is_delta else cf.accounting_epsilon
+    return AccountingResult(**fn(target, s, q, total_steps, direction, rel_tol))
+
+
 def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld",
           bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
           finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
@@ -188,14 +203,8 @@ def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld
     _check_common(sigma, q, total_steps, direction, method, bound)
     s = sigma
     eps = float(epsilon)
-    if method == "analytic":
-        v = float(gaussian.delta(eps, gaussian.composed_sigma(s, total_steps)))
-        return AccountingResult(v, "exact", "analytic", {}, v, v)
-    if method == "rdp":
-        v = float(_rdp_accountant(s, q, total_steps).get_delta(eps))
-        return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
-    if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_delta(eps, s, q, total_steps, direction, rel_tol))
+    if method != "pld":
+        return _not_pld("delta", eps, s, q, total_steps, direction, method, rel_tol)
 
     def evaluate(pessimistic, d):
         return float(pld.delta(eps, s, q, total_steps, direction, pessimistic, d))
@@ -240,14 +249,8 @@ def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld
     check_delta(delta)
     _check_common(sigma, q, total_steps, direction, method, bound)
     s = sigma
-    if method == "analytic":
-        v = float(gaussian.epsilon(delta, gaussian.composed_sigma(s, total_steps)))
-        return AccountingResult(v, "exact", "analytic", {}, v, v)
-    if method == "rdp":
-        v = float(_rdp_accountant(s, q, total_steps).get_epsilon(delta))
-        return AccountingResult(v, "upper", "rdp", {"orders": "dp_accounting default"}, None, v)
-    if method == "cf":  # Zhu et al. φ accountant: an estimate ± certified error (bound unused)
-        return AccountingResult(**cf.accounting_epsilon(delta, s, q, total_steps, direction, rel_tol))
+    if method != "pld":
+        return _not_pld("epsilon", delta, s, q, total_steps, direction, method, rel_tol)
 
     def evaluate(pessimistic, d):
         return pld.epsilon(delta, s, q, total_steps, direction, pessimistic, d)
@@ -407,6 +410,25 @@ class _Calibrated(NamedTuple):
     solved: "_Solved"
 
 
+def _root_of(x, gx, slope):
+    """Secant estimate of the root from a point x (gap ``gx``) and the slope."""
+    return x + gx / abs(slope) if np.isfinite(gx) else x
+
+
+def _calibrate_level(gap, x, slope_c, d, ratio, slope_ratio, measured, tol):
+    """Steps 1-3 of :func:`_calibrate_pld` at level d: (x, slope, shift root_d − root_10d, :class:`_Solved`)."""
+    xc, slope_c, gxc = _secant(gap(_coarser(d)), x, slope_c, tol, first_may_stop=measured)
+    measured_c = measured or xc != x  # the coarse slope was measured at this q
+    root_c = _root_of(xc, gxc, slope_c)
+    g100 = gap(_coarser(_coarser(d)))(xc)
+    shift_c = root_c - _root_of(xc, g100, slope_c) if np.isfinite(g100) and np.isfinite(gxc) else math.nan
+    start = root_c + (ratio * shift_c if np.isfinite(shift_c) else 0.0) + 0.5 * tol
+    x, slope, gx = _secant(gap(d), start, slope_c * slope_ratio, tol, first_may_stop=measured_c)
+    shift = _root_of(x, gx, slope) - root_c
+    slope_d = slope if x != start else math.nan  # nan: accepted at its first evaluation, slope not measured at d
+    return x, slope, shift, _Solved(root_c, slope_c, slope_d, shift / shift_c if shift_c else math.nan)
+
+
 def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _Calibrated:
     """The smallest sufficient σ by secant steps on coarse-to-fine discretisations (:class:`_Calibrated`).
 
@@ -425,7 +447,7 @@ def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _
        r/(1-r), with r = s/s_c clipped to [0.01, 0.1]; refine d (÷10) while it is above ``rel_tol``, the
        coarse stage at the new level then starting at this level's answer (cached: no evaluation).
 
-    Measured on the Lebeda Fig. 2 curves (issue 15): the answer costs 1.8 evaluations at d per warm σ on
+    Measured on the Lebeda Fig. 2 curves: the answer costs 1.8 evaluations at d per warm σ on
     average (at most 2 where the predictions hold, 3 in the curves' bends), against 2.2 when the root at d
     was extrapolated along the curve directly and always solved by two steps at d.
     """
@@ -438,27 +460,14 @@ def _calibrate_pld(eps, dlt, q, total_steps, direction, rel_tol, hint=None) -> _
             gaps[dd] = _log_delta_gap(eps, log_t, q, total_steps, direction, dd, n_evals)
         return gaps[dd]
 
-    def root_of(x, gx, slope):  # secant estimate of the root from a point and the slope
-        return x + gx / abs(slope) if np.isfinite(gx) else x
-
     if hint is None:
         hint = _Hint(math.log(_gdp_sigma_guess(eps, dlt, q, total_steps)), None, _finer(COARSEST_DISCRETIZATION),
                      0.1, 1.0)
     x, slope_c, d, ratio, slope_ratio = hint
     measured = False  # slope_c: predicted from other q (a hint) or measured at this q
     while True:
-        xc, slope_c, gxc = _secant(gap(_coarser(d)), x, slope_c, tol, first_may_stop=measured)
-        measured_c = measured or xc != x  # the coarse slope was measured at this q
-        root_c = root_of(xc, gxc, slope_c)
-        g100 = gap(_coarser(_coarser(d)))(xc)
-        shift_c = root_c - root_of(xc, g100, slope_c) if np.isfinite(g100) and np.isfinite(gxc) else math.nan
-        start = root_c + (ratio * shift_c if np.isfinite(shift_c) else 0.0) + 0.5 * tol
+        x, slope, shift, solved = _calibrate_level(gap, x, slope_c, d, ratio, slope_ratio, measured, tol)
         g = gap(d)
-        x, slope, gx = _secant(g, start, slope_c * slope_ratio, tol, first_may_stop=measured_c)
-        root = root_of(x, gx, slope)
-        shift = root - root_c
-        slope_d = slope if x != start else math.nan  # nan: accepted at its first evaluation, slope not measured at d
-        solved = _Solved(root_c, slope_c, slope_d, shift / shift_c if shift_c else math.nan)
         r = min(0.1, max(0.01, abs(solved.ratio))) if np.isfinite(solved.ratio) else 0.1
         err = abs(shift) * r / (1 - r)
         if err <= rel_tol or d <= FINEST_DISCRETIZATION * (1 + 1e-9):
@@ -564,7 +573,7 @@ def _curve_hint(done, lq) -> _Hint:
     lines through the last three points at the same d (measured, so noisy).  Only a starting point: the roots
     are then solved and checked at this q.
 
-    Measured on the Lebeda Fig. 2 curves (0.1-decade steps in q, issue 15): extrapolating the root at d itself
+    Measured on the Lebeda Fig. 2 curves (0.1-decade steps in q): extrapolating the root at d itself
     (a cubic on it) missed by up to 1e-2 in log σ at small q, where the discretisation shifts the root most
     and least smoothly, and the slope at 10·d differs from that at d by up to 5%; predicting the shift at this
     q from its own coarser shift and the slope from its own coarse slope takes the mean number of evaluations

@@ -32,7 +32,7 @@ The per-stage errors are second order in Δ (a spread or merge within a cell of 
 of ~1e-2 (MNIST-like) to ~1e-3 (σ = 3, T = 5000) gives 1 % width, unlike a rounding of every loss at
 every stage; measured, halving Δ divides each end's distance to the limit by 4.  The lower end's final
 rounding is first order (E·loss_step/2 in loss), so its loss step shrinks as 1/E: the composition grid, and
-the cost, grow as E² for long runs (1000 epochs: ~1.5 min).  Each pair sum is one O(1) step of a numba
+the cost, grow as E² for long runs.  Each pair sum is one O(1) step of a numba
 double loop over the n grid points of a stage (O(n²), n ~ 10³-10⁴).  The E epochs are composed by FFT on
 the loss grid (:func:`self_compose`: a truncated tail goes to +∞ or onto the lowest kept loss (upper), onto
 the highest kept loss or is dropped (lower), as dp_accounting does).  The FFT's rounding is bounded at every
@@ -53,7 +53,10 @@ import numpy as np
 from scipy import fft as sp_fft
 from scipy import signal, special
 
+from . import gaussian
+from .errors import InternalError, ParameterError
 from .numerics import fft_error
+from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_delta, check_epsilon, check_int, check_positive
 
 #: mass budget of each truncation (floor, cap, composition tails) for ε(δ), per unit of δ and of stage × epoch
@@ -65,6 +68,21 @@ _MAX_PASSES = 6
 #: method labels of the two ends
 UPPER_METHOD = "allocation-spread"
 LOWER_METHOD = "allocation-merge"
+#: the one-term law's grid at the first step holds at most this many points (:func:`_too_fine`); beyond it
+#: (σ ≲ 0.044: the O(n²) pair sums of every stage would take minutes to hours) the interval is the closed-form
+#: one of :func:`_closed_form_interval`
+MAX_GRID_POINTS = 2**14
+#: method label of the upper end where the grid is too fine: the Gaussian mechanism at σ/√E
+#: (:func:`_closed_form_interval`)
+GAUSSIAN_METHOD = "gaussian-mechanism"
+#: relative margin by which the closed-form upper end is rounded up: covers the closed form's floating-point
+#: error (~1e-15 relative, log space) and the root finder's tolerance of ε (1e-13 relative)
+_CLOSED_FORM_MARGIN = 1e-9
+#: 1/σ² beyond which e^{1/σ²} overflows a double (its largest is e^{709.78})
+_MAX_EXP = 709.0
+#: :func:`sigma_interval` searches σ in [MIN_SIGMA, MAX_SIGMA]
+MIN_SIGMA = 1e-3
+MAX_SIGMA = 1e4
 
 
 def _ndtr_diff(a, b):
@@ -113,6 +131,18 @@ def _offsets(step, n):
     return a, np.clip(omega, 0.0, 1.0)
 
 
+@numba.njit(cache=True, inline="always")
+def _pair(wi, bj, i, j, ii, jj, same, off, k0):
+    """(mass, cell, |ii − jj|) of the pair of atoms at grid indices ii and jj: mass wi·bj, doubled in a self-sum
+    (``same``: the pair (j, i) is not visited), cell min(ii, jj) + a(|ii − jj|) − k0 (:func:`_offsets`)."""
+    p = wi * bj
+    if same and j > i:
+        p *= 2.0
+    if jj >= ii:
+        return p, ii + off[jj - ii] - k0, jj - ii
+    return p, jj + off[ii - jj] - k0, ii - jj
+
+
 @numba.njit(cache=True)
 def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
     """Pairs of grid atoms (a at ka + i, b at kb + j) split to their two neighbouring grid points."""
@@ -121,21 +151,11 @@ def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
         wi = a[i]
         if wi == 0.0:
             continue
-        ii = ka + i
-        jstart = i if same else 0
-        for j in range(jstart, nb):
-            p = wi * b[j]
+        for j in range(i if same else 0, nb):
+            p, c, d = _pair(wi, b[j], i, j, ka + i, kb + j, same, off, k0)
             if p == 0.0:
                 continue
-            if same and j > i:
-                p *= 2.0
-            jj = kb + j
-            if jj >= ii:
-                c = ii + off[jj - ii] - k0
-                w = omega[jj - ii]
-            else:
-                c = jj + off[ii - jj] - k0
-                w = omega[ii - jj]
+            w = omega[d]
             out[c] += p * (1.0 - w)
             out[c + 1] += p * w
 
@@ -143,25 +163,14 @@ def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
 @numba.njit(cache=True)
 def _conv_lower(a, xa, ka, b, xb, kb, same, off, grid, mass, mom, k0):
     """Pairs of cell atoms (mass a at position xa in cell ka + i, ...) summed into per-cell mass and moment."""
-    na, nb = a.shape[0], b.shape[0]
-    for i in range(na):
-        wi = a[i]
+    for i in range(a.shape[0]):
+        wi, xi = a[i], xa[i]
         if wi == 0.0:
             continue
-        ii = ka + i
-        xi = xa[i]
-        jstart = i if same else 0
-        for j in range(jstart, nb):
-            p = wi * b[j]
+        for j in range(i if same else 0, b.shape[0]):
+            p, c, _ = _pair(wi, b[j], i, j, ka + i, kb + j, same, off, k0)
             if p == 0.0:
                 continue
-            if same and j > i:
-                p *= 2.0
-            jj = kb + j
-            if jj >= ii:
-                c = ii + off[jj - ii] - k0
-            else:
-                c = jj + off[ii - jj] - k0
             s = xi + xb[j]
             if s >= grid[c + 1]:
                 c += 1
@@ -450,15 +459,16 @@ def _check(sigma, steps, epochs, rel_width):
     epochs = check_int("epochs", epochs, 1)
     check_positive("rel_width", rel_width)
     if rel_width >= 1:
-        raise ValueError(f"rel_width must be in (0, 1) (got {rel_width!r})")
+        raise ParameterError("rel_width", "in (0, 1)", rel_width)
     return float(sigma), steps, epochs
 
 
 def first_step(sigma, steps, rel_width):
     """A grid step Δ whose second-order error is about rel_width/4 (a model; only the cost depends on it):
     a spread within cells of relative width Δ adds a relative variance ≈ Δ²/8 at each stage; carried to X it
-    sums to ≈ Δ²/8 (2T/v + log₂T) of Var X, v = Var Y = e^{1/σ²} − 1, and ε moves by about half of that."""
-    v = math.expm1(1.0 / sigma**2)
+    sums to ≈ Δ²/8 (2T/v + log₂T) of Var X, v = Var Y = e^{1/σ²} − 1, and ε moves by about half of that.  Where
+    e^{1/σ²} overflows, 2T/v is 0 to double precision and v is taken as +∞."""
+    v = math.expm1(1.0 / sigma**2) if 1.0 / sigma**2 < _MAX_EXP else math.inf
     stages = max(math.log2(steps), 1.0)
     return min(0.05, math.sqrt(4.0 * rel_width / (2 * steps / v + stages)))
 
@@ -512,6 +522,30 @@ def _interval(comp, step, loss_step, query):
     return lower, upper, loss_step, max(p.fft for p in composed) + max(p.err for p in lows)
 
 
+def _too_fine(sigma, steps, step, tail):
+    """Whether the one-term law's grid at ``step`` would hold more than :data:`MAX_GRID_POINTS` points: at small σ
+    the law of log Z spans ≈ 1/σ² + 2z/σ (z the tail quantile), so its grid grows as 1/(σ²·step)."""
+    k_lo, k_hi = _range(sigma, steps, step, tail)
+    return k_hi - k_lo > MAX_GRID_POINTS
+
+
+def _closed_form_interval(value, step):
+    """(0, ``value`` rounded up by :data:`_CLOSED_FORM_MARGIN`, info): the interval where the grid is too fine
+    (:func:`_too_fine`), ``value`` the Gaussian mechanism's ε(δ) or δ(ε) at σ/√E.
+
+    Why the upper end holds: one epoch's REMOVE pair is the mixture over t of (N(e_t, σ²I), N(0, σ²I)), its ADD
+    pair the mixture of the swapped pairs, each against one common law; the hockey-stick divergence is jointly
+    convex, so every H_γ of the epoch is ≤ that of the Gaussian pair (N(1, σ²), N(0, σ²)), in both directions.
+    The Gaussian pair therefore dominates one epoch, dominating pairs compose (Zhu, Dong & Wang, AISTATS 2022),
+    and E compositions of it are the Gaussian mechanism at σ/√E.  The lower end 0 holds for every pair (a caller
+    may raise it with another certified lower bound); the width is reported as not met.  No pass is run: ``info``
+    has no passes and loss step 0."""
+    upper = float(value) * (1 + _CLOSED_FORM_MARGIN)
+    info = {"method_upper": GAUSSIAN_METHOD, "method_lower": LOWER_METHOD, "step": step, "loss_step": 0.0,
+            "rel_width": 1.0 if upper > 0 else 0.0, "width_met": upper == 0, "passes": []}
+    return 0.0, upper, info
+
+
 def _met(lower, upper, rel_width):
     """The width target: (upper − lower) ≤ rel_width·upper with a finite upper end (or both 0)."""
     return upper == 0 or (math.isfinite(upper) and upper - lower <= rel_width * upper)
@@ -532,7 +566,7 @@ def _refine(run, step, fixed, rel_width, refine_from=0.0):
         lower, upper, loss_step, *floor = run(step)
         passes.append({"step": step, "loss_step": loss_step, "lower": lower, "upper": upper})
         if lower > upper:
-            raise ArithmeticError(f"allocation interval crossed ([{lower!r}, {upper!r}] at step {step!r}): a "
+            raise InternalError(f"allocation interval crossed ([{lower!r}, {upper!r}] at step {step!r}): a "
                                   f"numerical failure, not a bound")
         if _met(lower, upper, rel_width):
             break
@@ -546,19 +580,22 @@ def _refine(run, step, fixed, rel_width, refine_from=0.0):
     return lower, upper, info
 
 
-def epsilon_interval(delta, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None):
+def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None):
     """Certified [lower, upper] on ε(δ) of E epochs of random allocation (max over ADD and REMOVE).
 
     upper (``allocation-spread``): ε of the E-fold product of a pair that dominates one epoch (a convex-order
     spread of X on the geometric grid, losses exact); lower (``allocation-merge``): ε of a dominated
     sub-probability law (cell conditional means; losses rounded down).  The grid step starts at
     :func:`first_step` and is halved until (upper − lower) ≤ rel_width·upper (``info["width_met"]`` says whether
-    it was within the passes); ``step`` fixes Δ (one pass).  Returns (lower, upper, info)."""
+    it was within the passes); ``step`` fixes Δ (one pass).  Where that grid would be too fine (:func:`_too_fine`:
+    tiny σ) the interval is :func:`_closed_form_interval`.  Returns (lower, upper, info)."""
     check_delta(delta)
-    sigma, steps, epochs = _check(sigma, steps_per_epoch, epochs, rel_width)
+    sigma, steps, epochs = _check(sigma, steps, epochs, rel_width)
     tail = _TAIL_PER_DELTA * delta / (epochs * (math.log2(steps) + 2))
     fixed = step is not None
     h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
+    if _too_fine(sigma, steps, h, tail):
+        return _closed_form_interval(gaussian.epsilon(delta, sigma / math.sqrt(epochs)), h)
 
     comp = _Compositions(sigma, steps, epochs, tail)
 
@@ -569,7 +606,7 @@ def epsilon_interval(delta, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *,
     return _refine(run, h, fixed, rel_width)
 
 
-def delta_interval(epsilon, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None, loss_step=None,
+def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, loss_step=None,
                    refine_from=0.0):
     """Certified [lower, upper] on δ(ε) (max over ADD and REMOVE), same pairs as :func:`epsilon_interval`.
 
@@ -577,20 +614,24 @@ def delta_interval(epsilon, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *,
     unless given) and is halved until (upper − lower) ≤ rel_width·upper; ``step`` fixes Δ (one pass), and a
     first pass whose upper end is below ``refine_from`` is not refined.  Truncated tails cost at most ~1e-13 of
     δ (absolute).  Returns (lower, upper, info); = ``delta_curve([epsilon], ...)[0]``."""
-    return delta_curve([epsilon], sigma, steps_per_epoch, epochs, rel_width, step=step, loss_step=loss_step,
+    return delta_curve([epsilon], sigma, steps, epochs, rel_width, step=step, loss_step=loss_step,
                        refine_from=refine_from)[0]
 
 
-def delta_curve(epsilons, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, step=None, loss_step=None,
+def delta_curve(epsilons, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, loss_step=None,
                 refine_from=0.0):
     """:func:`delta_interval` at every ε of ``epsilons`` (a list of (lower, upper, info), the same numbers), with
-    each grid step's epoch laws and composed pmfs computed once for all of them (:class:`_Compositions`)."""
+    each grid step's epoch laws and composed pmfs computed once for all of them (:class:`_Compositions`); where the
+    grid would be too fine (:func:`_too_fine`: tiny σ), :func:`_closed_form_interval` at each ε."""
     eps_list = [float(check_epsilon(e)) for e in epsilons]
-    sigma, steps, epochs = _check(sigma, steps_per_epoch, epochs, rel_width)
+    sigma, steps, epochs = _check(sigma, steps, epochs, rel_width)
     fixed = step is not None
     h = float(check_positive("step", step)) if fixed else first_step(sigma, steps, rel_width)
     if loss_step is not None:
         check_positive("loss_step", loss_step)
+    if _too_fine(sigma, steps, h, _TAIL_DELTA_QUERY):
+        return [_closed_form_interval(min(1.0, float(gaussian.delta(e, sigma / math.sqrt(epochs)))), h)
+                for e in eps_list]
     comp = _Compositions(sigma, steps, epochs, _TAIL_DELTA_QUERY)
 
     def one(eps):
@@ -616,24 +657,25 @@ def delta_curve(epsilons, sigma, steps_per_epoch, epochs=1, rel_width=1e-2, *, s
     return [one(eps) for eps in eps_list]
 
 
-def sigma_interval(epsilon, delta, steps_per_epoch, epochs=1, rel_width=1e-2, *, rel_tol=2e-3):
-    """Certified noise bracket (σ_insufficient, σ_sufficient, info) for (ε, δ) after E epochs of steps_per_epoch.
+def sigma_interval(epsilon, delta, steps, epochs=1, rel_width=1e-2, *, rel_tol=2e-3):
+    """Certified noise interval (σ_insufficient, σ_sufficient, info) for (ε, δ) after E epochs of ``steps`` steps.
 
     σ_sufficient: the upper end of :func:`epsilon_interval` at it is ≤ ε, so that σ certifiably gives (ε, δ);
     σ_insufficient: the lower end at it is > ε, so that σ certifiably does not (0.0 if none was found down to
-    1e-3).  Each is found by bisection in log σ to relative tolerance ``rel_tol``; the certificate holds at the
-    returned σ itself whatever the monotonicity of the bounds in σ."""
+    :data:`MIN_SIGMA`; ParameterError for an ε that no σ ≤ :data:`MAX_SIGMA` reaches).  Each is found by
+    bisection in log σ to relative tolerance ``rel_tol``; the certificate holds at the returned σ itself whatever
+    the monotonicity of the bounds in σ."""
     check_epsilon(epsilon)
     check_delta(delta)
-    steps = _check(1.0, steps_per_epoch, epochs, rel_width)[1]
+    steps = _check(1.0, steps, epochs, rel_width)[1]
     check_positive("rel_tol", rel_tol)
-    ends = {}
+    ends, upper_methods = {}, {}
 
     def bound(sigma, end):
         key = (sigma, end)
         if key not in ends:
-            lo, up, _ = epsilon_interval(delta, sigma, steps, epochs, rel_width)
-            ends[(sigma, 0)], ends[(sigma, 1)] = lo, up
+            lo, up, info = epsilon_interval(delta, sigma, steps, epochs, rel_width)
+            ends[(sigma, 0)], ends[(sigma, 1)], upper_methods[sigma] = lo, up, info["method_upper"]
         return ends[key]
 
     def search(end):
@@ -642,13 +684,15 @@ def sigma_interval(epsilon, delta, steps_per_epoch, epochs=1, rel_width=1e-2, *,
         if bound(1.0, end) <= epsilon:
             while bound(fail, end) <= epsilon:
                 ok, fail = fail, fail / 2
-                if fail < 1e-3:
+                if fail < MIN_SIGMA:
                     return 0.0, ok
         else:
             while bound(ok, end) > epsilon:
                 fail, ok = ok, ok * 2
-                if ok > 1e4:
-                    raise ValueError(f"no σ ≤ 1e4 reaches epsilon={epsilon!r} at delta={delta!r}")
+                if ok > MAX_SIGMA:
+                    raise ParameterError("epsilon", f"reachable with σ ≤ {MAX_SIGMA:g} at delta={delta!r}", epsilon,
+                                         message=f"no σ ≤ {MAX_SIGMA:g} reaches epsilon={epsilon!r} at "
+                                                 f"delta={delta!r}: ask for a larger epsilon")
         while ok / fail > 1 + rel_tol:
             mid = math.sqrt(ok * fail)
             if bound(mid, end) <= epsilon:
@@ -659,7 +703,52 @@ def sigma_interval(epsilon, delta, steps_per_epoch, epochs=1, rel_width=1e-2, *,
 
     sufficient = search(1)[1]
     insufficient = search(0)[0]
-    info = {"method_sufficient": UPPER_METHOD, "method_insufficient": LOWER_METHOD, "evaluations": len(ends) // 2,
+    info = {"method_sufficient": upper_methods[sufficient], "method_insufficient": LOWER_METHOD,
+            "evaluations": len(ends) // 2,
             "epsilon_upper_at_sufficient": float(bound(sufficient, 1)),
             "epsilon_lower_at_insufficient": float(bound(insufficient, 0)) if insufficient > 0 else None}
     return insufficient, sufficient, info
+
+
+# ---------------------------------------------------------------------------------------------------------
+# results
+
+
+def method_label(lower_method=LOWER_METHOD, upper_method=UPPER_METHOD):
+    """The method string of a result: each end's label, lower / upper."""
+    return f"{lower_method} / {upper_method}"
+
+
+def interval_result(quantity, interval, floor, bound, accuracy, rel_width):
+    """The AccountingResult of ``interval`` (lower, upper, info) of :func:`epsilon_interval` or :func:`delta_curve`
+    (``quantity`` "epsilon" / "delta"), its lower end raised to ``floor`` (a
+    :class:`dpsampling.engine.allocation_pld.Floor`: another certified lower bound) where that is larger: the max
+    of two lower bounds is one.  value = the end ``bound`` asks for, both ends filled, each end's method in
+    ``accuracy``; flagged where the width misses ``rel_width``, or where a δ upper end is below
+    :data:`RELIABLE_DELTA_FLOOR` (not refined there: the width is not claimed)."""
+    lo, up, info = interval
+    lo, up = float(lo), float(up)
+    lower_method = floor.method if floor.method is not None and floor.value > lo else LOWER_METHOD
+    lo_merge, lo = lo, max(lo, floor.value)
+    width = (up - lo) / up if up > 0 else 0.0
+    flags = () if width <= rel_width else (WIDTH_NOT_MET_FLAG,)
+    if quantity == "delta" and up < RELIABLE_DELTA_FLOOR:
+        flags = (BELOW_FLOOR_FLAG,)
+    acc = {"accuracy": accuracy, "rel_width_target": rel_width, "rel_width": width,
+           "grid_step": float(info["step"]), "loss_step": float(info["loss_step"]), "passes": len(info["passes"]),
+           "upper_method": info["method_upper"], "lower_method": lower_method, "lower_merge": lo_merge,
+           "lower_max_statistic": floor.value if floor.method else None}
+    return AccountingResult(value=up if bound == "upper" else lo, kind=bound,
+                            method=method_label(lower_method, info["method_upper"]), accuracy=acc, lower=lo,
+                            upper=up, flags=flags)
+
+
+def sigma_result(epsilon, delta, steps, epochs, accuracy, rel_width, rel_tol):
+    """:func:`sigma_interval` as an AccountingResult, kind ``upper``: value = upper = the sufficient σ, lower = the
+    provably insufficient one (0.0 if none was found)."""
+    lo, up, info = sigma_interval(float(epsilon), float(delta), steps, epochs, rel_width=rel_width, rel_tol=rel_tol)
+    acc = {"accuracy": accuracy, "rel_width_target": rel_width, "rel_tol": rel_tol,
+           "upper_method": info["method_sufficient"], "lower_method": info["method_insufficient"],
+           **{k: info[k] for k in ("evaluations", "epsilon_upper_at_sufficient", "epsilon_lower_at_insufficient")}}
+    return AccountingResult(value=float(up), kind="upper", method=method_label(), accuracy=acc, lower=float(lo),
+                            upper=float(up))

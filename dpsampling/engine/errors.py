@@ -14,3 +14,8 @@ class ParameterError(ValueError):
     def __init__(self, param, allowed, got, message=None):
         self.param, self.allowed, self.got = param, allowed, got
         super().__init__(message if message is not None else f"{param} must be {allowed} (got {got!r})")
+
+
+class InternalError(RuntimeError):
+    """A broken internal invariant (a numerical failure, not bad input): the message says which invariant and
+    the values that broke it.  Never raised for a value the caller can change to fix it."""

@@ -84,6 +84,44 @@ def bisect(too_low, lo, hi, iters, *, width=None):
 UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2
 
 
+def _other_norms(factors, i):
+    """∏ of the 1-norms of ``factors`` other than factor i (factor i once fewer); exact for a product of two."""
+    out = 1.0
+    for j, (n1, _, m) in enumerate(factors):
+        k = m - 1 if j == i else m
+        if k:
+            out *= n1 ** k
+    return out
+
+
+def _spread(factors, total, g, out_norm2):
+    """(spread, ‖c‖₂) of :func:`fft_error`'s derivation: spread = Σᵢ mᵢ‖aᵢ‖₂ ∏_{others}‖·‖₁ (Young), for a power
+    the Hölder bound where that is smaller; ‖c‖₂ = ``out_norm2`` or Young's bound."""
+    terms = [m * n2 * _other_norms(factors, i) for i, (_, n2, m) in enumerate(factors)]
+    spread = terms[0]
+    for t in terms[1:]:
+        spread += t
+    c2 = (float(out_norm2) if out_norm2 is not None
+          else min(n2 * _other_norms(factors, i) for i, (_, n2, _) in enumerate(factors)))
+    if len(factors) == 1 and total >= 3:  # a power: the Hölder bound where it is smaller
+        s = factors[0][0]
+        holder = total * s * (1.105 * c2 ** ((total - 1) / total) + (g * s * (10 * total + 1)) ** (total - 1))
+        spread = min(spread, holder)
+    return spread, c2
+
+
+def _product_rounding(power, total, c2, propagated):
+    """The 2-norm error added by forming the product of the transforms (:func:`fft_error`'s derivation): relative
+    3u(T − 2) per entry for a chain of complex multiplications, 6u(T(π + 1) + 1) plus 6u/e absolute for cpow, of
+    ‖c‖₂ (``c2``) plus the error propagated so far (``propagated``)."""
+    u = UNIT_ROUNDOFF
+    if power == "multiply":
+        return 3.0 * u * max(total - 2, 0) * (c2 + propagated)
+    if power == "cpow":
+        return 6.0 * u * (total * (math.pi + 1.0) + 1.0) * (c2 + propagated) + 6.0 * u / math.e
+    raise ValueError(f"power must be 'multiply' or 'cpow' (got {power!r})")
+
+
 def fft_error(factors, out_len, transform_len, out_norm2=None, power="multiply", norm=1):
     """A bound on ‖ĉ − c‖₁ over ``out_len`` output bins (``norm=2``: on ‖ĉ − c‖₂), where c = a₁^{∗m₁} ∗ a₂^{∗m₂} ∗ … (T = Σ mᵢ ≥ 2
     factors, each aᵢ ≥ 0 elementwise) is computed in float64 by transforms of length N = ``transform_len``:
@@ -122,34 +160,13 @@ def fft_error(factors, out_len, transform_len, out_norm2=None, power="multiply",
     log_n = math.log2(max(2, int(transform_len)))
     g = 8.0 * u * (log_n + 1.0)
 
-    def others(i):  # ∏ of the other factors' 1-norms (this one once fewer); exact for a product of two
-        out = 1.0
-        for j, (n1, _, m) in enumerate(factors):
-            k = m - 1 if j == i else m
-            if k:
-                out *= n1 ** k
-        return out
-
     x = g * max(n1 / n2 if n2 > 0 else 0.0 for n1, n2, _ in factors)
     if (total - 1) * x > 0.4:
         raise ArithmeticError(f"fft_error: (T − 1)·g·max ‖a‖₁/‖a‖₂ = {(total - 1) * x!r} > 0.4, beyond the "
                               f"bound's margin")
-    terms = [m * n2 * others(i) for i, (_, n2, m) in enumerate(factors)]
-    spread = terms[0]
-    for t in terms[1:]:
-        spread += t
-    c2 = float(out_norm2) if out_norm2 is not None else min(n2 * others(i) for i, (_, n2, _) in enumerate(factors))
-    if len(factors) == 1 and total >= 3:  # a power: the Hölder bound where it is smaller
-        s = factors[0][0]
-        holder = total * s * (1.105 * c2 ** ((total - 1) / total) + (g * s * (10 * total + 1)) ** (total - 1))
-        spread = min(spread, holder)
+    spread, c2 = _spread(factors, total, g, out_norm2)
     two = spread + c2
-    if power == "multiply":
-        extra = 3.0 * u * max(total - 2, 0) * (c2 + g * spread)
-    elif power == "cpow":
-        extra = 6.0 * u * (total * (math.pi + 1.0) + 1.0) * (c2 + g * spread) + 6.0 * u / math.e
-    else:
-        raise ValueError(f"power must be 'multiply' or 'cpow' (got {power!r})")
+    extra = _product_rounding(power, total, c2, g * spread)
     if norm == 2:
         return 8.0 * u * (log_n + 1.0) * two + extra
     if norm != 1:

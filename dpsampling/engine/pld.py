@@ -16,7 +16,7 @@ Speed (the one thing written by hand here): dp_accounting 0.6 builds a
 pessimistic connect-the-dots PLD by evaluating the hockey-stick divergence at
 every grid point ε_i = i·d, and inverts the subsampled privacy loss there in a
 Python loop, one ε_i at a time (``AdditiveNoisePrivacyLoss.get_delta_for_epsilon``).
-At d = 1e-4 and q ≈ 0.03 that is ~10^5 scalar calls, 0.5-1 s per PLD, 60-80% of a
+At d = 1e-4 and q ≈ 0.03 that is ~10^5 scalar calls, most of the time of a
 σ calibration.  :class:`_VectorisedGaussianPrivacyLoss` overrides only that
 method with the same formulas evaluated by numpy on the whole array; everything
 else (grid, connect-the-dots pmf, tails, composition, δ) is dp_accounting's.

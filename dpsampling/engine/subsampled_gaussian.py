@@ -32,6 +32,7 @@ privacy loss (engine.pld) stays separate because it must match dp_accounting bit
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -241,28 +242,28 @@ def delta_one_step(q, sigma, epsilon, direction="remove"):
 # ---------------------------------------------------------------------------
 
 
-def _solve_log_sigma(logq, lem1, L, logd, tol=1e-14, max_iter=200):
-    """Safeguarded Newton on x = log sigma for log delta(x) = logd (1-D arrays).
-
-    Requires logd < logq (a positive root exists).  f(x) = log delta - logd is
-    strictly decreasing; f'(x) = -q phi(u) / (sigma delta).
-    """
-    n = logq.size
-    # Upper bracket: q Pr(Z >= u0) = delta_t gives a feasible sigma0 (the
-    # subtracted term of Eq. (45) is positive), so sigma* < sigma0.
+def _log_sigma_start(logq, L, logd):
+    """log of a feasible σ (δ at it ≤ the target) for every entry: q Pr(Z ≥ u0) = δ_t gives a feasible σ0 (the
+    subtracted term of Eq. (45) is positive), so σ* < σ0; and δ(q, s, ε) ≤ δ(q, s, 0) = q (2Φ(1/2s) − 1) ≤
+    q / (s √(2π)) gives another."""
     z = -ndtri(np.exp(logd - logq))  # Pr(Z >= z) = delta_t / q
     root = np.sqrt(z * z + 2.0 * L)
     with np.errstate(divide="ignore", invalid="ignore"):
         s0 = np.where(z > 0, (z + root) / (2.0 * L), 1.0 / (root - z))
-    # delta(q, s, eps) <= delta(q, s, 0) = q (2 Phi(1/2s) - 1) <= q / (s sqrt(2 pi)): also feasible
     s0 = np.fmin(np.where(np.isfinite(s0) & (s0 > 0), s0, np.inf), np.exp(logq - logd - _LOG_SQRT_2PI))
-    hi = np.log(s0)
+    return np.log(s0)
 
-    def f(x, idx):
-        s = np.exp(x)
-        ld = _log_delta_raw(logq[idx], lem1[idx], s * L[idx], 0.5 / s)
-        return ld - logd[idx], ld, s
 
+def _residual(logq, lem1, L, logd, x, idx):
+    """(f, log δ, σ) at x = log σ for the entries ``idx``: f = log δ − log δ_target."""
+    s = np.exp(x)
+    ld = _log_delta_raw(logq[idx], lem1[idx], s * L[idx], 0.5 / s)
+    return ld - logd[idx], ld, s
+
+
+def _bracket_log_sigma(f, hi, n):
+    """(lo, hi) with f(lo) > 0 > f(hi) for every entry, from hi (f(hi) < 0 but for rounding: pushed up) by
+    doubling steps down."""
     fhi, _, _ = f(hi, np.arange(n))
     # guard: rounding may leave f(hi) marginally >= 0; push up
     for _ in range(60):
@@ -282,6 +283,18 @@ def _solve_log_sigma(logq, lem1, L, logd, tol=1e-14, max_iter=200):
         hi[bad] = lo[bad]
         lo[bad] -= step
         flo[bad] = f(lo[bad], np.nonzero(bad)[0])[0]
+    return lo, hi
+
+
+def _solve_log_sigma(logq, lem1, L, logd, tol=1e-14, max_iter=200):
+    """Safeguarded Newton on x = log sigma for log delta(x) = logd (1-D arrays).
+
+    Requires logd < logq (a positive root exists).  f(x) = log delta - logd is
+    strictly decreasing; f'(x) = -q phi(u) / (sigma delta).
+    """
+    n = logq.size
+    f = functools.partial(_residual, logq, lem1, L, logd)
+    lo, hi = _bracket_log_sigma(f, _log_sigma_start(logq, L, logd), n)
     x = 0.5 * (lo + hi)
     active = np.arange(n)
     for _ in range(max_iter):

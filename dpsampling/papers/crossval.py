@@ -83,7 +83,7 @@ def _rel(a, b):
 
 
 
-#: quick settings for the claim (one per source; < 20 s in total at rel_tol 1e-2)
+#: quick settings for the claim (one per source)
 CROSSVAL_QUICK = (
     dict(sampler="poisson", sigma=0.8, q=1e-3, steps=10_000, delta=1e-5),        # Lebeda Table 1
     dict(sampler="wor", sigma=3.067, q=0.02512, steps=10_000, delta=1e-6),        # Lebeda Fig. 2

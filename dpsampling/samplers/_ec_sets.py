@@ -85,7 +85,8 @@ def shuffle_delta_lower(epsilon, sigma, steps, c_grid=None, return_argmax=False)
     Φ((C−1)/σ) gives Q_S(E_C) ≤ P_S(E_C), so it is ≤ (1 − e^ε)·Q_S(E_C) ≤ 0.
     (The reverse divergence with the complements {max_t w_t < C} equals the
     forward one at ε = 0 — total variation is symmetric — and was not larger
-    (to 1e-8 relative) at any ε > 0 we tried; see ``tests/test_batching.py``.)
+    (to 1e-8 relative) at any ε > 0 we tried; see
+    ``tests/samplers/test_shuffle.py::test_reverse_direction_not_larger``.)
 
     ``return_argmax=True`` also returns the C attaining the max (nan where
     the bound is 0).  Returns 0.0 where no C gives a positive difference.

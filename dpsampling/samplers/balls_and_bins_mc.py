@@ -33,8 +33,7 @@ probability ≥ 1 − β (per ε; no union over an ε grid).  Since
 KL(a‖b) ≥ 2(a − b)² (Pinsker), n ≥ C²·log(4/β)/(2h²) samples guarantee both
 half-widths ≤ h (``samples_needed``); that is how the sample size for a
 requested half-width is computed.  In the code n is ``mc_samples``, β ``mc_failure_prob``, h
-``mc_half_width`` and the seed ``mc_seed`` (the retired ``n``, ``seed``, ``beta``, ``alpha``,
-``half_width``, ``max_samples`` stop with a message naming them: :data:`RENAMED`).
+``mc_half_width`` and the seed ``mc_seed``.
 
 Reproducibility contract
 ------------------------
@@ -55,6 +54,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import log_ndtr, ndtr, ndtri
 
+from dpsampling.engine.allocation_pld import poisson_epsilon_guess
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.numerics import bisect
 from dpsampling.engine.result import AccountingResult
@@ -105,21 +105,6 @@ def _kl(a, b):
     return out
 
 
-def _renamed_keywords(renamed):
-    """Decorator: a retired keyword of ``renamed`` (old -> new) stops naming the new one, checked before the
-    arguments are bound (so it works for required parameters too)."""
-    def decorate(f):
-        @functools.wraps(f)
-        def checked(*args, **kwargs):
-            _retired({k: kwargs[k] for k in kwargs.keys() & renamed.keys()}, renamed)
-            return f(*args, **kwargs)
-
-        return checked
-
-    return decorate
-
-
-@_renamed_keywords({"n": "mc_samples", "beta_side": "side_failure_prob"})
 def kl_bounds(mean, mc_samples, side_failure_prob, scale=1.0):
     """(lower, upper): KL confidence limits for a mean of ``mc_samples`` values in [0, scale].
 
@@ -148,7 +133,6 @@ def kl_bounds(mean, mc_samples, side_failure_prob, scale=1.0):
     return max(0.0, low * scale - 1e-15 * scale), min(scale, up * scale + 1e-15 * scale)
 
 
-@_renamed_keywords({"half_width": "mc_half_width", "alpha": "mc_half_width", "beta": "mc_failure_prob"})
 def samples_needed(mc_half_width, mc_failure_prob, scale=1.0):
     """n = ⌈scale²·ln(4/β)/(2h²)⌉: enough for KL half-widths ≤ h (``mc_half_width``) on both sides (Pinsker;
     β = ``mc_failure_prob``)."""
@@ -215,15 +199,13 @@ def _f_sum(loss, eps):
     return float(np.sum(-np.expm1(eps - v)))
 
 
-def block_sums(epsilon, *, sigma, steps, epochs, direction, mc_samples=None, mc_seed=None, importance, blocks=None,
-               **retired):
+def block_sums(epsilon, *, sigma, steps, epochs, direction, mc_samples=None, mc_seed=None, importance, blocks=None):
     """Σ f over each RNG block in ``blocks`` (default: all blocks of ``mc_samples`` samples from seed ``mc_seed``),
     as a list.
 
     A pipeline chunk computes a contiguous range of blocks; ``math.fsum`` of the
     concatenated lists is the same float whatever the split (module doc).
     """
-    _retired(retired)  # before the checks: a retired name stops naming its successor
     n, seed = _count("mc_samples", mc_samples, 1), _count("mc_seed", mc_seed, 0)
     eps = float(epsilon)
     d_index = DIRECTIONS.index(direction)
@@ -232,7 +214,7 @@ def block_sums(epsilon, *, sigma, steps, epochs, direction, mc_samples=None, mc_
     out = []
     for b in (range(n_blocks) if blocks is None else blocks):
         if not 0 <= b < n_blocks:
-            raise ValueError(f"blocks must lie in [0, {n_blocks}) (got {b})")
+            raise ParameterError("blocks", f"in [0, {n_blocks})", b)
         rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence(seed, spawn_key=(d_index, b))))
         m = min(bs, n - b * bs)
         out.append(_f_sum(_block_losses(rng, m, sigma, steps, epochs, direction, importance, eps), eps))
@@ -251,20 +233,6 @@ class DirectionEstimate:
     scale: float
     mc_samples: int
 
-    def __getattr__(self, name):  # only reached for a missing attribute: a retired field names its successor
-        if name == "n":
-            raise AttributeError("DirectionEstimate has no field 'n': it was renamed mc_samples")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-
-
-def poisson_epsilon_guess(delta, sigma, steps, epochs):
-    """ε(δ) of Poisson q = 1/T over T·E steps (the engine's composed pessimistic PLD at d = 1e-3, coarse): sets
-    the PLD grid step of balls_and_bins and the Monte Carlo inversion's starting point (here, below both, so
-    neither imports the other)."""
-    from dpsampling.engine import pld
-
-    return pld.epsilon(float(delta), float(sigma), 1.0 / steps, steps * epochs, "add_remove", True, 1e-3)
-
 
 def _check_run(sigma, steps, epochs, n, seed, beta, importance):
     """The inputs every Monte Carlo run shares, checked; importance=None means "on for one epoch"."""
@@ -277,25 +245,24 @@ def _check_run(sigma, steps, epochs, n, seed, beta, importance):
     if importance is None:
         importance = epochs == 1
     if importance and epochs != 1:
-        raise ValueError(f"importance must be False for epochs > 1 (got epochs={epochs}); "
-                         "importance sampling conditions one epoch's maximum")
+        raise ParameterError("importance", "False for epochs > 1", importance, message=
+                             f"importance must be False for epochs > 1 (got epochs={epochs}); importance sampling "
+                             "conditions one epoch's maximum")
     return steps, epochs, n, seed, beta, importance
 
 
 def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", mc_samples=None, mc_seed=None,
-                 mc_failure_prob=0.01, importance=None, **retired):
+                 mc_failure_prob=0.01, importance=None):
     """δ_direction(ε) by Monte Carlo with its KL interval (each side β/4, β = ``mc_failure_prob``) from
     ``mc_samples`` samples of seed ``mc_seed``; reproducible."""
-    _retired(retired)
     eps = float(check_epsilon(epsilon))
     steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, mc_samples, mc_seed,
                                                           mc_failure_prob, importance)
     if direction not in DIRECTIONS:
-        raise ValueError(f"direction must be one of remove, add (got {direction!r})")
+        raise ParameterError("direction", "one of remove, add", direction)
     scale = 1.0
     if importance:
-        _, log_p_r, _, log_p_a = thresholds(eps, sigma, steps)
-        scale = math.exp(log_p_r if direction == "remove" else log_p_a)
+        scale = _importance_scale(eps, sigma, steps, direction)
     sums = block_sums(eps, sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
                       mc_seed=seed, importance=importance) if scale > 0 else []
     mean01 = math.fsum(sums) / n  # mean of f in [0, 1] under the (conditioned) sampler
@@ -303,34 +270,23 @@ def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", mc_samp
     return DirectionEstimate(direction, mean01 * scale, lo * scale, up * scale, scale, n)
 
 
-#: retired Monte Carlo keywords -> their name now (one name per concept: mc_samples, mc_seed, mc_failure_prob,
-#: mc_half_width; with mc_half_width, mc_samples is the sample budget)
-RENAMED = {"n": "mc_samples", "max_samples": "mc_samples", "seed": "mc_seed", "beta": "mc_failure_prob",
-           "alpha": "mc_half_width", "half_width": "mc_half_width"}
+#: the options of :func:`mc_delta` and :func:`mc_epsilon` beyond the run's parameters (σ, steps, epochs)
+OPTIONS = {"delta": ("mc_samples", "mc_seed", "mc_failure_prob", "mc_half_width", "importance"),
+           "epsilon": ("mc_samples", "mc_seed", "mc_failure_prob", "importance", "eps0", "eps_max", "rel_tol")}
 #: samples per direction of δ(ε) when neither mc_samples nor mc_half_width is given (ε(δ) needs mc_samples given;
 #: the command line gives this default); the sample budget with mc_half_width when mc_samples is not given
 MC_SAMPLES = 100_000
 MC_MAX_SAMPLES = 10**9
 
 
-def _retired(kwargs, renamed=RENAMED):
-    """Stop on a retired keyword, naming the new one (as the config's gamma -> q)."""
-    for old in kwargs:
-        if old in renamed:
-            raise ParameterError(old, f"renamed {renamed[old]}", kwargs[old],
-                                 message=f"{old} was renamed {renamed[old]} (got {old}={kwargs[old]!r})")
-        raise TypeError(f"unexpected keyword argument {old!r}")
-
-
 def mc_delta(epsilon, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_failure_prob=0.01, mc_half_width=None,
-             importance=None, **retired):
+             importance=None):
     """Monte Carlo δ(ε) = max(δ_add, δ_remove) with a (1 − β) KL interval (β = ``mc_failure_prob``); kind ``estimate``.
 
     ``mc_samples`` samples per direction (default :data:`MC_SAMPLES`), or, with ``mc_half_width`` h (absolute, on
     δ), n = ``samples_needed(h, β, scale)`` per direction within the budget ``mc_samples`` (default
     :data:`MC_MAX_SAMPLES`): beyond it :class:`MCAccuracyError` is raised instead of returning a number.
     """
-    _retired(retired)
     beta = _check_unit_open("mc_failure_prob", mc_failure_prob)
     seed = check_int("mc_seed", mc_seed, 0)
     steps = check_int("steps", steps, 1)
@@ -347,8 +303,7 @@ def mc_delta(epsilon, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
         if half_width is not None:
             scale = 1.0
             if imp:
-                _, log_p_r, _, log_p_a = thresholds(float(epsilon), sigma, steps)
-                scale = math.exp(log_p_r if direction == "remove" else log_p_a)
+                scale = _importance_scale(float(epsilon), sigma, steps, direction)
             need = samples_needed(half_width, beta, scale) if scale > 0 else 1
             if need > max_samples:
                 raise MCAccuracyError(
@@ -369,14 +324,13 @@ def mc_delta(epsilon, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
 # --------------------------------------------------------------------------
 # ε(δ): inversion of the δ(ε) estimate and of its band
 # --------------------------------------------------------------------------
-def direction_losses(*, sigma, steps, epochs, direction, mc_samples=None, mc_seed=None, importance, eps0, **retired):
+def direction_losses(*, sigma, steps, epochs, direction, mc_samples=None, mc_seed=None, importance, eps0):
     """Losses L of all ``mc_samples`` samples of ``direction`` from seed ``mc_seed`` (same blocks and RNG streams as
     :func:`block_sums`).
 
     With importance sampling the conditioning threshold is the one of ``eps0``; it serves every
     ε ≥ eps0 (C_R grows and C_A falls with ε, so the conditioned region holds all samples with
     f_ε > 0: module doc), so one sample gives δ̂(ε) for all ε ≥ eps0 (common random numbers)."""
-    _retired(retired)  # before the checks: a retired name stops naming its successor
     n, seed = _count("mc_samples", mc_samples, 1), _count("mc_seed", mc_seed, 0)
     d_index = DIRECTIONS.index(direction)
     bs = block_size(steps, epochs)
@@ -387,8 +341,50 @@ def direction_losses(*, sigma, steps, epochs, direction, mc_samples=None, mc_see
     return np.concatenate(out)
 
 
+def _importance_scale(eps, sigma, steps, direction):
+    """The probability of ``direction``'s importance-sampling event at ε (:func:`thresholds`)."""
+    _, log_p_r, _, log_p_a = thresholds(eps, sigma, steps)
+    return math.exp(log_p_r if direction == "remove" else log_p_a)
+
+
+def _sorted_losses(sigma, steps, epochs, direction, n, seed, importance, eps0):
+    """(losses of ``direction``'s sample, largest first; the scale of its values, :func:`_importance_scale`)."""
+    scale = _importance_scale(eps0, sigma, steps, direction) if importance else 1.0
+    loss = (direction_losses(sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
+                             mc_seed=seed, importance=importance, eps0=eps0) if scale > 0 else np.zeros(0))
+    return np.sort(loss)[::-1], scale
+
+
+def _curves(per_dir, n, beta, eps):
+    """(δ̂, δ_lo, δ_up) at ε, each the max over directions (``per_dir``: :func:`_sorted_losses` of each)."""
+    est, lo, up = [], [], []
+    for loss, scale in per_dir:
+        v = loss[:np.searchsorted(-loss, -eps)]  # losses > ε (sorted descending)
+        mean01 = float(np.sum(-np.expm1(eps - v))) / n if v.size else 0.0
+        kl_lo, kl_up = kl_bounds(mean01, n, beta / 4.0, 1.0)
+        est.append(mean01 * scale)
+        lo.append(kl_lo * scale)
+        up.append(kl_up * scale)
+    return max(est), max(lo), max(up)
+
+
+def _invert(curves, k, d, eps0, eps_max, rel_tol):
+    """inf{ε ≥ eps0 : curves(ε)[k] ≤ δ} as (lo, hi) with curves(hi)[k] ≤ δ < curves(lo)[k], to ``rel_tol``;
+    None if beyond ``eps_max``."""
+    if curves(eps0)[k] <= d:
+        return eps0, eps0
+    hi = max(2.0 * eps0, 0.25)
+    while curves(hi)[k] > d:
+        if hi >= eps_max:
+            return None
+        hi = min(2.0 * hi, eps_max)
+    iters = max(1, math.ceil(math.log2(max(hi - eps0, 1e-300) / (rel_tol * max(hi, 1e-12)))))
+    lo_, hi_ = bisect(lambda e: curves(float(e))[k] > d, eps0, hi, iters)
+    return float(lo_), float(hi_)
+
+
 def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_failure_prob=0.01,
-               importance=None, eps0=None, eps_max=64.0, rel_tol=1e-6, **retired):
+               importance=None, eps0=None, eps_max=64.0, rel_tol=1e-6):
     """Monte Carlo ε(δ) with a (1 − β) interval; kind ``estimate`` (``lower``/``upper`` = the interval).
 
     One sample of losses per direction (common random numbers, :func:`direction_losses`) gives, for
@@ -405,7 +401,6 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
     (flagged; lower = eps0 is then not certified, so lower is reported as 0).  An upper end beyond
     ``eps_max`` (δ_up stays > δ: too few samples for this δ) raises :class:`MCAccuracyError`.
     """
-    _retired(retired)
     d = _check_unit_open("delta", delta)
     beta = _check_unit_open("mc_failure_prob", mc_failure_prob)
     if mc_samples is None:
@@ -419,50 +414,17 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
             eps0 = 0.5 * poisson_epsilon_guess(d, sigma, steps, epochs)
     eps0 = float(eps0)
     if eps0 < 0:
-        raise ValueError(f"eps0 must be >= 0 (got {eps0!r})")
-    per_dir = []
-    for direction in DIRECTIONS:
-        scale = 1.0
-        if importance:
-            _, log_p_r, _, log_p_a = thresholds(eps0, sigma, steps)
-            scale = math.exp(log_p_r if direction == "remove" else log_p_a)
-        loss = (direction_losses(sigma=sigma, steps=steps, epochs=epochs, direction=direction, mc_samples=n,
-                                 mc_seed=seed, importance=importance, eps0=eps0) if scale > 0 else np.zeros(0))
-        per_dir.append((np.sort(loss)[::-1], scale))
-
-    def curves(eps):
-        """(δ̂, δ_lo, δ_up) at ε: max over directions."""
-        est, lo, up = [], [], []
-        for loss, scale in per_dir:
-            v = loss[:np.searchsorted(-loss, -eps)]  # losses > ε (sorted descending)
-            mean01 = float(np.sum(-np.expm1(eps - v))) / n if v.size else 0.0
-            kl_lo, kl_up = kl_bounds(mean01, n, beta / 4.0, 1.0)
-            est.append(mean01 * scale)
-            lo.append(kl_lo * scale)
-            up.append(kl_up * scale)
-        return max(est), max(lo), max(up)
-
-    def invert(k):
-        """inf{ε ≥ eps0 : curve_k(ε) ≤ δ} as a bracket (lo, hi), curve_k(hi) ≤ δ < curve_k(lo); None if > eps_max."""
-        if curves(eps0)[k] <= d:
-            return eps0, eps0
-        hi = max(2.0 * eps0, 0.25)
-        while curves(hi)[k] > d:
-            if hi >= eps_max:
-                return None
-            hi = min(2.0 * hi, eps_max)
-        iters = max(1, math.ceil(math.log2(max(hi - eps0, 1e-300) / (rel_tol * max(hi, 1e-12)))))
-        lo_, hi_ = bisect(lambda e: curves(float(e))[k] > d, eps0, hi, iters)
-        return float(lo_), float(hi_)
-
-    up_b = invert(2)
+        raise ParameterError("eps0", ">= 0", eps0)
+    per_dir = [_sorted_losses(sigma, steps, epochs, direction, n, seed, importance, eps0) for direction in DIRECTIONS]
+    curves = functools.partial(_curves, per_dir, n, beta)
+    up_b = _invert(curves, 2, d, eps0, eps_max, rel_tol)
     if up_b is None:
         # even where every f_ε = 0 the upper band is scale·(1 − (β/4)^{1/n}) ≈ scale·ln(4/β)/n
         need = max(math.ceil(math.log(4.0 / beta) / -math.log1p(-min(d / sc, 0.5))) if sc > 0 else 1
                    for _, sc in per_dir)
-        raise MCAccuracyError(f"mc_samples={n} samples per direction cannot bound delta={delta!r}: the upper band stays above "
-                              f"delta up to epsilon={eps_max}; at least mc_samples={need} are needed")
-    est_b, lo_b = invert(0), invert(1)
+        raise MCAccuracyError(f"mc_samples={n} samples per direction cannot bound delta={delta!r}: the upper band "
+                              f"stays above delta up to epsilon={eps_max}; at least mc_samples={need} are needed")
+    est_b, lo_b = _invert(curves, 0, d, eps0, eps_max, rel_tol), _invert(curves, 1, d, eps0, eps_max, rel_tol)
     flags = []
     lower = lo_b[0]
     if lo_b[1] <= eps0 and eps0 > 0:

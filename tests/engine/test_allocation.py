@@ -165,7 +165,7 @@ def test_delta_curve_equals_pointwise_queries_and_pld_accounting_finer_bracket()
         gaussian_allocation_pld,
     )
 
-    from dpsampling.samplers._geometric_kernel import geometric_kernel
+    from dpsampling.engine.geometric_kernel import geometric_kernel
 
     sigma, steps, epochs = 1.0, 6, 3
     eps = [0.1, 0.5, 1.0, 2.0, 3.0, 4.5, 1.0]
@@ -184,3 +184,46 @@ def test_delta_curve_equals_pointwise_queries_and_pld_accounting_finer_bracket()
         assert lo <= r_up and r_lo <= up, (e, lo, up, r_lo, r_up)
         if up >= 1e-10:
             assert info["width_met"] and (up - lo) <= 1e-2 * up
+
+
+def _gaussian_epsilon_mpmath(delta, sigma):
+    """ε(δ) of the Gaussian mechanism (sensitivity 1) at 60 digits: the reference of the tiny-σ interval."""
+    import mpmath as mp
+
+    mp.mp.dps = 60
+    s = mp.mpf(sigma)
+
+    def d(e):
+        return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s) - mp.mpf(delta)
+
+    lo, hi = mp.mpf(0), mp.mpf(1)
+    while d(hi) > 0:
+        lo, hi = hi, 2 * hi
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if d(mid) > 0 else (lo, mid)
+    return float(hi)
+
+
+@pytest.mark.parametrize("sigma,steps,epochs", [(0.01, 100, 1), (1 / math.sqrt(1e5), 100, 1), (0.02, 10, 4)])
+def test_tiny_sigma_gives_the_gaussian_mechanism_interval(sigma, steps, epochs):
+    # where the grid would be too fine (σ ≲ 0.044) the interval is [0, Gaussian mechanism at σ/√E], an upper bound by
+    # joint convexity; it used to overflow (math range error).  Reference: the Gaussian ε at 60 digits
+    lo, up, info = al.epsilon_interval(1e-5, sigma, steps, epochs)
+    ref = _gaussian_epsilon_mpmath(1e-5, sigma / math.sqrt(epochs))
+    assert lo == 0.0 and ref <= up <= ref * (1 + 1e-8)
+    assert info["method_upper"] == al.GAUSSIAN_METHOD and not info["width_met"]
+    (d_lo, d_up, _), = al.delta_curve([ref], sigma, steps, epochs)
+    assert d_lo == 0.0 and 1e-5 <= d_up <= 1e-5 * (1 + 1e-6)
+
+
+def test_bad_rel_width_and_unreachable_epsilon_raise_parameter_errors():
+    from dpsampling.engine.errors import ParameterError
+
+    for bad in (1.0, 1.5):
+        with pytest.raises(ParameterError) as e:
+            al.epsilon_interval(1e-5, 1.0, 10, 1, rel_width=bad)
+        assert (e.value.param, e.value.got) == ("rel_width", bad)
+    with pytest.raises(ParameterError) as e:  # ε(1e-10) at σ = 1e4, T = 10 is ≈ 6e-4 > 1e-6
+        al.sigma_interval(1e-6, 1e-10, 10, 1)
+    assert (e.value.param, e.value.got) == ("epsilon", 1e-6)

@@ -10,6 +10,7 @@ from scipy.stats import norm
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, WIDTH_NOT_MET_FLAG
 from dpsampling.papers import chua25
 from dpsampling.samplers import balls_and_bins as bnb
+from dpsampling.engine import allocation_pld as pa
 from dpsampling.engine.errors import ParameterError
 from dpsampling.samplers import balls_and_bins_mc as mc
 
@@ -361,21 +362,6 @@ def test_lower_end_is_the_larger_of_pld_and_max_statistic_lower_bounds():
     assert d.value == d.upper > d.lower
 
 
-def test_fft_upper_is_between_geom_bounds_and_tightens():
-    # PLD_accounting's FFT route (used for the upper end) against its GEOM route at a point where both run:
-    # each FFT upper is ≥ the GEOM lower, and it decreases towards it as the linear step shrinks (σ = 2, T = 100)
-    kw = {"sigma": 2.0, "steps": 100, "epochs": 1}
-    geom_lo = max(bnb._eps_one(2.0, 100, 1, "lower", d, 0.02, 1e-9, 1e-6) for d in bnb.DIRECTIONS)
-    geom_up = max(bnb._eps_one(2.0, 100, 1, "upper", d, 0.02, 1e-9, 1e-6) for d in bnb.DIRECTIONS)
-    fft = [max(bnb._fft_upper(2.0, 100, 1, d, h, 1e-9, 1e-6) for d in bnb.DIRECTIONS) for h in (2e-4, 5e-5)]
-    assert geom_lo <= fft[1] < fft[0]
-    assert fft[1] < geom_up  # and tighter than GEOM's upper at a step costing more
-    r = bnb.epsilon_range(1e-6, **kw, method="pld")
-    assert r.accuracy["upper_route"] == "fft" and geom_lo <= r.upper and r.lower <= geom_up
-    assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
-    assert bnb._fft_upper(2.0, 1, 1, "remove", 1e-4, 1e-9, 1e-6) == math.inf  # T = 1: route not applicable
-
-
 def test_fft_first_bracket_contains_a_high_accuracy_reference():
     # σ ≥ _FFT_FIRST_SIGMA, E > 1: the bracket starts from the FFT uppers of both directions and one GEOM lower
     # (ADD) at the step its error model predicts (no coarse pass).  Reference: PLD_accounting's two-direction
@@ -385,8 +371,8 @@ def test_fft_first_bracket_contains_a_high_accuracy_reference():
     r = bnb.epsilon_range(1e-6, **kw, method="pld")
     assert r.accuracy["upper_route"] == "fft" and not r.flags
     assert 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
-    ref = {b: bnb.allocation_pld(bound=b, loss_discretization=r.accuracy["loss_discretization"] / 20,
-                                 tail_truncation=1e-10, **kw)[0].get_epsilon_for_delta(1e-6) for b in bnb.BOUNDS}
+    ref = {b: pa.allocation_pld(bound=b, loss_discretization=r.accuracy["loss_discretization"] / 20,
+                                 tail_truncation=1e-10, **kw)[0].get_epsilon_for_delta(1e-6) for b in ("upper", "lower")}
     assert ref["lower"] <= ref["upper"] < ref["lower"] + 0.2 * (r.upper - r.lower)
     assert r.lower <= ref["lower"] and ref["upper"] <= r.upper
 
@@ -413,140 +399,10 @@ def test_loose_fft_upper_of_the_smaller_direction_is_refined_by_geom():
     r = bnb.epsilon_range(1e-5, **kw, method="pld")
     assert not r.flags and 0 < r.lower <= r.upper
     assert (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
-    ref = {b: bnb.allocation_pld(bound=b, loss_discretization=2e-3, tail_truncation=1e-10,
-                                 **kw)[0].get_epsilon_for_delta(1e-5) for b in bnb.BOUNDS}
+    ref = {b: pa.allocation_pld(bound=b, loss_discretization=2e-3, tail_truncation=1e-10,
+                                 **kw)[0].get_epsilon_for_delta(1e-5) for b in ("upper", "lower")}
     assert ref["lower"] <= r.upper and r.lower <= ref["upper"]  # both certified: they overlap
     assert ref["upper"] - ref["lower"] < 0.5 * (r.upper - r.lower)
-
-
-def _geometric_dist(rng, n, step, anchor, index_0, zero_tail):
-    """A random distribution on the geometric lattice anchor·e^{step·k}, k = index_0 … index_0 + n − 1, with
-    probabilities spread over 30 orders of magnitude, a zero tail of ``zero_tail`` bins (as PLD_accounting pads)
-    and small boundary atoms."""
-    from PLD_accounting.discrete_dist import DenseDiscreteDist, Domain, GridSpec
-    from PLD_accounting.types import SpacingType
-
-    p = np.exp(rng.uniform(-70.0, 0.0, n)) * np.exp(-0.5 * np.linspace(-4.0, 4.0, n) ** 2)
-    p[n - zero_tail:] = 0.0
-    p_min, p_max = 1e-12, 1e-13
-    p *= (1.0 - p_min - p_max) / math.fsum(p)
-    grid = GridSpec(step=step, n=n, spacing_type=SpacingType.GEOMETRIC, anchor=anchor, index_0=index_0)
-    return DenseDiscreteDist(grid=grid, prob_arr=p, p_min=p_min, p_max=p_max, domain=Domain.POSITIVES)
-
-
-@pytest.mark.parametrize("case", ["self", "same_lattice", "shifted", "far_apart"])
-@pytest.mark.parametrize("bound", ["DOMINATES", "IS_DOMINATED"])
-def test_windowed_kernel_is_pld_accountings_geometric_convolution(case, bound):
-    # the window-sum kernel (dpsampling.samplers._geometric_kernel) must give PLD_accounting's own convolution:
-    # the same output lattice, each bin above 1e-12 to ≤ 1e-12 relative, all bins and the boundary atoms to
-    # 1e-15 absolute (that every pair lands in the bin PLD_accounting rounds it to is checked on the raw
-    # kernels in the next test: the same zero bins).  Cases: a squaring step (same array), two distributions on one lattice, shifted
-    # by 300 bins, and 4000 bins apart (the pairs then split into runs of constant shift, not of constant g)
-    import PLD_accounting.geometric_convolution as gc
-    from PLD_accounting.types import BoundType
-
-    from dpsampling.samplers._geometric_kernel import geometric_kernel
-
-    rng = np.random.default_rng(11)
-    step = 2e-3
-    d1 = _geometric_dist(rng, 3000, step, 1.0, -1500, 40)
-    d2 = {"self": d1, "same_lattice": _geometric_dist(rng, 3000, step, 1.0, -1500, 0),
-          "shifted": _geometric_dist(rng, 2500, step, 1.0, -1200, 7),
-          "far_apart": _geometric_dist(rng, 2000, step, 1.0, 2500, 0)}[case]
-    bt = BoundType[bound]
-    kw = {"dist_1": d1, "dist_2": d2, "tail_truncation": 0.0, "bound_type": bt}
-    ref = gc.geometric_convolve(**kw)
-    with geometric_kernel():
-        ours = gc.geometric_convolve(**kw)
-    # PLD_accounting then repairs each kernel's own rounding drift of the total mass (here +1.5e-18 for ours,
-    # −2.2e-18 for its own, against the exact sum) at an edge, which can empty edge bins of ~1e-28 that
-    # truncate_edges then trims: compare on the common lattice
-    assert (ours.grid.step, ours.grid.anchor, ours.grid.index_0) == (ref.grid.step, ref.grid.anchor, ref.grid.index_0)
-    n = max(ours.prob_arr.size, ref.prob_arr.size)
-    p_ours, p_ref = (np.pad(x.prob_arr, (0, n - x.prob_arr.size)) for x in (ours, ref))
-    big = p_ref > 1e-12
-    assert np.max(np.abs(p_ours[big] / p_ref[big] - 1)) <= 1e-12
-    assert np.sum(np.abs(p_ours - p_ref)) <= 1e-15
-    assert abs(ours.p_min - ref.p_min) <= 1e-15 and abs(ours.p_max - ref.p_max) <= 1e-15
-
-
-def test_windowed_kernel_restores_the_library_kernel_and_ignores_the_thread_count():
-    # the kernel is swapped in only inside geometric_kernel(); its result does not depend on how many
-    # numba threads run its parts (each part is summed by one thread, the parts are added in a fixed order)
-    import numba
-    import PLD_accounting.geometric_convolution as gc
-
-    from dpsampling.samplers._geometric_kernel import geometric_kernel, windowed_geometric_kernel
-
-    library = gc._geometric_kernel
-    with geometric_kernel():
-        assert gc._geometric_kernel is windowed_geometric_kernel
-    assert gc._geometric_kernel is library
-    rng = np.random.default_rng(3)
-    a, b = _geometric_dist(rng, 2000, 1e-3, 1.0, 0, 5).prob_arr, _geometric_dist(rng, 2000, 1e-3, 1.0, 0, 0).prob_arr
-    shift = np.ceil(np.log1p(np.exp(np.arange(2000) * 1e-3)) / 1e-3).astype(np.int64)
-    kw = {"pmf_base": a, "pmf_scaled": b, "delta_lohi": shift, "delta_hilo": shift,
-          "diagonal_bins": np.full(2000, shift[0]), "output_size": 2000 + int(shift[0]) + 2}
-    before = numba.get_num_threads()
-    try:
-        numba.set_num_threads(1)
-        one = windowed_geometric_kernel(**kw)
-        numba.set_num_threads(max(1, min(2, numba.config.NUMBA_NUM_THREADS)))
-        two = windowed_geometric_kernel(**kw)
-    finally:
-        numba.set_num_threads(before)
-    assert np.array_equal(one, two)
-    theirs = library(**kw)
-    # the same bins hold mass; each to 1e-12 relative, or 1e-27 absolute (window sums in deep tails: module doc)
-    assert np.array_equal(one == 0, theirs == 0) and np.all(np.abs(one - theirs) <= 1e-12 * theirs + 1e-27)
-
-
-@pytest.mark.parametrize("bound,direction", [("upper", "remove"), ("lower", "add"), ("upper", "add")])
-def test_directional_bounds_with_the_windowed_kernel_equal_pld_accountings(bound, direction, monkeypatch):
-    # end to end: one direction's PMF from PLD_accounting with its own kernel and with ours (the default):
-    # the kernels differ only in the order of additions, and PLD_accounting repairs each one's drift of the
-    # total mass (~1e-17 per convolution, see above) at an edge, so δ(ε) agrees to 1e-15 absolute and ε(δ)
-    # at δ = 1e-6 to ~1e-15/δ relative (measured ≤ 3e-11; asserted 1e-9)
-    import PLD_accounting.geometric_convolution as gc
-
-    import dpsampling.samplers._geometric_kernel as gk
-
-    args = (1.0, 50, 2, bound, direction, 0.03, 1e-9)
-    ours = bnb._directional_pmf.__wrapped__(*args)
-    monkeypatch.setattr(gk, "windowed_geometric_kernel", gc._geometric_kernel)  # geometric_kernel() swaps in theirs
-    theirs = bnb._directional_pmf.__wrapped__(*args)
-    eps = ours.get_epsilon_for_delta(1e-6)
-    assert eps > 0 and theirs.get_epsilon_for_delta(1e-6) == pytest.approx(eps, rel=1e-9)
-    for e in (0.5 * eps, eps, 2 * eps):
-        assert abs(ours.get_delta_for_epsilon(e) - theirs.get_delta_for_epsilon(e)) <= 1e-15
-
-
-def test_epsilon_bracket_combines_per_direction_ends():
-    """The certified object alone: the interval is [max(floor, max lower), max over directions of min(GEOM, FFT)]."""
-    br = bnb.EpsilonBracket(floor=0.3)
-    br.add_geom_upper("remove", 1.0)
-    br.add_fft_upper("remove", 0.9, 1e-3)
-    br.add_geom_upper("add", 0.8)
-    br.add_lower("add", 0.5, 1e-2)
-    br.add_lower("remove", 0.2, 1e-2)
-    assert br.combine() == (0.5, 0.9) and br.width == pytest.approx(0.4)
-    assert br.top() == "remove" and br.upper_route() == "fft"
-    br.add_lower("add", 0.4, 1e-3)  # a looser lower bound never loosens the end
-    assert br.combine().lower == 0.5 and br.lower_step["add"] == 1e-3
-
-
-def test_step_policy_is_swappable_and_changes_only_the_width():
-    """Another step policy (one coarse GEOM pass, no FFT start) gives another certified interval: both contain
-    the true ε(δ), so they intersect, and the default's (refined) is the narrower."""
-    import math
-
-    args = (1e-5, 1.5, 10, 1, 5e-2, 1e-8)
-    default = bnb._epsilon_bracket(*args)
-    coarse = bnb._epsilon_bracket(*args, None, 0.0, bnb.StepPolicy(coarse=16.0, max_passes=1,
-                                                                   fft_first_sigma=math.inf))
-    assert coarse.info["passes"] == 1 and coarse.info["upper_route"] == "geom"
-    assert coarse.lower <= default.upper and default.lower <= coarse.upper
-    assert default.upper - default.lower < coarse.upper - coarse.lower
 
 
 # ------------------------------------------------------------------ method allocation (the default)
@@ -672,34 +528,9 @@ def test_allocation_delta_curve_is_the_pointwise_delta():
 _MC_RUN = dict(sigma=1.0, steps=10, epochs=1, direction="remove", importance=False)
 
 
-@pytest.mark.parametrize("f,kw,old,new", [
-    (mc.mc_direction, {**_MC_RUN, "mc_seed": 1, "n": 10}, "n", "mc_samples"),
-    (mc.mc_direction, {**_MC_RUN, "mc_samples": 10, "seed": 1}, "seed", "mc_seed"),
-    (mc.mc_direction, {**_MC_RUN, "mc_samples": 10, "mc_seed": 1, "beta": 0.1}, "beta", "mc_failure_prob"),
-    (mc.block_sums, {**_MC_RUN, "mc_seed": 1, "n": 10}, "n", "mc_samples"),
-    (mc.block_sums, {**_MC_RUN, "mc_samples": 10, "seed": 1}, "seed", "mc_seed"),
-])
-def test_mc_direction_retired_keyword_names_the_new_one(f, kw, old, new):
-    with pytest.raises(ParameterError, match=f"^{old} was renamed {new} "):
-        f(0.5, **kw)
-
-
-def test_mc_helpers_retired_keywords_name_the_new_one():
-    run = {**_MC_RUN, "eps0": 0.0}
-    with pytest.raises(ParameterError, match="^seed was renamed mc_seed "):
-        mc.direction_losses(**run, mc_samples=10, seed=1)
-    with pytest.raises(ParameterError, match="^n was renamed mc_samples "):
-        mc.direction_losses(**run, mc_seed=1, n=10)
-    with pytest.raises(ParameterError, match="^beta_side was renamed side_failure_prob "):
-        mc.kl_bounds(0.1, 100, beta_side=0.01)
-    with pytest.raises(ParameterError, match="^half_width was renamed mc_half_width "):
-        mc.samples_needed(half_width=0.01, mc_failure_prob=0.01)
-    with pytest.raises(ParameterError, match="^beta was renamed mc_failure_prob "):
-        mc.samples_needed(0.01, beta=0.01)
+def test_mc_direction_reports_its_sample_count():
     est = mc.mc_direction(0.5, **_MC_RUN, mc_samples=10, mc_seed=1)
     assert est.mc_samples == 10
-    with pytest.raises(AttributeError, match="'n'.*renamed mc_samples"):
-        est.n
 
 
 def test_mc_accuracy_keys_are_the_library_names():
@@ -714,3 +545,55 @@ def test_mc_direction_missing_count_names_it():
         mc.mc_direction(0.5, **_MC_RUN, mc_seed=1)
     with pytest.raises(ParameterError, match=r"^mc_seed must be an integer >= 0 \(got None\)"):
         mc.block_sums(0.5, **_MC_RUN, mc_samples=10)
+
+
+def test_tiny_sigma_gets_a_certified_interval_not_an_overflow():
+    # σ = 0.01 used to stop with "math range error": now the upper end is the Gaussian mechanism's (a dominating
+    # pair, engine.allocation._closed_form_interval) and the lower end the max statistic's (nearly tight at small σ)
+    r = bnb.epsilon(1e-5, sigma=0.01, steps=100)
+    assert r.method == "max-statistic events / gaussian-mechanism"
+    ms = bnb.epsilon(1e-5, sigma=0.01, steps=100, bound="lower", method="max_statistic").value
+    assert r.lower == ms and ms < r.upper < ms * 1.01 and r.value == r.upper
+    assert r.upper >= gauss_eps_large(1e-5, 0.01) and not r.flags
+
+
+def gauss_eps_large(delta, s):
+    """ε(δ) of the Gaussian mechanism in log space (scipy), for ε far beyond e^709."""
+    from scipy.special import log_ndtr
+
+    def log_gap(e):  # log Φ(a) + log(1 − e^{ε + log Φ(b) − log Φ(a)}) − log δ
+        la, lb = log_ndtr(1 / (2 * s) - e * s), log_ndtr(-1 / (2 * s) - e * s)
+        return la + math.log(-math.expm1(e + lb - la)) - math.log(delta)
+
+    return brentq(log_gap, 1.0, 1e5, xtol=1e-9)
+
+
+def test_pld_without_the_pipeline_extra_names_it(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "PLD_accounting", None)  # import PLD_accounting now raises ImportError
+    for call in (lambda: bnb.epsilon(1e-5, sigma=1.0, steps=10, method="pld"),
+                 lambda: bnb.delta(1.0, sigma=1.0, steps=10, method="pld"),
+                 lambda: bnb.sigma(2.0, 1e-5, steps=10, method="pld")):
+        with pytest.raises(ImportError, match=r"method 'pld' .* needs the 'pipeline' extra: pip install "
+                                              r"'dpsampling\[pipeline\]'"):
+            call()
+    assert bnb.epsilon(1e-5, sigma=1.0, steps=10).upper > 0  # the default method does not need it
+
+
+def test_mc_bad_inputs_raise_parameter_errors_naming_them():
+    cases = [(lambda: mc.block_sums(0.5, **_MC_RUN, mc_samples=10, mc_seed=1, blocks=[5]), "blocks"),
+             (lambda: mc.mc_direction(0.5, **{**_MC_RUN, "direction": "both"}, mc_samples=10, mc_seed=1), "direction"),
+             (lambda: mc.mc_epsilon(1e-3, sigma=1.0, steps=10, mc_samples=10, eps0=-1.0), "eps0"),
+             (lambda: mc.mc_direction(0.5, **{**_MC_RUN, "epochs": 2, "importance": True}, mc_samples=10, mc_seed=1),
+              "importance")]
+    for call, name in cases:
+        with pytest.raises(ParameterError) as e:
+            call()
+        assert e.value.param == name
+    with pytest.raises(ParameterError) as e:
+        bnb.epsilon(1e-5, sigma=1.0, steps=10, method="allocation", loss_discretization=0.1)
+    assert e.value.param == "loss_discretization"
+    with pytest.raises(ParameterError) as e:  # an option montecarlo does not take (n: never a keyword)
+        bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", n=10)
+    assert e.value.param == "n"

@@ -29,7 +29,7 @@ os.environ["PATH"] = os.path.dirname(sys.executable) + os.pathsep + os.environ.g
 # off with np.dot, and after each call OpenBLAS's idle worker threads spin: with the default thread count a
 # calibration job used ~1.8x the CPU for the same result (issue 15), and jobs already fill the cores side by side.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-# Likewise one numba thread: the balls-and-bins geometric convolutions (dpsampling/samplers/_geometric_kernel.py)
+# Likewise one numba thread: the balls-and-bins geometric convolutions (dpsampling/engine/geometric_kernel.py)
 # run their two parts on numba's threads when a process has the cores to itself (the CLI); a job has one core.
 # Their result does not depend on the thread count (tested).
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")

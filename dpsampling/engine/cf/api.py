@@ -110,14 +110,23 @@ def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
             memo[e] = (v, er, info.get("deriv"))
         return memo[e]
 
-    # bracket: hi from the Chernoff bound (δ(hi) ≤ delta), lo by halving
+    bracket = _epsilon_bracket(ev, delta, terms)
+    if bracket is None:
+        return 0.0, 0.0
+    root = _newton_log_delta(ev, delta, *bracket)
+    return root, _epsilon_error(ev, delta, root)
+
+
+def _epsilon_bracket(ev, delta, terms):
+    """(lo, hi) with δ(lo) > ``delta`` ≥ δ(hi) (``ev``: ε ↦ (δ, its error, dδ/dε)): hi from the Chernoff bound,
+    lo by halving; None where δ(0) + its error ≤ ``delta`` (ε = 0)."""
     hi = _chernoff_epsilon(delta, terms)
     lo = 0.5 * hi
     while True:
         if lo < 1e-3 * max(hi, 1e-3):
             d0, e0, _ = ev(0.0)
             if d0 + e0 <= delta:
-                return 0.0, 0.0
+                return None
             lo = 0.0
             break
         if ev(lo)[0] > delta:
@@ -127,8 +136,13 @@ def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
         lo, hi = hi, 2.0 * hi
         if hi > 1e4:
             raise CFAccuracyError("epsilon(delta) exceeds 1e4; no bracket found")
-    # safeguarded Newton on log δ(ε) with the exact derivative of the inversion,
-    # started at the log-linear interpolation between the bracket ends
+    return lo, hi
+
+
+def _newton_log_delta(ev, delta, lo, hi):
+    """The root of log δ(ε) = log ``delta`` in [lo, hi] by safeguarded Newton with the exact derivative of the
+    inversion, started at the log-linear interpolation between the bracket ends; stops within a quarter of the
+    inversion error or at a step below 1e-11 relative."""
     lv, hv = ev(lo)[0], ev(hi)[0]
     if lo > 0 and lv > 0 and hv > 0:
         x = lo + (math.log(lv / delta)) / (math.log(lv / hv)) * (hi - lo)
@@ -153,8 +167,12 @@ def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
             x = xn
             break
         x = xn
-    root = x
-    # error on ε: an interval on which δ ± err brackets the target
+    return x
+
+
+def _epsilon_error(ev, delta, root):
+    """The error on ε at ``root``: a half-width de such that δ ± its error brackets ``delta`` on [root − de,
+    root + de] (doubled until it does)."""
     dr, er, dv = ev(root)
     slope = -dv if (dv is not None and dv < 0) else max(
         (dr - ev(root + 1e-6 * (1 + root))[0]) / (1e-6 * (1 + root)), 1e-300)
@@ -167,7 +185,7 @@ def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
             dn, ed, _ = ev(root - de)
             lower_ok = dn - ed >= delta
         if up + eu <= delta and lower_ok:
-            return root, de
+            return de
         de *= 2.0
     raise CFAccuracyError("could not bracket epsilon within the δ error budget")
 

@@ -2,8 +2,8 @@
 certified error budget described in :mod:`dpsampling.engine.cf` (trapezoid |T_h − T_2h|, tail bound
 by a Lipschitz march / total variation, output-quadrature error, Chernoff alias bound).
 
-Size (~500 lines): one algorithm (contour choice, truncation certificate, trapezoid refinement)
-whose helpers share the contour plan; split further it would only scatter one proof.
+One module for one algorithm (contour choice, truncation certificate, trapezoid refinement) whose helpers
+share the contour plan; split further it would only scatter one proof.
 """
 
 from __future__ import annotations
@@ -359,6 +359,19 @@ def _truncate(x, c, plan, terms, kernel, split, first, budget, work, err):
     raise CFAccuracyError(f"could not certify the u-truncation error for err={err:g}")
 
 
+def _interleave(u, h, nodes, mid):
+    """(u, F, Fe, D, h) at half the step: the nodes u with values ``nodes`` = (F, Fe, D) and the midpoints
+    u + h/2 with the values ``mid`` (an :class:`_Integrand`), interleaved."""
+    u2 = np.empty(2 * u.size - 1)
+    u2[::2], u2[1::2] = u, u[:-1] + 0.5 * h
+    out = []
+    for old, new in zip(nodes, (mid.value, mid.error, mid.deriv)):
+        a = np.empty_like(u2)
+        a[::2], a[1::2] = old, new
+        out.append(a)
+    return (u2, *out, h / 2)
+
+
 def _trapezoid(x, c, plan, U, terms, kernel, split, first, budget, scale, work, err):
     """Phase 2: trapezoid on [0, U]; halve h (reusing the nodes) / refine the output grid until the trapezoid
     error |T_h − T_2h| and the output-quadrature error are each within the budget."""
@@ -379,10 +392,9 @@ def _trapezoid(x, c, plan, U, terms, kernel, split, first, budget, scale, work, 
 
     def output_pass():
         """_integrand on u at the current ``refine``, or on its first U_CHUNK nodes only when those settle the pass
-        (their φ error h·ΣFe is a lower bound on the whole one, Fe ≥ 0; φ is largest near u = 0): over the budget
-        at refine 1, whose values are then discarded (``last_phi`` is compared from refine 4 on, after a refine-2
-        pass has replaced it), or at the floor at refine ≥ 4, where the inversion raises.  The head is a whole
-        chunk of the pairs' log_mgf, so head and rest are the values the full evaluation gives."""
+        (their φ error h·ΣFe is a lower bound on the whole one, Fe ≥ 0): over the budget at refine 1 (values then
+        discarded; ``last_phi`` is compared from refine 4 on), or at the floor at refine ≥ 4, where the inversion
+        raises.  The head is a whole chunk of the pairs' log_mgf: head and rest are the full evaluation's values."""
         if refine == 2.0 or u.size <= 2 * U_CHUNK:
             return _integrand(x, c, u, terms, kernel, Kc, split, refine, first)
         head = _integrand(x, c, u[:U_CHUNK], terms, kernel, Kc, split, refine, first)
@@ -414,19 +426,35 @@ def _trapezoid(x, c, plan, U, terms, kernel, split, first, budget, scale, work, 
         trap_err = abs(val_f - val_c)  # |T_h - T_2h| (bounds the error of T_h)
         if scale * trap_err / math.pi > budget:
             work.check(u[-1], h / 2, refine)
-            um = u[:-1] + 0.5 * h
-            mid = _integrand(x, c, um, terms, kernel, Kc, split, refine, first)
-            u2 = np.empty(2 * u.size - 1)
-            F2, Fe2, D2 = np.empty_like(u2), np.empty_like(u2), np.empty_like(u2)
-            u2[::2], u2[1::2] = u, um
-            F2[::2], F2[1::2] = F, mid.value
-            Fe2[::2], Fe2[1::2] = Fe, mid.error
-            D2[::2], D2[1::2] = D, mid.deriv
-            u, F, Fe, D, h = u2, F2, Fe2, D2, h / 2
+            mid = _integrand(x, c, u[:-1] + 0.5 * h, terms, kernel, Kc, split, refine, first)
+            u, F, Fe, D, h = _interleave(u, h, (F, Fe, D), mid)
             continue
         return _Trapezoid(val_f, trap_err, phi_err, h, D)
     raise CFAccuracyError(
         f"φ inversion did not reach err={err:g} after refinement (h={h:.3g}, U={U:.3g})")
+
+
+def _chernoff_shortcut(x, c, terms, kernel, err, exact):
+    """(value, error) where the Chernoff bound at the saddle point (where it is tightest) puts the whole remainder
+    beyond the exact parts ``exact`` below err/2 (hockey-stick kernel, c > 0); else None."""
+    if kernel == "hockey" and c > 0:
+        cb = _total_cumulants(terms, c)[0] - c * x + c * math.log(c) - (1 + c) * math.log1p(c)
+        if cb < math.log(err / 2.0):
+            bound = math.exp(cb)
+            return exact + bound / 2.0, bound / 2.0 + 1e-15 * exact
+    return None
+
+
+def _contour_value(res, tz, tr, scale, err):
+    """(value, certified error) of the contour part: residues plus the trapezoid, their errors (trapezoid, output
+    quadrature, truncation tail, rounding) summed; CFAccuracyError beyond ``err``."""
+    value = res.value + scale * tz.value / math.pi
+    rounding = 64 * MACHINE_EPS * (abs(res.value) + scale * abs(tz.value) / math.pi)
+    total_err = scale * (tz.trap_err + tz.phi_err) / math.pi + tr.tail_err + rounding
+    if total_err > err:
+        raise CFAccuracyError(
+            f"φ inversion reached error {total_err:.3g} > requested err={err:g}")
+    return value, total_err
 
 
 def _invert(x, terms, kernel, err, want_cdf=False, info=None):
@@ -467,13 +495,9 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
         return atomic + first_val, e0
 
     c = _choose_c(_saddle(terms, x), kernel)
-    # Chernoff shortcut (at the saddle point, where it is tightest): the remainder is below
-    # the budget altogether.
-    if kernel == "hockey" and c > 0 and not want_cdf:
-        cb = _total_cumulants(terms, c)[0] - c * x + c * math.log(c) - (1 + c) * math.log1p(c)
-        if cb < math.log(err / 2.0):
-            bound = math.exp(cb)
-            return atomic + first_val + bound / 2.0, bound / 2.0 + 1e-15 * (atomic + first_val)
+    short = _chernoff_shortcut(x, c, terms, kernel, err, atomic + first_val) if not want_cdf else None
+    if short is not None:
+        return short
     c, plan = _pick_contour(x, c, terms, kernel, err)
     res = _residues(x, c, terms, kernel, split, fo.indices)
     deriv -= res.deriv
@@ -483,12 +507,7 @@ def _invert(x, terms, kernel, err, want_cdf=False, info=None):
     work = _Work(terms, c, err)
     tr = _truncate(x, c, plan, terms, kernel, split, fo.indices, budget, work, err)
     tz = _trapezoid(x, c, plan, tr.U, terms, kernel, split, fo.indices, budget, scale, work, err)
-    value = res.value + scale * tz.value / math.pi
-    rounding = 64 * MACHINE_EPS * (abs(res.value) + scale * abs(tz.value) / math.pi)
-    total_err = scale * (tz.trap_err + tz.phi_err) / math.pi + tr.tail_err + rounding
-    if total_err > err:
-        raise CFAccuracyError(
-            f"φ inversion reached error {total_err:.3g} > requested err={err:g}")
+    value, total_err = _contour_value(res, tz, tr, scale, err)
     if info is not None and kernel == "hockey":
         info["deriv"] = deriv + scale * tz.h * (0.5 * tz.D[0] + tz.D[1:].sum()) / math.pi
     if want_cdf:  # Pr[L <= x] without the 1 - (1 - small) cancellation

@@ -91,7 +91,7 @@ class DirectionCurves:
 
     @property
     def unreliable(self):
-        """True where the larger upper bound is below 1e-12 (PLD rounding noise)."""
+        """True where the larger upper bound is below :data:`RELIABLE_DELTA_FLOOR` (PLD rounding noise)."""
         return self.add_remove_upper < RELIABLE_DELTA_FLOOR
 
 
@@ -425,8 +425,7 @@ def choose_discretization(sigma, q, n_bins=5_000, d_min=1e-5, d_max=0.05):
     The single-step loss is log((1-γ) + γe^ℓ) with |ℓ| ≲ L = 10/σ + 1/σ²
     (dp_accounting truncates the noise at log-mass -50, |z| ≲ 10), so it spans
     ≈ [log((1-γ) + γe^{-L}), log((1-γ) + γe^{L})]; cost grows linearly in the
-    number of bins, so 5e3 bins keeps one (σ, γ, k) point at ~0.1-0.3 s on an
-    idle core (both estimates, both directions).
+    number of bins, so ``n_bins`` per step bounds the cost of one point (both estimates, both directions).
     """
     check_positive("sigma", sigma)
     check_rate(q, name="q")
@@ -445,7 +444,7 @@ class Conjecture12Margin:
     ``margin_certain`` = add_lower - remove_upper (> tol ⇒ counterexample),
     ``margin_possible`` = add_upper - remove_lower (≤ 0 ⇒ remove dominates
     for sure).  ``classification`` per ε: "counterexample",
-    "within numerical error", or "unreliable" (remove_upper < 1e-12).
+    "within numerical error", or "unreliable" (remove_upper < RELIABLE_DELTA_FLOOR).
     """
 
     eps: np.ndarray
@@ -473,7 +472,7 @@ def conjecture12_margin(sigma, q, steps, eps_grid, discretization=None):
     """Conjecture 12 check at one (σ, γ, k): δ_A - δ_R on ``eps_grid`` (Gaussian, Poisson).
 
     Counterexample at ε iff add_lower > remove_upper + tol with
-    tol = 1e-12 + 1e-9·remove_upper (floating-point noise of dp_accounting's
+    tol = RELIABLE_DELTA_FLOOR + 1e-9·remove_upper (floating-point noise of dp_accounting's
     sums; at ε = 0 the two directions are equal in exact arithmetic).
     ``discretization=None`` picks ``choose_discretization(σ, γ)``.
     """
@@ -500,7 +499,7 @@ CONJ12_EPS_CAP = 700.0
 
 def conjecture12_eps_grid(sigma, q, steps, n_eps=200, discretization=None, eps_cap=CONJ12_EPS_CAP):
     """The ε grid searched at one (σ, γ, k): [0, ε_max] with ε_max the larger pessimistic
-    ε(δ = 1e-12) of the two directions (beyond it PLD δ is unreliable), capped at ``eps_cap``.
+    ε(δ = RELIABLE_DELTA_FLOOR) of the two directions (beyond it PLD δ is unreliable), capped at ``eps_cap``.
 
     ``n_eps`` linear points plus ``n_eps // 2`` log-spaced points in [1e-4·ε_max, ε_max]
     (the margin vanishes at ε = 0, where δ_A = δ_R exactly, so small ε get extra points).
@@ -529,7 +528,7 @@ def conjecture12_point(sigma, q, steps, n_eps=200, discretization=None, eps_cap=
     margin estimate = δ_A - δ_R from the two pessimistic (connect-the-dots) PLDs at the same
     discretisation; certified lower bound on the margin = add_lower - remove_upper, upper
     bound = add_upper - remove_lower (PLD optimistic/pessimistic).  Maxima are over the ε
-    where max(δ_A, δ_R) ≥ 1e-12 (PLD δ below that is not reliable).  Classification:
+    where max(δ_A, δ_R) ≥ RELIABLE_DELTA_FLOOR (PLD δ below that is not reliable).  Classification:
     "counterexample" iff add_lower > remove_upper + tol at some ε (certified, see
     ``conjecture12_margin``); otherwise "within numerical error" if the margin estimate is
     positive somewhere (it is then below the width of the add bracket there); otherwise
@@ -585,7 +584,7 @@ def conjecture12_verdict(points):
     }
 
 
-# Reduced but wide grid for the claims table (48 points, ~4-5 s CPU): σ 0.3-10, γ 1e-4-1, k 1-100.
+# Reduced but wide grid for the claims table (48 points): σ 0.3-10, γ 1e-4-1, k 1-100.
 # The full grid is the pipeline's `conjecture12` computation (results/conjecture12/verdict.csv).
 CONJ12_GRID = {"sigma": (0.3, 1.0, 3.0, 10.0), "q": (1e-4, 1e-2, 0.3, 1.0), "steps": (1, 10, 100)}
 

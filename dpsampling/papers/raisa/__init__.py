@@ -21,8 +21,8 @@ if TYPE_CHECKING:  # the import edges, for type checkers and scripts/_codehash.p
     from . import conjecture63, fig1, one_step  # noqa: F401
 
 # What the package re-exports, by module.  Imported on first use (PEP 562 ``__getattr__`` below), not here:
-# ``fig1`` brings dp_accounting (~1 CPU-s to import), which the one-step and Conjecture 6.3 functions do not need
-# (e.g. the pipeline's parse-time check of the a_minus_b grids calls only ``paper_grid``; issue 15).
+# ``fig1`` brings dp_accounting (slow to import), which the one-step and Conjecture 6.3 functions do not need
+# (e.g. the pipeline's parse-time check of the a_minus_b grids calls only ``paper_grid``).
 _EXPORTS = {
     "dpsampling.engine.subsampled_gaussian": (
         "delta_one_step", "hockey_stick_one_step", "log_delta_one_step", "log_norm_interval", "sigma_one_step",

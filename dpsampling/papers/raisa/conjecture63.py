@@ -118,6 +118,15 @@ def _grid_result(eps, s1, qs, sig_sel, d, floor_hit):
     }
 
 
+def _grid_setup(eps_values, delta, q_values, n_sigma):
+    """The checked inputs of a grid search and what both searches start from: (eps, delta, q values, n_sigma,
+    log delta, sigma1 per eps, number of q, the selected sigma per (eps, q) (nan: none yet), grid-floor hits)."""
+    eps, d, qs, n = _validate_grid_inputs(eps_values, delta, q_values, n_sigma)
+    nq = qs.size
+    return (eps, d, qs, n, math.log(d), _sigma1_for_grid(eps, d), nq, np.full((eps.size, nq), np.nan),
+            np.zeros((eps.size, nq), dtype=bool))
+
+
 @retired_keywords(DELTA_RENAMED)
 def a_minus_b_grid(eps_values, delta, q_values, n_sigma, batch=64):
     """max over feasible (q, sigma) of a - b, per eps, on the authors' Fig. 2 grid.
@@ -136,12 +145,7 @@ def a_minus_b_grid(eps_values, delta, q_values, n_sigma, batch=64):
     quantity), n_at_grid_floor (q's whose smallest grid sigma was already
     feasible, i.e. the exact sigma* lies below the grid), n_infeasible.
     """
-    eps, d, qs, n = _validate_grid_inputs(eps_values, delta, q_values, n_sigma)
-    logd = math.log(d)
-    s1 = _sigma1_for_grid(eps, d)
-    nq = qs.size
-    sig_sel = np.full((eps.size, nq), np.nan)
-    floor_hit = np.zeros((eps.size, nq), dtype=bool)
+    eps, d, qs, n, logd, s1, nq, sig_sel, floor_hit = _grid_setup(eps_values, delta, q_values, n_sigma)
     logq_all = np.log(qs)
     n_iter = math.ceil(math.log2(n + 1))
     for b0 in range(0, eps.size, batch):
@@ -182,12 +186,7 @@ def a_minus_b_grid_bruteforce(eps_values, delta, q_values, n_sigma):
     The straightforward method of the authors (n_q * n_sigma evaluations per
     eps); kept as the reference for tests and the benchmark.
     """
-    eps, d, qs, n = _validate_grid_inputs(eps_values, delta, q_values, n_sigma)
-    logd = math.log(d)
-    s1 = _sigma1_for_grid(eps, d)
-    nq = qs.size
-    sig_sel = np.full((eps.size, nq), np.nan)
-    floor_hit = np.zeros((eps.size, nq), dtype=bool)
+    eps, d, qs, n, logd, s1, nq, sig_sel, floor_hit = _grid_setup(eps_values, delta, q_values, n_sigma)
     logq = np.log(qs)[:, None]
     for i, (e, s) in enumerate(zip(eps, s1)):
         grid = np.logspace(np.log10(qs[0] * s), np.log10(s), n)

@@ -1,12 +1,12 @@
 """PLD_accounting's geometric convolution kernel, computed by window sums instead of pair by pair.
 
-Why this is hand-written: PLD_accounting (Feldman & Shenfeld; the engine of the balls-and-bins bounds,
-:mod:`dpsampling.samplers.balls_and_bins`) sums two distributions on one geometric lattice x_i = x_0·r^i
+Why this is hand-written: PLD_accounting (Feldman & Shenfeld; behind the random-allocation PLDs of
+:mod:`dpsampling.engine.allocation_pld`) sums two distributions on one geometric lattice x_i = x_0·r^i
 with an O(n²) loop over pairs (``PLD_accounting.geometric_convolution._numba_geometric_kernel``): the
 pair (i, i + d) has probability u[i]·v[i + d] and goes to output bin i + s(d), where the integer offset
 s(d) (rounded up for a dominating, down for a dominated distribution) is computed by PLD_accounting and
-depends on d only.  At σ = 1, T = 1000 its grids hold 50 000 – 100 000 points and this loop is 98 % of
-the time of a certified bound.  No library offers a faster version of this sum, so we compute the same
+depends on d only.  At σ = 1, T = 1000 its grids hold 50 000 – 100 000 points and this loop takes nearly
+all of the time of a certified bound.  No library offers a faster version of this sum, so we compute the same
 sum differently:
 
 * where s(d) is constant over d ∈ [d₁, d₂] (the sum is dominated by the smaller term):
@@ -18,11 +18,11 @@ s is nondecreasing with slope in [0, 1], so the d-axis splits into runs of one k
 greedy split gives about (log 2)/log r runs instead of n values of d (n·R instead of n² products:
 R ≈ 2 200 against n ≈ 53 000 at σ = 1, T = 1000, E = 5).  Window sums are differences of prefix sums
 kept in double-double (a TwoSum running error), so a window in a tail keeps its relative accuracy.
-Its time against PLD_accounting's kernel: ``bench/bench_balls_and_bins.py --kernel`` (figures in docs/benchmarks.md).
+Its time against PLD_accounting's kernel: ``bench/bench_balls_and_bins.py --kernel``.
 
 Every pair's mass goes to exactly the bin PLD_accounting assigns it (the offsets are PLD_accounting's own
 arrays), so the side of every rounding, and with it whether a result is an upper or a lower bound, is
-PLD_accounting's; only the order of floating-point additions differs.  tests/test_balls_and_bins.py
+PLD_accounting's; only the order of floating-point additions differs.  tests/engine/test_geometric_kernel.py
 compares this kernel with PLD_accounting's on its own inputs (each bin to ≤ 1e-9 relative, zero bins
 the same) and the resulting ε bounds.  PLD_accounting is pinned (pyproject.toml) because this module
 replaces one of its private functions while :func:`geometric_kernel` is active.
@@ -90,8 +90,7 @@ def _split_runs(shift):
 
 
 #: the runs of one orientation are summed in this many parts, one buffer each, added in a fixed order:
-#: the parts run on numba's threads (two cores: half the wall time) and the result does not depend on how
-#: many threads there are
+#: the parts run on numba's threads and the result does not depend on how many threads there are
 PARTS = 2
 
 
@@ -167,8 +166,8 @@ def windowed_geometric_kernel(*, pmf_base, pmf_scaled, delta_lohi, delta_hilo, d
 
     A self-convolution (a = b and delta_lohi = delta_hilo, PLD_accounting's squaring steps) has two equal
     orientations: one is computed and doubled (exact in floating point).  Each output bin of a part is a
-    Kahan sum, as in PLD_accounting (plain sums were 1.2× faster but drifted by ~1e-15 in total mass,
-    past PLD_accounting's repair tolerance of 4 ulp)."""
+    Kahan sum, as in PLD_accounting (plain sums drifted by ~1e-15 in total mass, past PLD_accounting's
+    repair tolerance of 4 ulp)."""
     a = np.ascontiguousarray(pmf_base, dtype=np.float64)
     b = np.ascontiguousarray(pmf_scaled, dtype=np.float64)
     n = a.size
