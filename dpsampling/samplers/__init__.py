@@ -216,6 +216,13 @@ def _check_question(spec, quantity, target, sigma, steps, q, method, options) ->
                              message=f"method {method} does not answer the {quantity} question of sampler {spec.name} "
                                      f"(it gives an estimate or a lower bound, which cannot certify a σ); method must "
                                      f"be one of {', '.join(answering)} (got {method!r})")
+    return _check_options(spec, quantity, method, options)
+
+
+def _check_options(spec, quantity, method, options) -> dict:
+    """The options of a question, checked against the sampler's own (:class:`~.spec.Option`) and the shared ones
+    (:data:`SHARED_OPTIONS`): returns those to pass on; an option of another sampler, or one that does not apply to
+    this method and quantity, raises ParameterError naming it."""
     out = {}
     for name, value in options.items():
         own = spec.option(name)
