@@ -406,3 +406,47 @@ def smallest_cap(delta, *, sigma, q, dataset_size, total_steps, factor=0.01, dis
     eps_cap = poisson if cap >= n else upper_epsilon(delta, sigma=s, q=q, dataset_size=n, max_batch_size=cap,
                                                       total_steps=t, discretization=d)
     return cap, eps_cap, poisson
+
+
+def sigma(epsilon_value, delta, *, q, dataset_size, max_batch_size, total_steps, rel_tol=1e-2,
+          discretization=DEFAULT_DISCRETIZATION):
+    """The smallest σ as a certified interval (lower, upper]: ``upper`` is sufficient (its certified upper ε(δ) is
+    ≤ ε), ``lower`` provably insufficient (its certified lower ε(δ) exceeds ε; more noise is a post-processing,
+    so every smaller σ is insufficient too); bisection in log σ until upper/lower − 1 ≤ ``rel_tol`` or the
+    lower end stops moving.  A cap ≥ the dataset size is Poisson's (same bisection, Poisson's ends)."""
+    from .result import AccountingResult
+
+    eps, dlt = float(epsilon_value), float(delta)
+    a = dict(q=float(q), dataset_size=int(dataset_size), max_batch_size=int(max_batch_size),
+             total_steps=int(total_steps), discretization=float(discretization))
+
+    def up_ok(s):  # σ sufficient by the upper end
+        return upper_epsilon(dlt, sigma=s, **a) <= eps
+
+    def low_bad(s):  # σ provably insufficient by the lower end
+        return lower_epsilon(dlt, sigma=s, **a) > eps
+
+    def bracket(pred, start):  # (x with not pred, x with pred), geometric search in σ
+        s = start
+        if pred(s):
+            while pred(s / 2) and s > 1e-3:
+                s /= 2
+            return s / 2, s
+        while not pred(2 * s) and s < 1e3:
+            s *= 2
+        return s, 2 * s
+
+    def bisect(pred, lo, hi):  # pred False at lo, True at hi
+        while hi / lo - 1 > rel_tol / 2:
+            mid = math.sqrt(lo * hi)
+            lo, hi = (lo, mid) if pred(mid) else (mid, hi)
+        return lo, hi
+
+    _, s_up = bisect(up_ok, *bracket(up_ok, 1.0))
+    lo_bad, _ = bracket(lambda s: not low_bad(s), s_up / 2)
+    s_lo, _ = bisect(lambda s: not low_bad(s), lo_bad, s_up) if low_bad(lo_bad) else (0.0, None)
+    width = (s_up - s_lo) / s_up
+    acc = dict(discretization=a["discretization"], rel_tol=rel_tol, rel_width=width, est_rel_error=width,
+               lower_method=LOWER + " (provably insufficient σ)", upper_method=UPPER + " (sufficient σ)")
+    flags = ("not_converged",) if width > rel_tol else ()
+    return AccountingResult(float(s_up), "upper", f"{LOWER} / {UPPER}", acc, float(s_lo), float(s_up), flags)
