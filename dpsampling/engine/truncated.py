@@ -10,21 +10,29 @@ Let K ~ Bin(n − 1, q) be the number of the other records drawn, p = P[K ≥ B]
 drawn, may be cut) and q' = E[q·B/(K + 1) | K ≥ B] = P[Bin(n, q) > B]·B/(n·p) (the rate at which d ends
 in the batch when K ≥ B; q·E[1{K ≥ B}/(K + 1)] = P[Bin(n, q) ≥ B + 1]/n).
 
-Upper end (:func:`upper_epsilon`, :func:`upper_delta`).  One step is dominated by the mixture, with weight
-1 − p, of the Poisson-subsampled Gaussian (σ, q, sensitivity 1) and, with weight p, of the
-Poisson-subsampled Gaussian at rate q' with sensitivity 2, each direction (add, remove) with its own pair:
-conditioned on K < B the record is kept iff drawn (Poisson's pair, whatever the others' sum is); conditioned
-on K ≥ B, on the kept set T (a uniform B-subset of the others, whatever K is) and on a uniform j ∈ T,
-d replaces j with probability q' independently of (T, j), so the outputs are (1 − q')N(s_T) + q'N(s_T + v_d −
-v_j) against N(s_T) with ‖v_d − v_j‖ ≤ 2; revealing the event {K ≥ B}, T and j to the adversary can only
-help it (joint convexity of the hockey-stick divergence), and adaptive composition of per-step dominating
-pairs dominates the run (Zhu et al. 2022).  This is dp_accounting's analysis (arXiv 2508.15089) with its
-second part at sensitivity 2 under add/remove instead of the replace-one pair at σ/2 (which covers every
-relation and dominates this one): so the value is at most dp_accounting's.  Each part is dp_accounting's
-pessimistic connect-the-dots PLD (:func:`.pld.pessimistic_pld`), the mixture is dp_accounting's
-``compute_mixture`` (δ is linear in the pmf), the T-fold composition is :func:`.pld._self_compose`, and the
-proven bound on the FFT's rounding (:func:`.pld.composition_error`, :func:`.pld.rounding_at`) is added to δ,
-as :func:`.pld.certified_delta` does for Poisson.
+Upper end (:func:`upper_epsilon`, :func:`upper_delta`): the smaller of the values of two dominating pairs,
+each composed T times (adaptive composition of per-step dominating pairs dominates the run, Zhu et al. 2022),
+each part a dp_accounting pessimistic connect-the-dots PLD (:func:`.pld.pessimistic_pld`), losses shifted up
+to the grid, the T-fold composition :func:`.pld._self_compose` with the proven bound on the FFT's rounding
+(:func:`.pld.composition_error`, :func:`.pld.rounding_at`) added to δ, as :func:`.pld.certified_delta` does for
+Poisson.  Both pairs rest on one fact: revealing more to the adversary (a variable W with the output a function
+of (W, output)) can only raise the hockey-stick divergence (data processing), and the revealed pair splits
+into slices by W (joint convexity).
+
+* ``sensitivity2`` (dp_accounting's analysis, arXiv 2508.15089, sharpened): reveal {K ≥ B}, the kept set T of
+  others (a uniform B-subset whatever K is) and a uniform j ∈ T.  Given K < B the record is kept iff drawn:
+  Poisson's pair (σ, q).  Given K ≥ B, d replaces j with probability q' independently of (T, j), so the
+  outputs are (1 − q')N(s_T) + q'N(s_T + v_d − v_j) against N(s_T), ‖v_d − v_j‖ ≤ 2: the subsampled
+  Gaussian at rate q' with sensitivity 2.  Mixture weights 1 − p, p.  dp_accounting uses the replace-one pair
+  at σ/2 for the second part (valid under every relation, and dominating this one), so this value is at most
+  dp_accounting's.  Tight where the adversary can both see the count and displace an opposite record; loose
+  near the mean batch size.
+* ``kept_set``: reveal the set T_o of others in the batch.  Given |T_o| = k its members are uniform and d is
+  in the batch with a probability c_k that depends on k only, so the pair is, per k, c_k-subsampled Gaussian
+  against the Gaussian (sensitivity 1), with P-mass a_k and Q-mass b_k: k ≤ B − 2: a = b = π_k, c = q
+  (Poisson's pair); k = B − 1: a = π_{B−1} + p·q', b = π_{B−1}, c = (π_{B−1}q + p·q')/a; k = B: a = p(1 − q'),
+  b = p, c = 0 (one atom).  Seeing the exact count costs a lot where p ≫ π_{B−1} (near the mean), little
+  above it, where it is much tighter than ``sensitivity2``.
 
 Lower end (:func:`lower_epsilon`, :func:`lower_delta`).  One explicit adjacent pair and query (the
 two-axis adversary): d's gradient is e₁, every other record's is e₂ (the second coordinate counts the kept
@@ -58,7 +66,7 @@ from scipy import special, stats
 from . import dominated_pld, pld
 
 #: end labels
-UPPER = "truncated PLD (Poisson + sensitivity-2 mixture)"
+UPPER = "truncated PLD (best of two dominating pairs)"
 LOWER = "two-axis adversary (exact one-step pair, coarsened)"
 #: relative guard subtracted from each cell loss before rounding down (float error in log P − log Q)
 _LOSS_GUARD = 1e-9
@@ -98,13 +106,62 @@ def _upper_one_step(sigma, q, n, cap, d):
     return two.compute_mixture(base, p)
 
 
+def _shifted(pmf, shift, d):
+    """``pmf`` (dense) with every loss raised by ``shift`` rounded up to the grid (δ's terms grow with the loss)."""
+    pmf = pmf if isinstance(pmf, _pmflib.DensePLDPmf) else pmf.to_dense_pmf()
+    return pmf._lower_loss + math.ceil(shift / d - 1e-12), pmf._probs, pmf._infinity_mass  # noqa: SLF001
+
+
+def _mixture(parts, d):
+    """Σ weight·pmf of (weight, (lower index, probs, infinity mass)) parts: one dense pessimistic pmf."""
+    lo = min(p[0] for _, p in parts)
+    hi = max(p[0] + len(p[1]) for _, p in parts)
+    probs, inf = np.zeros(hi - lo), 0.0
+    for w, (low, pr, im) in parts:
+        probs[low - lo:low - lo + len(pr)] += w * pr
+        inf += w * im
+    return _pmflib.DensePLDPmf(d, lo, probs, inf, True)
+
+
 @lru_cache(maxsize=16)
-def _upper_pmfs(sigma, q, n, cap, total_steps, d):
-    """((composed pessimistic pmf, err2), …) per direction (remove, add); err2 bounds the 2-norm of the
-    composed masses' rounding error (0 for one step)."""
-    one = _upper_one_step(sigma, q, n, cap, d)
+def _kept_set_one_step(sigma, q, n, cap, d):
+    """(remove pmf, add pmf) of the kept-set pair (module docstring): slices |T_o| ≤ B − 2 (Poisson's pair, mass
+    P[K ≤ B − 2]), |T_o| = B − 1 (rate c, P-mass a = π_{B−1} + p·q', Q-mass b = π_{B−1}, losses shifted by
+    ±log(a/b)) and |T_o| = B (one atom, loss log(1 − q') under P, −log(1 − q') under Q)."""
+    m = n - 1
+    pi = float(stats.binom.pmf(cap - 1, m, q))
+    p = truncation_probability(q, n, cap)
+    qq = kept_rate(q, n, cap)
+    below = float(stats.binom.cdf(cap - 2, m, q))
+    a = pi + p * qq
+    base = pld.pessimistic_pld(sigma, q, d)
+    b_rem, b_add = (_shifted(x, 0.0, d) for x in pld.direction_pmfs(base, "add_remove"))
+    if not (pi > 0 and a > 0):  # the cap is out of the others' reach (or always reached): no such slice
+        return None
+    c = min(1.0, (pi * q + p * qq) / a)
+    sl = pld.pessimistic_pld(sigma, c, d)
+    s_rem, s_add = pld.direction_pmfs(sl, "add_remove")
+    shift = math.log(a) - math.log(pi)
+    atom_rem = (math.ceil(math.log1p(-qq) / d - 1e-12), np.array([1.0]), 0.0)
+    atom_add = (math.ceil(-math.log1p(-qq) / d - 1e-12), np.array([1.0]), 0.0)
+    rem = _mixture([(below, b_rem), (a, _shifted(s_rem, shift, d)), (p * (1 - qq), atom_rem)], d)
+    add = _mixture([(below, b_add), (pi, _shifted(s_add, -shift, d)), (p, atom_add)], d)
+    return rem, add
+
+
+@lru_cache(maxsize=32)
+def _upper_pmfs(sigma, q, n, cap, total_steps, d, pair="sensitivity2"):
+    """((composed pessimistic pmf, err2), …) per direction (remove, add) of one dominating pair (``pair``:
+    "sensitivity2" or "kept_set"); err2 bounds the 2-norm of the composed masses' rounding error (0 for one
+    step).  None if the pair does not apply."""
+    if pair == "sensitivity2":
+        ones = pld.direction_pmfs(_upper_one_step(sigma, q, n, cap, d), "add_remove")
+    else:
+        ones = _kept_set_one_step(sigma, q, n, cap, d)
+        if ones is None:
+            return None
     out = []
-    for one_pmf in pld.direction_pmfs(one, "add_remove"):
+    for one_pmf in ones:
         dense = one_pmf if isinstance(one_pmf, _pmflib.DensePLDPmf) else one_pmf.to_dense_pmf()
         if total_steps == 1:
             out.append((dense, 0.0))
@@ -114,29 +171,42 @@ def _upper_pmfs(sigma, q, n, cap, total_steps, d):
     return tuple(out)
 
 
+#: the dominating pairs tried (each gives a valid upper end; the smaller is reported)
+PAIRS = ("sensitivity2", "kept_set")
+
+
 def _args(sigma, q, n, cap, total_steps, d):
     return float(sigma), float(q), int(n), int(cap), int(total_steps), float(d)
 
 
+def _pairs(a):
+    p = truncation_probability(a[1], a[2], a[3])
+    return [c for c in (_upper_pmfs(*a, pair=k) for k in (PAIRS if p > 0 else PAIRS[:1])) if c is not None]
+
+
 def upper_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
-    """An upper bound on δ(ε): the dominating mixture's composed pessimistic PLD plus its rounding bound, max over
-    the two directions (module docstring)."""
+    """An upper bound on δ(ε): per dominating pair its composed pessimistic PLD plus its rounding bound, max over
+    the two directions; the smaller over the pairs (module docstring)."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
-    return max(float(pmf.get_delta_for_epsilon(float(eps))) + (pld.rounding_at(pmf, e2, eps) if e2 else 0.0)
-               for pmf, e2 in _upper_pmfs(*a))
+    return min(max(float(pmf.get_delta_for_epsilon(float(eps))) + (pld.rounding_at(pmf, e2, eps) if e2 else 0.0)
+                   for pmf, e2 in comp) for comp in _pairs(a))
 
 
 def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
-    """An upper bound on ε(δ): per direction ε₁ = ε̂(δ − E(ε₀)), ε₀ = ε̂(δ), E the rounding bound (nonincreasing in
-    ε, so the dominating pair's δ(ε₁) ≤ δ), as :func:`.pld.certified_epsilon`; max over the directions."""
+    """An upper bound on ε(δ): per pair and direction ε₁ = ε̂(δ − E(ε₀)), ε₀ = ε̂(δ), E the rounding bound
+    (nonincreasing in ε, so the dominating pair's δ(ε₁) ≤ δ), as :func:`.pld.certified_epsilon`; max over the
+    directions, the smaller over the pairs."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
-    out = []
-    for pmf, e2 in _upper_pmfs(*a):
-        eps0 = float(pld.epsilon_for_delta(pmf, float(delta)))
-        err = pld.rounding_at(pmf, e2, eps0) if (e2 and math.isfinite(eps0)) else 0.0
-        target = float(delta) - err if math.isfinite(eps0) else 0.0
-        out.append(float(pld.epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
-    return max(out)
+    best = math.inf
+    for comp in _pairs(a):
+        out = []
+        for pmf, e2 in comp:
+            eps0 = float(pld.epsilon_for_delta(pmf, float(delta)))
+            err = pld.rounding_at(pmf, e2, eps0) if (e2 and math.isfinite(eps0)) else 0.0
+            target = float(delta) - err if math.isfinite(eps0) else 0.0
+            out.append(float(pld.epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+        best = min(best, max(out))
+    return best
 
 
 # --------------------------------------------------------------------------- lower end: the two-axis adversary

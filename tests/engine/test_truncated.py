@@ -96,12 +96,21 @@ def test_one_step_lower_is_below_and_near_the_exact_pair(cap, alpha, eps):
         assert d >= 0.97 * exact  # coarsening loses little: a wrong law would miss by far more
 
 
-@pytest.mark.parametrize("cap", [100, 108])
-def test_one_step_upper_is_above_the_exact_pair(cap):
-    for eps in (0.5, 2.0):
-        exact = max(_exact_one_step(eps, cap))
+@pytest.mark.parametrize("cap,alpha", [(100, 0.0), (108, 0.0), (104, -0.3), (115, -0.3)])
+def test_one_step_upper_is_above_the_exact_pair(cap, alpha):
+    for eps in (0.0, 0.5, 2.0):
+        exact = max(_exact_one_step(eps, cap, alpha))
         up = tr.upper_delta(eps, sigma=SIGMA, q=Q, dataset_size=N, max_batch_size=cap, total_steps=1)
         assert up >= exact
+        for pair in tr.PAIRS:  # each pair on its own dominates
+            comp = tr._upper_pmfs(SIGMA, Q, N, cap, 1, 1e-4, pair=pair)
+            assert max(float(pmf.get_delta_for_epsilon(eps)) for pmf, _ in comp) >= exact
+
+
+def test_kept_set_pair_beats_sensitivity_two_above_the_mean():
+    a = (1.1, 256 / 60000, 60000, 288, 235 * 60, 1e-4)
+    eps = {k: max(pld.epsilon_for_delta(pmf, 1e-5) for pmf, _ in tr._upper_pmfs(*a, pair=k)) for k in tr.PAIRS}
+    assert eps["kept_set"] < 0.8 * eps["sensitivity2"]
 
 
 def test_upper_at_most_dp_accountings_event():
