@@ -149,13 +149,84 @@ def _kept_set_one_step(sigma, q, n, cap, d):
     return rem, add
 
 
+def _profile_on_grid(pmf, lo, hi, d):
+    """δ(ε_i) of a dense pmf at ε_i = i·d, i = lo..hi: ∞-mass + Σ_{ℓ>ε} p − e^ε Σ_{ℓ>ε} p e^{−ℓ} (suffix sums)."""
+    low, p = pmf._lower_loss, pmf._probs  # noqa: SLF001
+    losses = (low + np.arange(len(p))) * d
+    sp = np.concatenate((np.cumsum(p[::-1])[::-1], [0.0]))
+    sq = np.concatenate((np.cumsum((p * np.exp(-losses))[::-1])[::-1], [0.0]))
+    j = np.clip(np.arange(lo, hi + 1) - low + 1, 0, len(p))
+    return np.clip(pmf._infinity_mass + sp[j] - np.exp(np.arange(lo, hi + 1) * d) * sq[j], 0.0, 1.0)  # noqa: SLF001
+
+
+def _chain(x, y, idx):
+    """Lower hull (monotone chain) of the points idx (increasing) of (x, y)."""
+    hull = []
+    for i in idx.tolist():
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return hull
+
+
+def _convex_minorant(x, y):
+    """Indices of the lower convex hull of (x, y): the monotone chain run only on windows around the non-convex
+    vertices (doubled until the whole polyline is convex; the rest is convex already)."""
+    n = len(x)
+    bad = np.flatnonzero(np.diff(y)[:-1] * np.diff(x)[1:] >= np.diff(y)[1:] * np.diff(x)[:-1]) + 1
+    if bad.size == 0:
+        return np.arange(n)
+    w = 64
+    while True:
+        a, b = max(0, int(bad[0]) - w), min(n - 1, int(bad[-1]) + w)
+        idx = np.concatenate((np.arange(a), _chain(x, y, np.arange(a, b + 1)), np.arange(b + 1, n))).astype(int)
+        sl = np.diff(y[idx]) / np.diff(x[idx])
+        if np.all(np.diff(sl) >= 0) or (a == 0 and b == n - 1):
+            return idx
+        w *= 4
+
+
+@lru_cache(maxsize=16)
+def _combined_one_step(sigma, q, n, cap, d):
+    """(remove pmf, add pmf) dominating both pairs at once: per direction the greatest convex minorant g of
+    min(h₁, h₂) of the two pairs' one-step profiles at the grid points e^{iΔ}, as a connect-the-dots pmf (the
+    chords of g).  Valid: the true profile h is convex and below both, so below every chord between grid points
+    of min(h₁, h₂), hence below g; g is convex, decreasing and ≥ (1 − x)₊, the profile of a pair."""
+    ones = [pld.direction_pmfs(_upper_one_step(sigma, q, n, cap, d), "add_remove")]
+    kept = _kept_set_one_step(sigma, q, n, cap, d)
+    if kept is not None:
+        ones.append(kept)
+    out = []
+    for pmfs in zip(*ones):
+        pmfs = [x if isinstance(x, _pmflib.DensePLDPmf) else x.to_dense_pmf() for x in pmfs]
+        lo = min(x._lower_loss for x in pmfs) - 1  # noqa: SLF001
+        hi = max(x._lower_loss + len(x._probs) for x in pmfs) + 1  # noqa: SLF001
+        m = np.minimum.reduce([_profile_on_grid(x, lo, hi, d) for x in pmfs])
+        xs = np.exp(np.arange(lo, hi + 1) * d)
+        keep = _convex_minorant(xs, m)
+        g = np.minimum.accumulate(np.interp(xs, xs[keep], m[keep]))
+        diffs = np.diff(g)  # dp_accounting's connect-the-dots masses (pld._connect_dots_pmf)
+        probs = np.zeros_like(g)
+        probs[0] = 1 - g[0] + diffs[0] / math.expm1(d)
+        probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(d)) / math.expm1(d)
+        probs[-1] = diffs[-1] / math.expm1(-d)
+        out.append(_pmflib.DensePLDPmf(d, lo, np.maximum(probs, 0.0), float(g[-1]), True))
+    return tuple(out)
+
+
 @lru_cache(maxsize=32)
-def _upper_pmfs(sigma, q, n, cap, total_steps, d, pair="sensitivity2"):
+def _upper_pmfs(sigma, q, n, cap, total_steps, d, pair="combined"):
     """((composed pessimistic pmf, err2), …) per direction (remove, add) of one dominating pair (``pair``:
     "sensitivity2" or "kept_set"); err2 bounds the 2-norm of the composed masses' rounding error (0 for one
     step).  None if the pair does not apply."""
     if pair == "sensitivity2":
         ones = pld.direction_pmfs(_upper_one_step(sigma, q, n, cap, d), "add_remove")
+    elif pair == "combined":
+        ones = _combined_one_step(sigma, q, n, cap, d)
     else:
         ones = _kept_set_one_step(sigma, q, n, cap, d)
         if ones is None:
@@ -171,7 +242,7 @@ def _upper_pmfs(sigma, q, n, cap, total_steps, d, pair="sensitivity2"):
     return tuple(out)
 
 
-#: the dominating pairs tried (each gives a valid upper end; the smaller is reported)
+#: the two dominating pairs (module docstring); the upper end composes the pair dominating both ("combined")
 PAIRS = ("sensitivity2", "kept_set")
 
 
@@ -181,7 +252,7 @@ def _args(sigma, q, n, cap, total_steps, d):
 
 def _pairs(a):
     p = truncation_probability(a[1], a[2], a[3])
-    return [c for c in (_upper_pmfs(*a, pair=k) for k in (PAIRS if p > 0 else PAIRS[:1])) if c is not None]
+    return [_upper_pmfs(*a, pair="combined" if p > 0 else "sensitivity2")]
 
 
 def upper_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
