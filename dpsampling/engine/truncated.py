@@ -519,31 +519,36 @@ def delta(epsilon_value, *, sigma, q, dataset_size, max_batch_size, total_steps,
 
 def smallest_cap(delta, *, sigma, q, dataset_size, total_steps, factor=0.01, discretization=DEFAULT_DISCRETIZATION):
     """(B, ε_B, ε_Poisson): the smallest cap B whose certified upper ε(δ) is at most (1 + factor) times Poisson's
-    certified upper ε(δ) (:func:`.pld.certified_epsilon`, same discretisation; at B ≥ n the two are the same
-    computation).  Bisection over B in [1, n], which assumes the upper end does not increase with B (p falls
-    with B; checked at the answer: ε_{B−1} exceeds the target)."""
+    certified upper ε(δ) (:func:`.pld.certified_epsilon`, the same discretisation; at B ≥ n the two are the same
+    computation).  Assumes the upper end does not increase with B (the truncation probability falls with B):
+    bisection over B at a 10× coarser discretisation (cheap; the ratio to Poisson's moves little with it),
+    then single steps at ``discretization`` until ε_B meets the goal and ε_{B−1} does not."""
     s, q, n, t, d = float(sigma), float(q), int(dataset_size), int(total_steps), float(discretization)
-    poisson = pld.certified_epsilon(float(delta), s, q, t, "add_remove", d)
-    goal = (1.0 + float(factor)) * poisson
 
-    def ok(cap):
-        return cap >= n or upper_epsilon(delta, sigma=s, q=q, dataset_size=n, max_batch_size=cap, total_steps=t,
-                                         discretization=d) <= goal
+    def checker(dd):
+        goal = (1.0 + float(factor)) * pld.certified_epsilon(float(delta), s, q, t, "add_remove", dd)
+        return lambda cap: cap >= n or upper_epsilon(delta, sigma=s, q=q, dataset_size=n, max_batch_size=cap,
+                                                     total_steps=t, discretization=dd) <= goal
 
     mean, sd = n * q, math.sqrt(n * q * (1 - q))
-    lo = max(0, int(mean) - 1)  # ok(lo) is False unless the cap costs nothing even at the mean
-    if ok(max(lo, 1)):
-        lo = 0
-    hi = min(n, int(math.ceil(mean + 12 * sd)) + 1)
-    while not ok(hi):
+    coarse = checker(min(10 * d, 1e-3) if d < 1e-3 else d)
+    lo, hi = 0, min(n, int(math.ceil(mean + 12 * sd)) + 1)
+    start = max(1, int(mean) - 1)
+    if not coarse(start):
+        lo = start
+    while not coarse(hi):
         lo, hi = hi, min(n, 2 * hi)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if ok(mid):
-            hi = mid
-        else:
-            lo = mid
-    cap = max(hi, 1)
+        lo, hi = (lo, mid) if coarse(mid) else (mid, hi)
+    fine, cap = checker(d), max(hi, 1)
+    if fine(cap):
+        while cap > 1 and fine(cap - 1):
+            cap -= 1
+    else:
+        while not fine(cap):
+            cap += 1
+    poisson = pld.certified_epsilon(float(delta), s, q, t, "add_remove", d)
     eps_cap = poisson if cap >= n else upper_epsilon(delta, sigma=s, q=q, dataset_size=n, max_batch_size=cap,
                                                       total_steps=t, discretization=d)
     return cap, eps_cap, poisson
