@@ -7,10 +7,13 @@ Neighbouring relation: add or remove one record, the larger dataset of the pair 
 records, as dp_accounting's event assumes (its truncation probability counts ``dataset_size`` − 1 others).
 Each answer is a certified interval (:mod:`dpsampling.engine.truncated`):
 
-* upper end: per step, with K ~ Bin(n − 1, q) the others drawn and p = P[K ≥ B], the mixture (weight 1 − p)
-  of Poisson's pair (σ, q) and (weight p) of the subsampled Gaussian at rate q' = P[Bin(n, q) > B]·B/(n·p)
-  with sensitivity 2 dominates the step (revealing {K ≥ B}, the kept set and the displaced record only helps
-  the adversary); composed by PLD with a proven rounding bound.  At most dp_accounting's value.
+* upper end: per step, one pair dominating two dominating pairs at once (the greatest convex minorant of the
+  minimum of their privacy profiles): with K ~ Bin(n − 1, q) the others drawn and p = P[K ≥ B], (a) the
+  mixture (weight 1 − p) of Poisson's pair (σ, q) and (weight p) of the subsampled Gaussian at rate
+  q' = P[Bin(n, q) > B]·B/(n·p) with sensitivity 2 (revealing {K ≥ B}, the kept set and the displaced record
+  only helps the adversary; dp_accounting's analysis, sharpened), and (b) the pair obtained by revealing the
+  set of others kept (per count a subsampled Gaussian with its own rate and mass ratio); composed by PLD with
+  a proven rounding bound.  At most dp_accounting's value.
 * lower end: the exact output law of one adjacent pair and query (the differing record's gradient along one
   axis, every other record's along a second, which then counts the batch), coarsened to cells (a
   post-processing), composed as a dominated PLD.
@@ -144,23 +147,23 @@ def smallest_cap(delta, *, sigma, steps, epochs=1, q, dataset_size, factor=0.01)
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
-# The cost model, measured on the 2-core machine (bench/bench_truncated.py): one ε or δ interval is the upper end's
-# two PLDs (Poisson's and the sensitivity-2 part) composed T times, and the lower end's cell pmfs (one or two
-# adversaries, both directions) composed T times: a PLD composition costs about T-proportional support (the
-# composed loss spread grows like √T) at d = 1e-4: ~1.5 s at T = 14 100 (MNIST), ~3 s at T = 50 050 (ImageNet,
-# 10 epochs).  σ: about 20 such evaluations.
-_SECONDS_PER_QUERY = 1.0
+# The cost model, measured on the shared 2-core machine (CPU s, bench/bench_truncated.py): one ε or δ interval is the
+# upper end's dominating pmf (three subsampled-Gaussian PLDs combined) and the lower end's cell pmfs (one or two
+# adversaries), each composed T times at d = 1e-4: 1.3-2.5 s at T = 14 100 (MNIST, caps from the mean to
+# mean + 4 sd), 1.2-1.5 s at T = 50 050 (ImageNet-like, 10 epochs: a smaller rate, a narrower loss support).
+# σ: a bisection of about 10 upper-end and 10 lower-end evaluations.
+_SECONDS_PER_QUERY = 2.5
 _REFERENCE_STEPS = 14_100
 
 
 def cost(question):
-    """Predicted seconds: ~1 s per ε/δ query at 14 100 steps, growing like √T (the composed support), ×20 for σ."""
+    """Predicted seconds: ~2.5 s per ε/δ query at 14 100 steps, growing like √T at most, ×15 for σ."""
     from .spec import Cost
 
     steps = max(1, int(question.steps)) * max(1, int(question.epochs))
     seconds = _SECONDS_PER_QUERY * max(1.0, math.sqrt(steps / _REFERENCE_STEPS))
     if question.quantity == "sigma":
-        seconds *= 20
+        seconds *= 15
     return Cost(seconds, drivers=("steps", "epochs"))
 
 
