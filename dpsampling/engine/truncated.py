@@ -36,8 +36,10 @@ into slices by W (joint convexity).
 
 Lower end (:func:`lower_epsilon`, :func:`lower_delta`).  One explicit adjacent pair and query (the
 two-axis adversary): d's gradient is e₁, every other record's is e₂ (the second coordinate counts the kept
-others).  With C the number of kept others and c ∈ {0, 1} whether d is kept, the output is
-N((c, C), σ²I) under a law of (c, C) computed exactly (:func:`count_laws`); with d removed it is
+others); where truncation is frequent also the same with the others' gradient at cosine −0.3 to d's
+(:data:`ALPHAS`: a displaced record then moves the sum further, at the price of d's signal), the larger
+value kept (each is a valid lower bound).  With C the number of kept others and c ∈ {0, 1} whether d is kept,
+the output is N((c, C), σ²I) under a law of (c, C) computed exactly (:func:`count_laws`); with d removed it is
 N((0, min(K, B)), σ²I).  The output plane is cut into rectangles (any cut: coarsening the output is a
 post-processing, so the cell pair is dominated by the true one, data processing inequality); each cell's
 masses under both laws are sums of products of normal CDF differences, its privacy loss log(P/Q) is rounded
