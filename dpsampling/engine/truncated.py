@@ -461,6 +461,10 @@ _ALPHA_MIN_P = 0.1
 #: default discretisation of both ends
 DEFAULT_DISCRETIZATION = 1e-4
 POISSON_FLAG = "cap_at_or_above_dataset_size_is_poisson"
+#: the interval is refined once (a finer discretisation predicted from the width, at least FINEST; both ends kept
+#: at their best) where its width is at most this many times rel_tol
+REFINE_BELOW = 10.0
+FINEST = 1e-5
 
 
 @lru_cache(maxsize=16)
@@ -489,15 +493,22 @@ def _interval(quantity, target, sigma, q, n, cap, total_steps, rel_tol, d):
         return AccountingResult(r.value, r.kind, "Poisson (cap ≥ dataset size: never truncated): " + r.method,
                                 dict(r.accuracy, truncation_probability=0.0), r.lower, r.upper,
                                 tuple(r.flags) + (POISSON_FLAG,))
-    tkw = dict(kw, dataset_size=n, max_batch_size=cap, discretization=d)
-    if quantity == "epsilon":
-        up, lo = upper_epsilon(target, **tkw), lower_epsilon(target, **tkw)
-    else:
-        up, lo = upper_delta(target, **tkw), lower_delta(target, **tkw)
-    if lo > up * (1 + 1e-12):
-        raise RuntimeError(f"crossed interval: lower {lo!r} > upper {up!r}; please report")
-    width = _width(lo, up)
-    acc = dict(discretization=d, rel_tol=rel_tol, rel_width=width, est_rel_error=width, lower_method=LOWER,
+    lo, up, widths = 0.0, math.inf, {}
+    while True:
+        tkw = dict(kw, dataset_size=n, max_batch_size=cap, discretization=d)
+        if quantity == "epsilon":
+            up, lo = min(up, upper_epsilon(target, **tkw)), max(lo, lower_epsilon(target, **tkw))
+        else:
+            up, lo = min(up, upper_delta(target, **tkw)), max(lo, lower_delta(target, **tkw))
+        if lo > up * (1 + 1e-12):
+            raise RuntimeError(f"crossed interval: lower {lo!r} > upper {up!r}; please report")
+        width = widths[d] = _width(lo, up)
+        # refine only where the discretisation can explain the gap (a few times rel_tol): a wider gap is the
+        # pairs' own, which no discretisation closes
+        if width <= rel_tol or width > REFINE_BELOW * rel_tol or d <= FINEST * (1 + 1e-9) or len(widths) > 1:
+            break
+        d = max(FINEST, float(f"{d * min(0.5, math.sqrt(rel_tol / (4.0 * width))):.1e}"))
+    acc = dict(discretization=d, pld_widths=widths, rel_tol=rel_tol, rel_width=width, est_rel_error=width, lower_method=LOWER,
                upper_method=UPPER, truncation_probability=truncation_probability(q, n, cap),
                kept_rate=kept_rate(q, n, cap))
     flags = ("not_converged",) if width > rel_tol else ()
