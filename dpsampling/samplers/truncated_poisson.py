@@ -150,14 +150,16 @@ def smallest_cap(delta, *, sigma, steps, epochs=1, q, dataset_size, factor=0.01)
 # The cost model, measured on the shared 2-core machine (CPU s, bench/bench_truncated.py): one ε or δ interval is the
 # upper end's dominating pmf (three subsampled-Gaussian PLDs combined) and the lower end's cell pmfs (one or two
 # adversaries), each composed T times at d = 1e-4: 1.3-2.5 s at T = 14 100 (MNIST, caps from the mean to
-# mean + 4 sd), 1.2-1.5 s at T = 50 050 (ImageNet-like, 10 epochs: a smaller rate, a narrower loss support).
+# mean + 4 sd), 1.2-1.5 s at T = 50 050 (ImageNet-like, 10 epochs: a smaller rate, a narrower loss support), 6-6.5 s
+# there where the interval is refined once to a finer discretisation (caps ≥ mean + 3 sd).
 # σ: a bisection of about 10 upper-end and 10 lower-end evaluations.
-_SECONDS_PER_QUERY = 2.5
+_SECONDS_PER_QUERY = 3.5
 _REFERENCE_STEPS = 14_100
 
 
 def cost(question):
-    """Predicted seconds: ~2.5 s per ε/δ query at 14 100 steps, growing like √T at most, ×15 for σ."""
+    """Predicted seconds: ~3.5 s per ε/δ query at 14 100 steps (a refined one included), growing like √T at most,
+    ×15 for σ."""
     from .spec import Cost
 
     steps = max(1, int(question.steps)) * max(1, int(question.epochs))
