@@ -268,13 +268,14 @@ def _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound,
     return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
 
 
-from . import balls_and_bins, deterministic, poisson, shuffle, wor  # noqa: E402  (they import .spec)
+from . import balls_and_bins, deterministic, poisson, shuffle, truncated_poisson, wor  # noqa: E402  (they import .spec)
 
 register(poisson.SPEC)
 register(wor.SPEC)
 register(shuffle.SPEC)
 register(deterministic.SPEC)
 register(balls_and_bins.SPEC)
+register(truncated_poisson.SPEC)
 
 __all__ = ["MAX_SIGMA", "MAX_SIGMA_EPSILON", "QUANTITIES", "SAMPLERS", "SHARED_OPTIONS", "TIME_LIMIT", "account",
            "balls_and_bins", "deterministic", "get_spec", "poisson",

@@ -1,0 +1,176 @@
+"""engine/truncated: the truncated Poisson interval against independent references.
+
+References: the law of (d kept, kept others) by direct summation over K (no closed-form identity); the exact
+one-step hockey-stick divergence of the two-axis pair by quadrature (inner integral in closed form, outer by
+scipy.integrate.quad); dp_accounting's own TruncatedSubsampledGaussianDpEvent; the Poisson interval.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from dpsampling.engine import pld, poisson_interval
+from dpsampling.engine import truncated as tr
+
+N, Q, SIGMA = 400, 0.25, 1.0  # mean batch 100, sd 8.7
+
+
+def _laws_by_summation(q, n, cap):
+    """{C: (w0, w1, v)} by summing over K ~ Bin(n − 1, q) the kept-probability q·B/(K + 1) directly."""
+    out = {}
+    for k in range(n):
+        pk = stats.binom.pmf(k, n - 1, q)
+        if k < cap:
+            w0, w1, v = out.get(k, (0.0, 0.0, 0.0))
+            out[k] = (w0 + pk * (1 - q), w1 + pk * q, v + pk)
+        else:
+            keep = q * cap / (k + 1)
+            a0, a1, av = out.get(cap, (0.0, 0.0, 0.0))
+            out[cap] = (a0 + pk * (1 - keep), a1, av + pk)
+            b0, b1, bv = out.get(cap - 1, (0.0, 0.0, 0.0))
+            out[cap - 1] = (b0, b1 + pk * keep, bv)
+    return out
+
+
+@pytest.mark.parametrize("cap", [90, 100, 115])
+def test_count_laws_match_direct_summation(cap):
+    counts, w0, w1, v = tr.count_laws(Q, N, cap)
+    ref = _laws_by_summation(Q, N, cap)
+    for c, a, b, u in zip(counts, w0, w1, v):
+        r = ref[int(c)]
+        assert a == pytest.approx(r[0], rel=1e-9, abs=1e-300)
+        assert b == pytest.approx(r[1], rel=1e-9, abs=1e-300)
+        assert u == pytest.approx(r[2], rel=1e-9, abs=1e-300)
+    assert math.fsum(w0) + math.fsum(w1) == pytest.approx(1.0, abs=1e-12)
+    assert math.fsum(v) == pytest.approx(1.0, abs=1e-12)
+
+
+def _exact_one_step(eps, cap, alpha=0.0, sigma=SIGMA):
+    """(remove, add) δ(ε) of the one-step pair with others' gradients at cosine ``alpha`` to d's, by quadrature:
+    in the basis (perpendicular to the others' direction, along it) d adds (β, α), β = √(1 − α²)."""
+    ref = _laws_by_summation(Q, N, cap)
+    cs = np.array(sorted(ref), dtype=float)
+    w0, w1, v = (np.array([ref[int(c)][i] for c in cs]) for i in range(3))
+    beta = math.sqrt(1 - alpha * alpha)
+    dens = lambda y, m: np.exp(-0.5 * ((y - m) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))  # noqa: E731
+    e = math.exp(eps)
+
+    def inner_remove(y):
+        u0, u1, vv = (w0 * dens(y, cs)).sum(), (w1 * dens(y, cs + alpha)).sum(), (v * dens(y, cs)).sum()
+        a = e * vv - u0
+        if a <= 0:
+            return u0 + u1 - e * vv
+        if u1 <= 0:
+            return 0.0
+        t = sigma**2 * math.log(a / u1) / beta + beta / 2
+        return u1 * stats.norm.sf((t - beta) / sigma) - a * stats.norm.sf(t / sigma)
+
+    def inner_add(y):
+        u0, u1, vv = (w0 * dens(y, cs)).sum(), (w1 * dens(y, cs + alpha)).sum(), (v * dens(y, cs)).sum()
+        b = vv - e * u0
+        if b <= 0:
+            return 0.0
+        if u1 <= 0:
+            return b
+        t = sigma**2 * math.log(b / (e * u1)) / beta + beta / 2
+        return b * stats.norm.cdf(t / sigma) - e * u1 * stats.norm.cdf((t - beta) / sigma)
+
+    lo, hi = cs[0] - 12 * sigma, cap + 12 * sigma
+    pts = list(np.linspace(cap - 6, cap + 3, 10))
+    return tuple(integrate.quad(f, lo, hi, points=pts, limit=500, epsabs=1e-13, epsrel=1e-10)[0]
+                 for f in (inner_remove, inner_add))
+
+
+@pytest.mark.parametrize("cap,alpha", [(100, 0.0), (108, 0.0), (100, -0.3)])
+@pytest.mark.parametrize("eps", [0.5, 2.0])
+def test_one_step_lower_is_below_and_near_the_exact_pair(cap, alpha, eps):
+    ref = _exact_one_step(eps, cap, alpha)
+    one = tr.lower_one_step(SIGMA, Q, N, cap, 1e-4, cell=0.02 if alpha == 0 else 0.1, alpha=alpha)
+    for got, exact in zip((one["remove"], one["add"]), ref):
+        d = float(got.get_delta_for_epsilon(eps))
+        assert d <= exact * (1 + 1e-7) + 1e-12
+        assert d >= 0.97 * exact  # coarsening loses little: a wrong law would miss by far more
+
+
+@pytest.mark.parametrize("cap,alpha", [(100, 0.0), (108, 0.0), (104, -0.3), (115, -0.3)])
+def test_one_step_upper_is_above_the_exact_pair(cap, alpha):
+    for eps in (0.0, 0.5, 2.0):
+        exact = max(_exact_one_step(eps, cap, alpha))
+        up = tr.upper_delta(eps, sigma=SIGMA, q=Q, dataset_size=N, max_batch_size=cap, total_steps=1)
+        assert up >= exact
+        for pair in tr.PAIRS:  # each pair on its own dominates
+            comp = tr._upper_pmfs(SIGMA, Q, N, cap, 1, 1e-4, pair=pair)
+            assert max(float(pmf.get_delta_for_epsilon(eps)) for pmf, _ in comp) >= exact
+
+
+def test_kept_set_pair_beats_sensitivity_two_above_the_mean():
+    a = (1.1, 256 / 60000, 60000, 288, 235 * 60, 1e-4)
+    eps = {k: max(pld.epsilon_for_delta(pmf, 1e-5) for pmf, _ in tr._upper_pmfs(*a, pair=k)) for k in tr.PAIRS}
+    assert eps["kept_set"] < 0.8 * eps["sensitivity2"]
+
+
+def test_upper_at_most_dp_accountings_event():
+    import dp_accounting
+
+    n, q, cap, sigma, steps = 2000, 0.05, 100, 1.0, 50
+    acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-3)
+    acc.compose(dp_accounting.SelfComposedDpEvent(
+        dp_accounting.TruncatedSubsampledGaussianDpEvent(n, q, cap, sigma), steps))
+    theirs = acc.get_epsilon(1e-5)
+    ours = tr.upper_epsilon(1e-5, sigma=sigma, q=q, dataset_size=n, max_batch_size=cap, total_steps=steps,
+                            discretization=1e-3)
+    assert ours <= theirs + 1e-6
+    assert ours >= 0.5 * theirs  # the same analysis up to the second part's pair: not a different mechanism
+
+
+@pytest.mark.parametrize("cap", [95, 100, 110, 125])
+def test_interval_is_ordered_and_not_below_poisson_lower_at_large_caps(cap):
+    kw = dict(sigma=SIGMA, q=Q, dataset_size=N, max_batch_size=cap, total_steps=20)
+    r = tr.epsilon(1e-5, **kw)
+    assert 0 < r.lower <= r.upper
+    assert r.accuracy["rel_width"] == pytest.approx((r.upper - r.lower) / r.upper)
+    d = tr.delta(r.upper, **kw)
+    assert d.lower <= d.upper <= 1e-5 * (1 + 1e-6)  # δ at the upper ε is at most δ
+
+
+def test_cap_at_or_above_dataset_size_is_poisson():
+    r = tr.epsilon(1e-5, sigma=SIGMA, q=Q, dataset_size=N, max_batch_size=N, total_steps=20)
+    p = poisson_interval.epsilon(1e-5, sigma=SIGMA, q=Q, total_steps=20, rel_tol=1e-2)
+    assert (r.lower, r.upper) == (p.lower, p.upper)
+    assert tr.POISSON_FLAG in r.flags and "Poisson" in r.method
+
+
+def test_large_cap_converges_to_poisson():
+    kw = dict(sigma=SIGMA, q=Q, total_steps=20)
+    pois = pld.certified_epsilon(1e-5, SIGMA, Q, 20, "add_remove", 1e-4)
+    widths = []
+    for cap in (110, 130, 160):  # mean + 1.2, 3.5, 6.9 sd
+        r = tr.epsilon(1e-5, dataset_size=N, max_batch_size=cap, **kw)
+        widths.append(abs(r.upper - pois) / pois)
+    assert widths[0] > widths[1] > widths[2]
+    assert widths[2] < 1e-6
+    r = tr.epsilon(1e-5, dataset_size=N, max_batch_size=160, **kw)
+    low = poisson_interval.epsilon(1e-5, rel_tol=1e-4, **kw).lower
+    assert abs(r.lower - low) / low < 1e-3
+
+
+def test_smallest_cap_is_the_first_within_the_factor():
+    kw = dict(sigma=SIGMA, q=Q, dataset_size=N, total_steps=20)
+    cap, eps, pois = tr.smallest_cap(1e-5, factor=0.01, **kw)
+    assert eps <= 1.01 * pois
+    assert pois == pld.certified_epsilon(1e-5, SIGMA, Q, 20, "add_remove", tr.DEFAULT_DISCRETIZATION)
+    before = tr.upper_epsilon(1e-5, max_batch_size=cap - 1, **kw)
+    assert before > 1.01 * pois
+    assert Q * N < cap < N
+
+
+def test_sigma_brackets_the_smallest_sufficient_sigma():
+    kw = dict(q=Q, dataset_size=N, max_batch_size=100, total_steps=20)
+    r = tr.sigma(2.0, 1e-5, **kw)
+    assert 0 < r.lower < r.upper
+    assert tr.upper_epsilon(1e-5, sigma=r.upper, **kw) <= 2.0
+    assert tr.lower_epsilon(1e-5, sigma=r.lower, **kw) > 2.0

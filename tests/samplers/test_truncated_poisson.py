@@ -1,0 +1,81 @@
+"""samplers/truncated_poisson: the registry entry, its options and bad input."""
+
+from __future__ import annotations
+
+import pytest
+
+from dpsampling import samplers
+from dpsampling.engine.errors import ParameterError
+from dpsampling.samplers import truncated_poisson as tp
+
+KW = dict(sigma=1.0, steps=8, epochs=2, q=0.25)
+
+
+def test_registered_with_its_relation_and_loader():
+    spec = samplers.get_spec("truncated_poisson")
+    assert spec.batch == "capped" and spec.relation == "add_remove" and spec.loader == "truncated_poisson"
+    assert {o.flag for o in spec.options} >= {"dataset-size", "max-batch-size"}
+
+
+def test_account_gives_a_certified_interval_and_its_lower_end():
+    r = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=100, **KW)
+    lo = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=100, bound="lower",
+                          **KW)
+    assert r.kind == "upper" and lo.kind == "lower"
+    assert lo.value == r.lower < r.upper == r.value
+    # the same engine call with steps·epochs compositions
+    from dpsampling.engine import truncated
+
+    e = truncated.epsilon(1e-5, sigma=1.0, q=0.25, dataset_size=400, max_batch_size=100, total_steps=16)
+    assert (e.lower, e.upper) == (r.lower, r.upper)
+
+
+def test_delta_at_the_upper_epsilon_is_within_delta():
+    r = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=100, **KW)
+    d = samplers.account("truncated_poisson", "delta", r.upper, dataset_size=400, max_batch_size=100, **KW)
+    assert d.upper <= 1e-5 * (1 + 1e-6)
+
+
+def test_cap_at_dataset_size_answers_as_poisson_and_says_so():
+    r = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=400, **KW)
+    p = samplers.account("poisson", "epsilon", 1e-5, rel_tol=1e-2, **KW)
+    assert (r.lower, r.upper) == (p.lower, p.upper)
+    assert "cap_at_or_above_dataset_size_is_poisson" in r.flags
+
+
+@pytest.mark.parametrize("kw,param", [
+    (dict(dataset_size=400, max_batch_size=0), "max_batch_size"),
+    (dict(dataset_size=400, max_batch_size=2.5), "max_batch_size"),
+    (dict(max_batch_size=100), "dataset_size"),
+    (dict(dataset_size=3, max_batch_size=100), "dataset_size"),
+    (dict(dataset_size=400), "max_batch_size"),
+])
+def test_bad_input_names_the_parameter_and_its_range(kw, param):
+    with pytest.raises(ParameterError) as e:
+        samplers.account("truncated_poisson", "epsilon", 1e-5, **kw, **KW)
+    assert e.value.param == param
+    assert param in str(e.value) and "integer" in str(e.value)
+
+
+def test_q_is_required():
+    with pytest.raises(ParameterError) as e:
+        samplers.account("truncated_poisson", "epsilon", 1e-5, sigma=1.0, steps=8, dataset_size=400,
+                         max_batch_size=100)
+    assert e.value.param == "q"
+
+
+def test_smallest_cap():
+    r = tp.smallest_cap(1e-5, sigma=1.0, steps=8, epochs=2, q=0.25, dataset_size=400, factor=0.01)
+    assert r.mean_batch_size == 100 and 100 < r.max_batch_size < 400
+    assert r.epsilon <= 1.01 * r.poisson_epsilon
+    with pytest.raises(ParameterError) as e:
+        tp.smallest_cap(1e-5, sigma=1.0, steps=8, q=0.25, dataset_size=400, factor=0)
+    assert e.value.param == "factor"
+
+
+def test_cost_model_stays_below_the_limit_at_the_named_runs():
+    spec = samplers.get_spec("truncated_poisson")
+    from dpsampling.samplers.spec import Question
+
+    assert spec.cost(Question("epsilon", 1.1, 235, 60, 256 / 60000)).seconds <= 3.5
+    assert spec.cost(Question("epsilon", 1.0, 5005, 10, 256 / 1281167)).seconds < 10
