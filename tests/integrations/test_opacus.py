@@ -189,3 +189,57 @@ def test_partial_epoch_and_state_dict():
     assert other.history == acc.history and other.get_epsilon(DELTA) == two
     with pytest.raises(ValueError):
         dpo.ACCOUNTANTS["poisson"]().load_state_dict(acc.state_dict())
+
+
+def test_numbers_of_any_library_are_accepted():
+    import numpy as np
+
+    acc = dpo.ACCOUNTANTS["deterministic"]()
+    for _ in range(T):
+        acc.step(noise_multiplier=np.float32(1.0), sample_rate=torch.tensor(1 / T))
+    ref = _cli_epsilon("--sampler", "deterministic", "--sigma", "1.0", "--steps", str(T))["value"]
+    assert acc.get_epsilon(np.float32(1e-5)) == pytest.approx(ref, rel=1e-6)
+    assert acc.get_epsilon(torch.tensor(1e-5, dtype=torch.float64)) == acc.get_epsilon(np.array(1e-5)) == ref
+    assert len(dpo.BallsAndBinsBatchSampler(np.int64(N), torch.tensor(T))) == T
+
+
+def test_a_cost_refusal_says_how_to_go_ahead_in_opacus():
+    from dpsampling.samplers.spec import CostError
+
+    acc = dpo.ACCOUNTANTS["poisson"]()
+    acc.history = [(1.0, 1e-6, 2_000_000)]  # predicted beyond the time limit
+    with pytest.raises(CostError, match=r"accountant\.force = True") as err:
+        acc.get_epsilon(DELTA)
+    assert "--force" not in str(err.value) and "force=True" not in str(err.value)
+    acc = dpo.ACCOUNTANTS["poisson"]()
+    for _ in range(4):
+        acc.step(noise_multiplier=1.0, sample_rate=1e-6)
+    acc.history[-1] = (1.0, 1e-6, 2_000_000)  # whole epochs built by steps: the per-epoch path refuses the same way
+    with pytest.raises(CostError, match=r"accountant\.force = True"):
+        acc.get_epsilon(DELTA)
+
+
+def test_a_sampler_registered_at_run_time_gets_an_accountant_with_its_originals_values():
+    """A clone of balls_and_bins registered after import: dpsampling_<name> exists, reads the spec (one batch per
+    step, not a rate sampler) and answers what the original's accountant answers."""
+    import dataclasses
+
+    from opacus.accountants.registry import create_accountant
+
+    from dpsampling import samplers
+
+    samplers.register(dataclasses.replace(samplers.get_spec("balls_and_bins"), name="toy_bnb"))
+    try:
+        engine = dpo.PrivacyEngine(accountant="dpsampling_toy_bnb")  # the drop-in engine registers it
+        toy, original = engine.accountant, create_accountant("dpsampling_balls_and_bins")
+        for acc in (toy, original):
+            for _ in range(2 * T):
+                acc.step(noise_multiplier=1.0, sample_rate=1 / T)
+        assert toy.mechanism() == "dpsampling_toy_bnb"
+        assert toy.get_epsilon(DELTA) == original.get_epsilon(DELTA)
+        assert toy.get_epsilon_interval(DELTA) == original.get_epsilon_interval(DELTA)
+        assert dpo.sampler_for("balls_and_bins") == "balls_and_bins"  # the original keeps the loader kind
+    finally:
+        samplers.unregister("toy_bnb")
+        dpo.register()
+    assert "toy_bnb" not in dpo.ACCOUNTANTS
