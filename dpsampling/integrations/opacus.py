@@ -52,7 +52,7 @@ except ImportError as exc:  # pragma: no cover - exercised where Opacus is absen
 from dpsampling import samplers
 from dpsampling.engine.errors import ParameterError
 from dpsampling.samplers.per_epoch import epsilon_per_epoch
-from dpsampling.samplers.spec import LOADERS, Cost, CostError
+from dpsampling.samplers.spec import LOADERS, TIME_LIMIT, Cost, CostError
 
 from ._inputs import plain
 
@@ -69,7 +69,7 @@ POISSON_MECHANISMS = ("rdp", "prv", "gdp")
 #: balls_and_bins calibration grid: this many σ points per doubling (ratio 2^(1/36) ≈ 1.019 between points)
 GRID_PER_OCTAVE = 36
 #: predicted seconds of one answer above which σ calibration reads the certified grid envelope (:func:`_envelope`)
-ENVELOPE_SECONDS = 0.5
+ENVELOPE_SECONDS = 2.0
 #: how to go ahead after a cost refusal inside Opacus
 FORCE_TEXT = "set accountant.force = True (e.g. privacy_engine.accountant.force = True)"
 #: the parameters a cost refusal names, in Opacus's terms
@@ -156,10 +156,21 @@ def _account(sampler, delta, sigma, q, total_steps, force=False, bound=None):
 
 
 def _per_epoch(sampler, delta, sigma, q, steps, epochs, force=False):
-    """ε after epochs 1..epochs of ``steps`` steps each (compositions kept between calls)."""
-    one = samplers.get_spec(sampler).batch == "one_per_step"
-    return _ask(epsilon_per_epoch, sampler, delta, sigma=sigma, steps=steps, epochs=epochs, q=None if one else q,
-                force=force)
+    """ε after epochs 1..epochs of ``steps`` steps each (compositions kept between calls).
+
+    A training loop asks after every epoch, so this asks for the epochs up to the next power of two at once
+    (:func:`epsilon_per_epoch` answers them from one composition of the last; the next calls find them kept): the
+    calls of an E-epoch run compose about 2E epochs in all instead of E²/2.  The look-ahead is skipped where its
+    question is predicted beyond the time limit."""
+    q = None if samplers.get_spec(sampler).batch == "one_per_step" else q
+    ahead = 1 << (epochs - 1).bit_length()
+    if ahead > epochs and not force:
+        spec = samplers.get_spec(sampler)
+        question = samplers.question(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=ahead, q=q)
+        if spec.predict_seconds(question) > TIME_LIMIT:
+            ahead = epochs
+    return _ask(epsilon_per_epoch, sampler, delta, sigma=sigma, steps=steps, epochs=max(ahead, epochs), q=q,
+                force=force)[:epochs]
 
 
 def _ends(r):

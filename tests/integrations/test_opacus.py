@@ -243,3 +243,27 @@ def test_a_sampler_registered_at_run_time_gets_an_accountant_with_its_originals_
         samplers.unregister("toy_bnb")
         dpo.register()
     assert "toy_bnb" not in dpo.ACCOUNTANTS
+
+
+def test_get_epsilon_after_every_epoch_reuses_the_compositions(monkeypatch):
+    """A training loop asks after every epoch: the accountant asks epsilon_per_epoch for the epochs up to the next
+    power of two at once, so 20 epochs make 6 questions (1, 2, 4, 8, 16, 32 epochs), and every answer is
+    account's for its epoch (the per-epoch list's e-th entry)."""
+    asked = []
+    inner = dpo.epsilon_per_epoch
+
+    def counted(sampler, delta, **kw):
+        asked.append(kw["epochs"])
+        return inner(sampler, delta, **kw)
+
+    monkeypatch.setattr(dpo, "epsilon_per_epoch", counted)
+    acc = dpo.ACCOUNTANTS["poisson"]()
+    got = []
+    for _ in range(20):
+        for _ in range(T):
+            acc.step(noise_multiplier=1.3, sample_rate=1 / T)
+        got.append(acc.get_epsilon(DELTA))
+    assert sorted(set(asked)) == [1, 2, 4, 8, 16, 32]
+    for e in (1, 7, 20):  # a certified upper end of epoch e (epochs shared with a later one may differ in the 9th digit)
+        ref = account("poisson", "epsilon", DELTA, sigma=1.3, steps=T, epochs=e, q=1 / T)
+        assert ref.lower <= got[e - 1] and got[e - 1] == pytest.approx(ref.value, rel=1e-6)
