@@ -24,7 +24,7 @@ from opacus.accountants import registry  # noqa: E402
 from opacus.accountants.utils import get_noise_multiplier  # noqa: E402
 
 from dpsampling.integrations import opacus as dpo  # noqa: E402
-from dpsampling.samplers import account  # noqa: E402
+from dpsampling.samplers import account, get_spec  # noqa: E402
 
 N, B, EPOCHS, TARGET, DELTA = 60000, 256, 60, 3.0, 1e-5
 T = -(-N // B)
@@ -76,7 +76,8 @@ def worth(mechanism, sigma):
     text = f"[{p.lower:.5f}, {p.upper:.5f}]"
     sampler = mechanism.removeprefix("dpsampling_")
     if mechanism.startswith("dpsampling_") and sampler != "poisson":
-        kw = {"steps": T, "epochs": EPOCHS} if sampler in dpo.PER_EPOCH else {"steps": T * EPOCHS, "q": 1 / T}
+        one_per_step = get_spec(sampler).batch == "one_per_step"
+        kw = {"steps": T, "epochs": EPOCHS} if one_per_step else {"steps": T * EPOCHS, "q": 1 / T}
         r = account(sampler, "epsilon", DELTA, sigma=sigma, **kw)
         return p, f"[{p.lower:.5f}, {p.upper:.5f}] ({sampler} run: [{r.lower:.4f}, {r.upper:.4f}])"
     return p, text

@@ -2,5 +2,5 @@
 
 Each module imports its library on import (install the extras: ``pip install 'dpsampling[opacus]'`` or
 ``'dpsampling[jax]'``); every number they give comes from :func:`dpsampling.samplers.account` or
-:func:`dpsampling.audit.audit`, so an integration and the ``dpsampling`` command line give one answer per question.
+:func:`dpsampling.audit`, so an integration and the ``dpsampling`` command line give one answer per question.
 """

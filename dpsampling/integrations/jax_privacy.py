@@ -2,8 +2,15 @@
 
 :func:`epsilon` and :func:`noise_multiplier` map a strategy to one of dpsampling's samplers (:func:`to_sampler`) and
 ask :func:`dpsampling.samplers.account`; they return its :class:`~dpsampling.engine.result.AccountingResult` (value,
-kind, method, lower, upper).  Neighbouring datasets: add/remove one example (JAX Privacy's ``ADD_OR_REMOVE_ONE``; for
-its zero-out notion, zeroing an example's clipped gradient removes it from the noisy sum, so the same pairs apply).
+kind, method, lower, upper) and the neighbouring relation it holds under.
+
+Neighbouring relation: the strategy's own.  JAX Privacy documents which relations each strategy is valid under
+(:func:`relations`: a cyclic partition into EQUAL_SPLIT groups only under zero-out or replace-one, an INDEPENDENT
+one and balls-in-bins under add-or-remove too, fixed batches under replace-one or zero-out); the sampler it maps to
+holds under ``spec.relation``, and a rate sampler's add-or-remove analysis gives the same curves as zero-out (Chua
+et al. ICML 2024 §2.2).  The result carries the relation used: the one asked for (``relation=``) if the strategy is
+valid under it and the sampler's analysis covers it, else refused; by default the sampler's own, or zero-out where
+the strategy is not valid under add-or-remove but the analysis covers zero-out.
 
 How each strategy is accounted, and where its semantics differ from the sampler's:
 
@@ -28,6 +35,9 @@ How each strategy is accounted, and where its semantics differ from the sampler'
 * ``FixedBatchSampling(batch_size=B, iterations=n, replace=False)``: ``wor`` with ``q = B/N`` over n steps (a fresh
   sample of B distinct examples each step, as JAX Privacy's FIXED_BATCH_SIZE analysis assumes).
 
+A question predicted beyond the time limit is refused unless ``force=True``.  numpy, JAX and torch scalars (and 0-d
+arrays) are accepted wherever a number is.
+
 Refused with a ValueError naming the strategy and why (never accounted as Poisson instead): a truncated batch
 (``truncated_batch_size``: JAX Privacy's own PLD accountant handles it), ``FixedBatchSampling(replace=True)``,
 ``BMinSepSampling`` and ``UserSelectionStrategy`` (user-level), and any other strategy.
@@ -44,13 +54,25 @@ except ImportError as exc:  # pragma: no cover - exercised where JAX Privacy is 
     raise ImportError(f"dpsampling.integrations.jax_privacy needs JAX Privacy ({exc}): pip install "
                       f"'dpsampling[jax]' (README, 'In your training library')") from exc
 
-from dpsampling.samplers import account
+from dpsampling import samplers
+from dpsampling.engine.errors import ParameterError
+from dpsampling.samplers.spec import RELATIONS
+
+from ._inputs import plain
+
+#: JAX Privacy's strategies (and the settings that change what they draw) -> the dpsampling sampler that accounts them
+SAMPLER_NAMES = {"CyclicPoissonSampling": "poisson", "CyclicPoissonSampling(sampling_prob=1, cycle_length=1)":
+                 "deterministic", "CyclicPoissonSampling(sampling_prob=1, EQUAL_SPLIT)": "shuffle",
+                 "BallsInBinsSampling": "balls_and_bins", "FixedBatchSampling": "wor"}
+_ALL = RELATIONS
+_NOT_ADD_REMOVE = tuple(r for r in RELATIONS if r != "add_remove")
 
 
 @dataclasses.dataclass(frozen=True)
 class Mapping:
     """A strategy as one of dpsampling's samplers: ``account(sampler, ..., steps=steps, epochs=epochs, q=q,
-    **options)`` at noise multiplier ``sigma_scale`` × σ; ``note`` says how (one sentence)."""
+    **options)`` at noise multiplier ``sigma_scale`` × σ; ``relations``: the neighbouring relations JAX Privacy
+    documents the strategy as valid under; ``note`` says how (one sentence)."""
 
     sampler: str
     steps: int
@@ -59,45 +81,58 @@ class Mapping:
     sigma_scale: float = 1.0
     options: dict = dataclasses.field(default_factory=dict)
     note: str = ""
+    relations: tuple = _ALL
 
 
 def _ceil_div(a, b):
     return -(-a // b)
 
 
+def _int(value, name):
+    value = plain(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ParameterError(name, "an integer >= 1", value)
+    return value
+
+
 def to_sampler(strategy, num_examples: int) -> Mapping:
     """The dpsampling sampler that accounts ``strategy`` on ``num_examples`` examples (module docstring)."""
-    if isinstance(num_examples, bool) or not isinstance(num_examples, int) or num_examples < 1:
-        raise ValueError(f"num_examples must be an integer >= 1 (got {num_examples!r})")
+    num_examples = _int(num_examples, "num_examples")
     name = type(strategy).__name__
     if isinstance(strategy, bs.CyclicPoissonSampling):
-        p, n, c = float(strategy.sampling_prob), int(strategy.iterations), int(strategy.cycle_length)
+        p, n, c = float(plain(strategy.sampling_prob)), plain(strategy.iterations), plain(strategy.cycle_length)
         if strategy.truncated_batch_size is not None:
             raise ValueError(f"{name} with truncated_batch_size={strategy.truncated_batch_size}: truncated Poisson "
                              f"batches are not one of dpsampling's samplers (JAX Privacy's DpsgdTrainingAccountant "
                              f"with a PLD accountant accounts them)")
-        if not (0 < p <= 1) or n < 1 or c < 1:
+        if not (0 < p <= 1) or not isinstance(n, int) or not isinstance(c, int) or n < 1 or c < 1:
             raise ValueError(f"{name}: sampling_prob must be in (0, 1], iterations and cycle_length >= 1 "
                              f"(got {p!r}, {n!r}, {c!r})")
+        independent = strategy.partition_type == bs.PartitionType.INDEPENDENT
+        relations = _ALL if c == 1 or independent else _NOT_ADD_REMOVE
         if p < 1:
-            return Mapping("poisson", _ceil_div(n, c), q=p, note=f"Poisson at q = {p:g} over ⌈{n}/{c}⌉ eligible steps")
+            return Mapping(SAMPLER_NAMES[name], _ceil_div(n, c), q=p, relations=relations,
+                           note=f"Poisson at q = {p:g} over ⌈{n}/{c}⌉ eligible steps")
         if c == 1:
-            return Mapping("deterministic", 1, epochs=n, note=f"full batches: {n} Gaussian steps")
-        if strategy.partition_type == bs.PartitionType.INDEPENDENT:
+            return Mapping(SAMPLER_NAMES[f"{name}(sampling_prob=1, cycle_length=1)"], 1, epochs=n,
+                           note=f"full batches: {n} Gaussian steps")
+        if independent:
             return _balls_in_bins(n, c, name)
-        return Mapping("shuffle", c, epochs=_ceil_div(n, c), options={"mode": "persistent"},
+        return Mapping(SAMPLER_NAMES[f"{name}(sampling_prob=1, EQUAL_SPLIT)"], c, epochs=_ceil_div(n, c),
+                       options={"mode": "persistent"}, relations=relations,
                        note=f"one random partition into {c} batches reused for ⌈{n}/{c}⌉ cycles (persistent shuffle)")
     if isinstance(strategy, bs.BallsInBinsSampling):
-        return _balls_in_bins(int(strategy.iterations), int(strategy.cycle_length), name)
+        return _balls_in_bins(plain(strategy.iterations), plain(strategy.cycle_length), name)
     if isinstance(strategy, bs.FixedBatchSampling):
-        b, n = int(strategy.batch_size), int(strategy.iterations)
+        b, n = plain(strategy.batch_size), plain(strategy.iterations)
         if strategy.replace:
             raise ValueError(f"{name}(replace=True): an example can appear more than once in a batch; dpsampling's "
                              f"wor sampler draws distinct examples (use replace=False)")
         if not (1 <= b <= num_examples) or n < 1:
             raise ValueError(f"{name}: batch_size must be in [1, num_examples={num_examples}] and iterations >= 1 "
                              f"(got {b!r}, {n!r})")
-        return Mapping("wor", n, q=b / num_examples, note=f"fixed batches of {b} distinct examples, fresh each step")
+        return Mapping(SAMPLER_NAMES[name], n, q=b / num_examples, relations=_NOT_ADD_REMOVE,
+                       note=f"fixed batches of {b} distinct examples, fresh each step")
     if isinstance(strategy, bs.BMinSepSampling):
         raise ValueError(f"{name}: b-min-sep sampling has no dpsampling sampler (JAX Privacy analyses it by Monte "
                          f"Carlo only)")
@@ -108,13 +143,69 @@ def to_sampler(strategy, num_examples: int) -> Mapping:
 
 
 def _balls_in_bins(n, c, name):
-    if n < 1 or c < 1:
+    if not isinstance(n, int) or not isinstance(c, int) or n < 1 or c < 1:
         raise ValueError(f"{name}: iterations and cycle_length must be >= 1 (got {n!r}, {c!r})")
     e = _ceil_div(n, c)
     pad = "" if n % c == 0 else f" (padded from {n} to {e * c} steps)"
-    return Mapping("balls_and_bins", c, sigma_scale=1.0 / math.sqrt(e),
+    return Mapping(SAMPLER_NAMES["BallsInBinsSampling"], c, sigma_scale=1.0 / math.sqrt(e),
                    note=f"bins drawn once and reused for {e} cycles: one balls-and-bins epoch of {c} steps at "
                         f"σ/√{e}{pad}")
+
+
+def _covers(spec, relation):
+    """Whether the sampler's analysis (under ``spec.relation``) holds under ``relation``: the same relation, or
+    zero-out from a rate sampler's add-or-remove analysis (the same dominating pairs, Chua et al. ICML 2024 §2.2)."""
+    return relation == spec.relation or (spec.batch == "rate" and spec.relation == "add_remove"
+                                         and relation == "zero_out")
+
+
+def relation_of(strategy, num_examples: int, relation=None) -> str:
+    """The neighbouring relation ``strategy`` is accounted under (module docstring); ParameterError naming
+    ``relation`` if the strategy is not valid under the one asked for, or its sampler cannot account it."""
+    return _relation(to_sampler(strategy, num_examples), type(strategy).__name__, relation)
+
+
+def _relation(m, name, relation):
+    spec = samplers.get_spec(m.sampler)
+    if relation is not None:
+        if relation not in RELATIONS:
+            raise ParameterError("relation", "one of " + ", ".join(RELATIONS), relation)
+        if relation not in m.relations:
+            raise ParameterError("relation", "one of " + ", ".join(m.relations), relation,
+                                 message=f"{name} is valid only under {' or '.join(m.relations)} adjacency (JAX "
+                                         f"Privacy's batch_selection), not {relation} (got relation={relation!r})")
+        if not _covers(spec, relation):
+            raise ParameterError("relation", spec.relation, relation,
+                                 message=f"{name} is accounted by dpsampling's {m.sampler} sampler, whose analysis "
+                                         f"holds under {spec.relation} adjacency; it cannot be accounted under "
+                                         f"{relation} (got relation={relation!r})")
+        return relation
+    for r in (spec.relation, *RELATIONS):
+        if r in m.relations and _covers(spec, r):
+            return r
+    raise ParameterError("relation", " or ".join(m.relations), None,
+                         message=f"{name} is valid only under {' or '.join(m.relations)} adjacency, and dpsampling's "
+                                 f"{m.sampler} sampler's analysis holds under {spec.relation}: it cannot be accounted")
+
+
+def _with_relation(result, relation):
+    """``result`` carrying the neighbouring relation it holds under."""
+    if any(f.name == "relation" for f in dataclasses.fields(result)):
+        return dataclasses.replace(result, relation=relation)
+    out = dataclasses.replace(result)  # a result type without the field: an attribute outside its value
+    object.__setattr__(out, "relation", relation)
+    return out
+
+
+def _ask(m, name, quantity, target, sigma=None, **kw):
+    try:
+        return samplers.account(m.sampler, quantity, target, sigma=sigma, **kw)
+    except (OverflowError, ZeroDivisionError) as exc:
+        where = f"noise multiplier {sigma:.4g}" if sigma is not None else f"target {target!r}"
+        raise ParameterError("noise_multiplier", "a value the accountant can compute at", sigma,
+                             message=f"{name}: accounted as dpsampling's {m.sampler} sampler ({m.note}) at {where}, "
+                                     f"the accountant's numerics overflow ({exc}): ε is very large there; use a larger "
+                                     f"noise_multiplier or fewer iterations") from None
 
 
 def _scaled(result, factor):
@@ -123,26 +214,35 @@ def _scaled(result, factor):
     return dataclasses.replace(result, **f)
 
 
-def epsilon(strategy, num_examples: int, noise_multiplier: float, delta: float):
+def epsilon(strategy, num_examples: int, noise_multiplier: float, delta: float, *, relation=None, force=False):
     """ε(δ) of ``strategy`` on ``num_examples`` examples at ``noise_multiplier``: dpsampling's AccountingResult
     (``value`` the certified end of its ``kind``: upper for poisson/wor/balls_and_bins, exact for full batches, lower
-    for shuffling with ``upper`` the deterministic value)."""
+    for shuffling with ``upper`` the deterministic value), carrying its neighbouring relation (``relation``: the one
+    to account under; ``force=True`` runs a question predicted beyond the time limit)."""
     m = to_sampler(strategy, num_examples)
-    if not (isinstance(noise_multiplier, (int, float)) and math.isfinite(noise_multiplier) and noise_multiplier > 0):
-        raise ValueError(f"noise_multiplier must be a finite number > 0 (got {noise_multiplier!r})")
-    return account(m.sampler, "epsilon", delta, sigma=noise_multiplier * m.sigma_scale, steps=m.steps,
-                   epochs=m.epochs, q=m.q, **m.options)
+    rel = _relation(m, type(strategy).__name__, relation)
+    noise_multiplier, delta = plain(noise_multiplier), plain(delta)
+    if isinstance(noise_multiplier, bool) or not (isinstance(noise_multiplier, (int, float))
+                                                  and math.isfinite(noise_multiplier) and noise_multiplier > 0):
+        raise ParameterError("noise_multiplier", "a finite number > 0", noise_multiplier)
+    r = _ask(m, type(strategy).__name__, "epsilon", delta, sigma=noise_multiplier * m.sigma_scale, steps=m.steps,
+             epochs=m.epochs, q=m.q, force=force, **m.options)
+    return _with_relation(r, rel)
 
 
-def noise_multiplier(strategy, num_examples: int, epsilon: float, delta: float):
+def noise_multiplier(strategy, num_examples: int, epsilon: float, delta: float, *, relation=None, force=False):
     """The noise multiplier for a target (ε, δ): dpsampling's AccountingResult; ``upper`` is a σ that certifies the
-    target (for shuffling the deterministic one; ``value``, kind ``lower``, the σ at or below which ε provably
-    exceeds it)."""
+    target (for a sampler whose σ calibration gives only a lower end, e.g. shuffling: ``value``, kind ``lower``, the
+    σ at or below which ε provably exceeds it, and ``upper`` a sufficient σ).  ``relation``, ``force``: as in
+    :func:`epsilon`."""
     m = to_sampler(strategy, num_examples)
-    kw = dict(steps=m.steps, epochs=m.epochs, q=m.q, **m.options)
-    if m.sampler == "shuffle":
-        kw["bound"] = "lower"
-    return _scaled(account(m.sampler, "sigma", (epsilon, delta), **kw), 1.0 / m.sigma_scale)
+    rel = _relation(m, type(strategy).__name__, relation)
+    spec = samplers.get_spec(m.sampler)
+    kw = dict(steps=m.steps, epochs=m.epochs, q=m.q, force=force, **m.options)
+    if "upper" not in spec.sigma_bounds:
+        kw["bound"] = spec.sigma_bounds[0]
+    target = (plain(epsilon), plain(delta))
+    return _with_relation(_scaled(_ask(m, type(strategy).__name__, "sigma", target, **kw), 1.0 / m.sigma_scale), rel)
 
 
-__all__ = ["Mapping", "epsilon", "noise_multiplier", "to_sampler"]
+__all__ = ["SAMPLER_NAMES", "Mapping", "epsilon", "noise_multiplier", "relation_of", "to_sampler"]

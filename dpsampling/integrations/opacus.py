@@ -1,32 +1,40 @@
-"""Opacus accountants for every batch sampler, a balls-and-bins batch sampler, and a check of Poisson claims.
+"""Opacus accountants for every batch sampler, a balls-and-bins batch sampler, and a check of every accountant
+against the data loader it accounts.
 
-Importing this module registers one accountant per sampler with Opacus (``opacus.accountants.registry``)::
-
-    dpsampling_poisson  dpsampling_wor  dpsampling_shuffle  dpsampling_deterministic  dpsampling_balls_and_bins
-
-so ``PrivacyEngine(accountant="dpsampling_balls_and_bins")`` and ``make_private_with_epsilon`` work unchanged.
-Every number is :func:`dpsampling.samplers.account`'s (the same as ``dpsampling epsilon``):
+Importing this module registers one accountant per registered sampler with Opacus (``opacus.accountants.registry``),
+``dpsampling_<sampler>``, so ``PrivacyEngine(accountant="dpsampling_balls_and_bins")`` and
+``make_private_with_epsilon`` work unchanged (:func:`register` adds samplers registered later).  Every number is
+:func:`dpsampling.samplers.account`'s (the same as ``dpsampling epsilon``), read off the sampler's spec:
 
 * the run is read off the accountant's ``history`` of ``(noise_multiplier, sample_rate, steps)``: one σ and one
   sample rate per run (a history that changes either is refused: ``account`` answers one σ and rate per run, and
-  silently accounting it as something else would misstate ε);
-* poisson / wor: ``steps`` steps at rate ``q = sample_rate``;
-* shuffle / deterministic / balls_and_bins have one batch per step: the steps per epoch are ``T = 1/sample_rate``
-  (Opacus sets ``sample_rate = 1/len(data_loader)``; a rate that is not 1/T for an integer T is refused) and the
-  epochs are ``steps/T``; a partial last epoch is accounted as a full one for the upper end (running fewer steps
-  is a post-processing of running more, so ε can only be smaller) and left out for the lower end;
-* :meth:`get_epsilon` returns the certified upper end (for shuffle: the deterministic value, Chua et al. ICML
-  2024 Thm 4.1, since no upper bound below it is known); :meth:`get_epsilon_interval` returns (lower, upper).
+  silently accounting it as something else would misstate ε); ``total_steps`` is the number of compositions;
+* a sampler with a free rate (``spec.batch == "rate"``) is accounted at ``q = sample_rate`` over ``total_steps``;
+* a sampler with one batch per step (``spec.batch == "one_per_step"``) has ``steps = 1/sample_rate`` steps per epoch
+  (Opacus sets ``sample_rate = 1/len(data_loader)``; a rate that is not 1/T for an integer T is refused) and
+  ``total_steps/steps`` epochs; a partial last epoch is accounted as a full one for the upper end (running fewer
+  steps is a post-processing of running more, so ε can only be smaller) and left out for the lower end;
+* :meth:`DpsamplingAccountant.get_epsilon` returns the certified upper end; ``get_epsilon_interval`` returns
+  (lower, upper).  A history of whole epochs of one setting is answered by
+  :func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`, which keeps the composition of earlier epochs, so asking
+  after every epoch costs about one epoch of composition per call.
 
-σ calibration (``make_private_with_epsilon``) sets ``history = [(σ, q, steps)]`` and calls ``get_epsilon`` 15–25
-times.  Results are memoised per run (one dict for all instances: Opacus builds a fresh accountant for the
-calibration), and for balls_and_bins, whose certified bracket costs seconds per σ, a history set by assignment
-with one entry (the calibration's pattern) is answered from :func:`_envelope`, a certified upper bound read off a
-geometric σ grid that Opacus's bisection revisits instead of asking the PLD accountant at every σ it tries.
+σ calibration (``make_private_with_epsilon``) sets ``history = [(σ, q, total_steps)]`` and calls ``get_epsilon``
+15–25 times.  Results are memoised per run (one dict for all instances: Opacus builds a fresh accountant for the
+calibration), and for a sampler whose answer is predicted to cost more than :data:`ENVELOPE_SECONDS`, a history set
+by assignment with one entry (the calibration's pattern) is answered from :func:`_envelope`, a certified upper bound
+read off a geometric σ grid that Opacus's bisection revisits instead of asking the accountant at every σ it tries.
+
+:class:`PrivacyEngine` (and :func:`check_privacy_engine` for Opacus's own engine) knows the loader it wraps, maps it
+to a loader kind (:data:`dpsampling.samplers.spec.LOADERS`) and the kind to the sampler whose ``spec.loader`` is that
+kind, and checks the accountant against it: when the accountant assumes another loader, or reports less than the
+certified lower end of the sampler actually used, it warns once per engine with both numbers and the accountant to
+use; a loader it cannot map is refused.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import warnings
 
@@ -34,40 +42,64 @@ try:
     import torch
     from opacus import PrivacyEngine as _OpacusPrivacyEngine
     from opacus.accountants import IAccountant
-    from opacus.accountants.registry import register_accountant
+    from opacus.accountants.registry import create_accountant, register_accountant
     from opacus.data_loader import DPDataLoader
-    from torch.utils.data import RandomSampler, Sampler, SequentialSampler
+    from torch.utils.data import BatchSampler, DataLoader, RandomSampler, Sampler, SequentialSampler
 except ImportError as exc:  # pragma: no cover - exercised where Opacus is absent
     raise ImportError(f"dpsampling.integrations.opacus needs Opacus and PyTorch ({exc}): install a CPU-only torch "
                       f"first, then pip install 'dpsampling[opacus]' (README, 'In your training library')") from exc
 
-from dpsampling.samplers import SAMPLERS, account
+from dpsampling import samplers
+from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.result import bound_text
+from dpsampling.samplers.per_epoch import epsilon_per_epoch
+from dpsampling.samplers.spec import LOADERS, TIME_LIMIT, Cost, CostError
 
-#: Opacus's own accountants, all of which account Poisson sampling
+from ._inputs import plain
+
+#: Opacus's and PyTorch's names -> the loader kind (:data:`~dpsampling.samplers.spec.LOADERS`) they stand for:
+#: Opacus's own accountants (all account Poisson sampling), its Poisson loader, and the torch samplers a DataLoader
+#: draws its order with (``shuffle=True``: RandomSampler, ``shuffle=False``: SequentialSampler)
+SAMPLER_NAMES = {"rdp": "poisson", "prv": "poisson", "gdp": "poisson", "DPDataLoader": "poisson",
+                 "RandomSampler": "shuffle", "SequentialSampler": "fixed_order",
+                 "BallsAndBinsBatchSampler": "balls_and_bins"}
+#: Opacus's default accountant, whose ε a warning quotes as "what Opacus reports"
+OPACUS_DEFAULT = "prv"
+#: Opacus's own accountants (all of which account Poisson sampling)
 POISSON_MECHANISMS = ("rdp", "prv", "gdp")
-#: samplers with one batch per step (steps per epoch = 1/sample_rate)
-PER_EPOCH = ("shuffle", "deterministic", "balls_and_bins")
 #: balls_and_bins calibration grid: this many σ points per doubling (ratio 2^(1/36) ≈ 1.019 between points)
 GRID_PER_OCTAVE = 36
+#: predicted seconds of one answer above which σ calibration reads the certified grid envelope (:func:`_envelope`)
+ENVELOPE_SECONDS = 2.0
+#: how to go ahead after a cost refusal inside Opacus
+FORCE_TEXT = "set accountant.force = True (e.g. privacy_engine.accountant.force = True)"
+#: the parameters a cost refusal names, in Opacus's terms
+_DRIVERS = {"steps": "the steps per epoch (len(data_loader))", "epochs": "the epochs"}
 
 _MEMO: dict = {}
 
 
 class DpsamplingWarning(UserWarning):
-    """What Poisson accounting would claim for a run that was not Poisson-sampled, beside the certified numbers."""
+    """An accountant that does not account the run's loader, with the certified numbers of the loader's sampler."""
+
+
+class DpsamplingNote(DpsamplingWarning):
+    """An accountant's one note on its own answer (an upper end that is only the best known one), said once."""
 
 
 def _check_delta(delta):
-    if not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
+    delta = plain(delta)
+    if isinstance(delta, bool) or not (isinstance(delta, (int, float)) and 0 < delta < 1):
+        raise ParameterError("delta", "in (0, 1)", delta, message=f"delta must be in (0, 1) (got {delta!r})")
     return float(delta)
 
 
 def _run_of(history, sampler):
-    """(σ, q, steps) of a history of ``(noise_multiplier, sample_rate, steps)``; ValueError if it mixes σ or rates."""
+    """(σ, q, total_steps) of a history of ``(noise_multiplier, sample_rate, steps)``; ValueError if it mixes σ or
+    rates; None if empty."""
     if not history:
         return None
-    runs = {(float(s), float(q)) for s, q, _ in history}
+    runs = {(float(plain(s)), float(plain(q))) for s, q, _ in history}
     if len(runs) > 1:
         raise ValueError(f"accountant dpsampling_{sampler}: the history changes the noise multiplier or the sample "
                          f"rate ({sorted(runs)}); dpsampling accounts one (noise_multiplier, sample_rate) per run and "
@@ -76,10 +108,10 @@ def _run_of(history, sampler):
     if not (math.isfinite(sigma) and sigma > 0) or not (0 < q <= 1):
         raise ValueError(f"accountant dpsampling_{sampler}: noise_multiplier must be > 0 and sample_rate in (0, 1] "
                          f"(got {sigma!r}, {q!r})")
-    return sigma, q, sum(int(n) for _, _, n in history)
+    return sigma, q, sum(int(plain(n)) for _, _, n in history)
 
 
-def steps_per_epoch(sample_rate, sampler="balls_and_bins"):
+def steps_per_epoch(sample_rate, sampler=""):
     """T with ``sample_rate = 1/T`` (one batch per step); ValueError naming the rate if there is no such integer."""
     t = round(1.0 / sample_rate)
     if t < 1 or abs(t * sample_rate - 1.0) > 1e-9:
@@ -88,25 +120,68 @@ def steps_per_epoch(sample_rate, sampler="balls_and_bins"):
     return t
 
 
-def _account(sampler, delta, sigma, q, steps, bound=None):
-    """The memoised :func:`account` answer for ``steps`` steps (per-epoch samplers: T = 1/q per epoch, steps/T epochs)."""
-    key = (sampler, sigma, q, steps, delta, bound)
+def _whole_epochs(q, total_steps):
+    """(steps per epoch, epochs) if ``total_steps`` is whole epochs of T = 1/q steps, else None."""
+    t = round(1.0 / q)
+    if t >= 1 and abs(t * q - 1.0) <= 1e-9 and total_steps % t == 0:
+        return t, total_steps // t
+    return None
+
+
+def _opacus_cost_error(err):
+    """A cost refusal that says how to go ahead inside Opacus (the accountant's ``force``)."""
+    out = CostError(err.what, Cost(err.seconds, err.why, err.drivers), err.limit)
+    out.args = (err.text(FORCE_TEXT, _DRIVERS),)
+    return out
+
+
+def _ask(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except CostError as err:
+        raise _opacus_cost_error(err) from None
+
+
+def _account(sampler, delta, sigma, q, total_steps, force=False, bound=None):
+    """The memoised :func:`account` answer after ``total_steps`` steps (one batch per step: T = 1/q per epoch,
+    total_steps/T epochs)."""
+    key = (sampler, sigma, q, total_steps, delta, bound)
     if key not in _MEMO:
-        if sampler in PER_EPOCH:
+        if samplers.get_spec(sampler).batch == "one_per_step":
             t = steps_per_epoch(q, sampler)
-            _MEMO[key] = account(sampler, "epsilon", delta, sigma=sigma, steps=t, epochs=steps // t, bound=bound)
+            kw = {"steps": t, "epochs": total_steps // t}
         else:
-            _MEMO[key] = account(sampler, "epsilon", delta, sigma=sigma, steps=steps, q=q, bound=bound)
+            kw = {"steps": total_steps, "q": q}
+        _MEMO[key] = _ask(samplers.account, sampler, "epsilon", delta, sigma=sigma, bound=bound, force=force, **kw)
     return _MEMO[key]
 
 
-def _per_epoch_steps(q, steps, sampler):
-    """(steps rounded up, steps rounded down) to whole epochs of T = 1/q steps."""
-    t = steps_per_epoch(q, sampler)
-    return -(-steps // t) * t, steps // t * t
+def _per_epoch(sampler, delta, sigma, q, steps, epochs, force=False):
+    """ε after epochs 1..epochs of ``steps`` steps each (compositions kept between calls).
+
+    A training loop asks after every epoch, so this asks for the epochs up to the next power of two at once
+    (:func:`epsilon_per_epoch` answers them from one composition of the last; the next calls find them kept): the
+    calls of an E-epoch run compose about 2E epochs in all instead of E²/2.  The look-ahead is skipped where its
+    question is predicted beyond the time limit."""
+    q = None if samplers.get_spec(sampler).batch == "one_per_step" else q
+    ahead = 1 << (epochs - 1).bit_length()
+    if ahead > epochs and not force:
+        spec = samplers.get_spec(sampler)
+        question = samplers.question(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=ahead, q=q)
+        if spec.predict_seconds(question) > TIME_LIMIT:
+            ahead = epochs
+    return _ask(epsilon_per_epoch, sampler, delta, sigma=sigma, steps=steps, epochs=max(ahead, epochs), q=q,
+                force=force)[:epochs]
 
 
-def _envelope(sampler, delta, sigma, q, steps):
+def _ends(r):
+    """(lower, upper) certified ends of an AccountingResult (None where it has none)."""
+    lower = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
+    upper = r.upper if r.upper is not None else (r.value if r.kind in ("upper", "exact") else None)
+    return lower, upper
+
+
+def _envelope(sampler, delta, sigma, q, total_steps, force=False):
     """A certified upper bound on ε at σ from the memoised upper ends up(g) at grid points g_k = 2^(k/GRID_PER_OCTAVE).
 
     With g_k ≤ σ < g_{k+1}: ε(σ) ≤ ε(g_k) ≤ up(g_k), since more noise is a post-processing (add independent Gaussian
@@ -117,23 +192,40 @@ def _envelope(sampler, delta, sigma, q, steps):
     """
     x = math.log2(sigma) * GRID_PER_OCTAVE
     k = math.floor(x)
-    up_prev, up_k = (_account(sampler, delta, 2.0 ** (j / GRID_PER_OCTAVE), q, steps).value for j in (k - 1, k))
+    up_prev, up_k = (_ends(_account(sampler, delta, 2.0 ** (j / GRID_PER_OCTAVE), q, total_steps, force))[1]
+                     for j in (k - 1, k))
     start = max(up_prev, up_k)
     return start + (up_k - start) * (x - k)
+
+
+def _count(n, word):
+    """'1 epoch', '2 epochs'."""
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _when(total_steps, steps):
+    """'after 94 steps (1 epoch)', 'after 141 steps (1 epoch and 47 steps)' with ``steps`` per epoch."""
+    e, rest = divmod(total_steps, steps)
+    span = _count(e, "epoch") if not rest else (f"{_count(e, 'epoch')} and {_count(rest, 'step')}" if e
+                                                else f"{rest} of {steps} steps of an epoch")
+    return f"after {_count(total_steps, 'step')} ({span})"
 
 
 class DpsamplingAccountant(IAccountant):
     """An Opacus accountant answering with :func:`dpsampling.samplers.account` for ``SAMPLER`` (a subclass per sampler).
 
     ``history`` holds ``(noise_multiplier, sample_rate, steps)`` as in Opacus's accountants; :meth:`step` merges
-    equal consecutive entries.
+    equal consecutive entries.  ``force = True`` (on the class or an instance, e.g.
+    ``privacy_engine.accountant.force = True``) runs a question predicted beyond the time limit instead of refusing.
     """
 
     SAMPLER = ""
+    force = False
 
     def __init__(self):
         super().__init__()
         self._assigned = False  # True once `history` is set from outside (σ calibration, load_state_dict)
+        self._told = False  # the one-line note of an accountant whose upper end is the best known one, said once
 
     @property
     def history(self):
@@ -148,7 +240,12 @@ class DpsamplingAccountant(IAccountant):
     def mechanism(cls) -> str:
         return f"dpsampling_{cls.SAMPLER}"
 
+    @property
+    def spec(self):
+        return samplers.get_spec(self.SAMPLER)
+
     def step(self, *, noise_multiplier: float, sample_rate: float):
+        noise_multiplier, sample_rate = plain(noise_multiplier), plain(sample_rate)
         h = self._history
         if h and h[-1][0] == noise_multiplier and h[-1][1] == sample_rate:
             h[-1] = (noise_multiplier, sample_rate, h[-1][2] + 1)
@@ -158,16 +255,33 @@ class DpsamplingAccountant(IAccountant):
     def __len__(self) -> int:
         return sum(int(n) for _, _, n in self._history)
 
-    def result(self, delta: float):
-        """The :class:`~dpsampling.engine.result.AccountingResult` of the run so far (its certified end)."""
-        delta = _check_delta(delta)
+    def _results(self, delta):
+        """(upper result, lower result or None) of the run so far, or None before any step."""
         run = _run_of(self._history, self.SAMPLER)
         if run is None:
             return None
-        sigma, q, steps = run
-        if self.SAMPLER in PER_EPOCH:
-            steps = _per_epoch_steps(q, steps, self.SAMPLER)[0]
-        return _account(self.SAMPLER, delta, sigma, q, steps)
+        sigma, q, total_steps = run
+        if self.spec.batch == "one_per_step":
+            t = steps_per_epoch(q, self.SAMPLER)
+            up_epochs, lo_epochs = -(-total_steps // t), total_steps // t
+            if self._assigned:  # σ calibration: one question per σ
+                up = _account(self.SAMPLER, delta, sigma, q, up_epochs * t, self.force)
+                lo = up if lo_epochs == up_epochs else (
+                    _account(self.SAMPLER, delta, sigma, q, lo_epochs * t, self.force) if lo_epochs else None)
+                return up, lo
+            per = _per_epoch(self.SAMPLER, delta, sigma, q, t, up_epochs, self.force)
+            return per[-1], (per[lo_epochs - 1] if lo_epochs else None)
+        whole = None if self._assigned else _whole_epochs(q, total_steps)
+        if whole is not None:
+            r = _per_epoch(self.SAMPLER, delta, sigma, q, *whole, self.force)[-1]
+        else:
+            r = _account(self.SAMPLER, delta, sigma, q, total_steps, self.force)
+        return r, r
+
+    def result(self, delta: float):
+        """The :class:`~dpsampling.engine.result.AccountingResult` of the run so far (its certified end)."""
+        out = self._results(_check_delta(delta))
+        return None if out is None else out[0]
 
     def get_epsilon(self, delta: float, *args, **kwargs) -> float:
         """Certified upper end of ε(δ) for the history (0 before any step).  Opacus forwards ``make_private``'s keyword
@@ -176,38 +290,34 @@ class DpsamplingAccountant(IAccountant):
         run = _run_of(self._history, self.SAMPLER)
         if run is None:
             return 0.0
-        sigma, q, steps = run
-        if self.SAMPLER in PER_EPOCH:
-            steps = _per_epoch_steps(q, steps, self.SAMPLER)[0]
-        calibrating = self._assigned and len(self._history) == 1
-        if self.SAMPLER == "balls_and_bins" and calibrating:
-            return _envelope(self.SAMPLER, delta, sigma, q, steps)
-        if self.SAMPLER == "shuffle" and calibrating:  # the certified end: the deterministic value (no lower needed)
-            return float(_account("deterministic", delta, sigma, q, steps).value)
-        r = _account(self.SAMPLER, delta, sigma, q, steps)
-        if self.SAMPLER == "shuffle":
-            warnings.warn(_shuffle_line(delta, sigma, q, steps, r), DpsamplingWarning, stacklevel=2)
-            return float(r.upper)
-        return float(r.value)
+        sigma, q, total_steps = run
+        if self._assigned and len(self._history) == 1:
+            if self.spec.batch == "one_per_step":
+                t = steps_per_epoch(q, self.SAMPLER)
+                total_steps = -(-total_steps // t) * t
+                kw = {"steps": t, "epochs": total_steps // t}
+            else:
+                kw = {"steps": total_steps, "q": q}
+            question = samplers.question(self.SAMPLER, "epsilon", delta, sigma=sigma, **kw)
+            if self.spec.predict_seconds(question) > ENVELOPE_SECONDS:
+                return _envelope(self.SAMPLER, delta, sigma, q, total_steps, self.force)
+        up = self._results(delta)[0]
+        if not self.spec.upper_certified and not self._told and not self._assigned:
+            self._told = True
+            warnings.warn(_best_known_line(self, delta, up), DpsamplingNote, stacklevel=2)
+        return float(_ends(up)[1])
 
     def get_epsilon_interval(self, delta: float) -> tuple[float, float]:
-        """(lower, upper): certified bounds on ε(δ) of the run so far (deterministic: both the exact value)."""
-        delta = _check_delta(delta)
-        run = _run_of(self._history, self.SAMPLER)
-        if run is None:
+        """(lower, upper): certified bounds on ε(δ) of the run so far (an exact value: both the same)."""
+        out = self._results(_check_delta(delta))
+        if out is None:
             return 0.0, 0.0
-        sigma, q, steps = run
-        if self.SAMPLER not in PER_EPOCH:
-            up = _account(self.SAMPLER, delta, sigma, q, steps)
-            lo = up.lower if up.lower is not None else _account(self.SAMPLER, delta, sigma, q, steps, "lower").value
-            return float(lo), float(up.value)
-        up_steps, lo_steps = _per_epoch_steps(q, steps, self.SAMPLER)
-        up = _account(self.SAMPLER, delta, sigma, q, up_steps)
-        lo = _account(self.SAMPLER, delta, sigma, q, lo_steps) if lo_steps else None
-        upper = up.upper if up.upper is not None else up.value
-        if lo is None:
-            return 0.0, float(upper)
-        return float(lo.lower if lo.lower is not None else lo.value), float(upper)
+        up, lo = out
+        lower = _ends(lo)[0] if lo is not None else 0.0
+        if lower is None:
+            lower = _ends(_account(self.SAMPLER, delta, *_run_of(self._history, self.SAMPLER), self.force,
+                                   "lower"))[0]
+        return float(lower), float(_ends(up)[1])
 
     def load_state_dict(self, state_dict):
         super().load_state_dict(state_dict)
@@ -215,23 +325,41 @@ class DpsamplingAccountant(IAccountant):
         self._assigned = False  # a saved training run, not a calibration
 
 
-def _shuffle_line(delta, sigma, q, steps, r):
-    """One line: the Poisson claim for this shuffled run, whether it is provably wrong, and the certified interval."""
-    p = _account("poisson", delta, sigma, q, steps)
-    head = (f"dpsampling: shuffled batches, {steps} steps at σ = {sigma:g}: Poisson accounting would claim "
-            f"ε ≤ {p.value:.4g} at δ = {delta:g}")
-    if r.value > p.value:
-        return f"{head}, which is provably wrong (ε ≥ {r.value:.4g}); certified: ε ≤ {r.upper:.4g} (deterministic)"
-    return f"{head}, not provably wrong here but not proven either; certified: ε ≤ {r.upper:.4g} (deterministic)"
+def _opacus_epsilon(history, delta):
+    """The ε Opacus's default accountant reports for ``history`` (what Opacus prints for this run)."""
+    acc = create_accountant(OPACUS_DEFAULT)
+    acc.history = [tuple(h) for h in history]
+    return float(acc.get_epsilon(delta))
 
 
-ACCOUNTANTS = {s: type(f"{''.join(w.title() for w in s.split('_'))}Accountant", (DpsamplingAccountant,),
-                       {"SAMPLER": s, "__doc__": f"Opacus accountant: dpsampling's {s} sampler."})
-               for s in SAMPLERS}
+def _best_known_line(acc, delta, r):
+    """One line for a sampler whose upper end is only the best known one: what Opacus's default accountant would
+    report for this run, whether it is provably wrong, and the certified interval."""
+    sigma, q, total_steps = _run_of(acc.history, acc.SAMPLER)
+    lower, upper = _ends(r)
+    claim = _opacus_epsilon(acc.history, delta)
+    when = _when(total_steps, steps_per_epoch(q, acc.SAMPLER))
+    head = (f"dpsampling: {acc.spec.drawn}, {when} at σ = {sigma:g}: Poisson accounting would claim "
+            f"ε = {claim:.4g} at δ = {delta:g} (Opacus's '{OPACUS_DEFAULT}' accountant)")
+    if lower is not None and lower > claim:
+        verdict = f"which is provably too small (ε ≥ {bound_text(lower, 'lower')})"
+    else:
+        verdict = "which is not provably wrong here, but not proven either"
+    return f"{head}, {verdict}; the ε returned, {bound_text(upper, 'upper')}, is the best known upper bound"
+
+
+ACCOUNTANTS: dict = {}
 
 
 def register() -> None:
-    """Register ``dpsampling_<sampler>`` for every sampler with Opacus (idempotent; done on import)."""
+    """Register ``dpsampling_<sampler>`` for every registered sampler with Opacus (idempotent; done on import, and
+    again by :class:`PrivacyEngine`, so a sampler registered later gets its accountant)."""
+    for s in samplers.SAMPLERS:
+        if s not in ACCOUNTANTS:
+            ACCOUNTANTS[s] = type(f"{''.join(w.title() for w in s.split('_'))}Accountant", (DpsamplingAccountant,),
+                                  {"SAMPLER": s, "__doc__": f"Opacus accountant: dpsampling's {s} sampler."})
+    for s in [s for s in ACCOUNTANTS if s not in samplers.SAMPLERS]:
+        del ACCOUNTANTS[s]
     for cls in ACCOUNTANTS.values():
         register_accountant(cls.mechanism(), cls, force=True)
 
@@ -251,9 +379,10 @@ class BallsAndBinsBatchSampler(Sampler):
     """
 
     def __init__(self, num_examples: int, steps_per_epoch: int, generator: torch.Generator | None = None):
+        num_examples, steps_per_epoch = plain(num_examples), plain(steps_per_epoch)
         for name, v in (("num_examples", num_examples), ("steps_per_epoch", steps_per_epoch)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"{name} must be an integer >= 1 (got {v!r})")
+                raise ParameterError(name, "an integer >= 1", v)
         if generator is not None and not isinstance(generator, torch.Generator):
             raise ValueError(f"generator must be a torch.Generator or None (got {type(generator).__name__})")
         self.num_examples, self.steps_per_epoch, self.generator = num_examples, steps_per_epoch, generator
@@ -271,81 +400,233 @@ class BallsAndBinsBatchSampler(Sampler):
             start += c
 
 
-def _loader_sampler(data_loader) -> str | None:
-    """The dpsampling sampler a DataLoader draws its batches with, None if it is Poisson (Opacus's DPDataLoader)."""
-    if isinstance(data_loader, DPDataLoader):
-        return None
-    if isinstance(getattr(data_loader, "batch_sampler", None), BallsAndBinsBatchSampler):
-        return "balls_and_bins"
-    if isinstance(getattr(data_loader, "sampler", None), SequentialSampler):
-        return "deterministic"
-    if isinstance(getattr(data_loader, "sampler", None), RandomSampler):
-        return "shuffle"
-    return "unknown"
+# --------------------------------------------------------------------------- the loader and the accountant's check
 
 
-def check_privacy_engine(privacy_engine, data_loader, *, delta, sigma=None, epochs=None):
-    """If ``privacy_engine`` accounts with a Poisson accountant (rdp, prv, gdp) but ``data_loader`` is not
-    Poisson-sampled (``make_private(..., poisson_sampling=False)``), warn in one line with :func:`dpsampling.audit`'s
-    numbers for the run and return the audit table; otherwise return None.
+@dataclasses.dataclass(frozen=True)
+class LoaderKind:
+    """How a data loader draws its batches: ``kind`` (:data:`~dpsampling.samplers.spec.LOADERS`), ``steps`` per
+    epoch (``len(loader)``), ``sample_rate`` (Opacus's: the Poisson rate, else 1/steps) and ``drops_at_random``
+    (a shuffled loader that drops its last partial batch, so some examples sit out a random epoch: the lower-bound
+    construction, which places the differing example in a released batch, does not apply)."""
 
-    ``sigma`` and ``epochs`` default to the run so far (the accountant's history; a partial epoch counts as one).
-    """
-    from dpsampling import audit
+    kind: str
+    steps: int
+    sample_rate: float
+    drops_at_random: bool = False
 
-    mech = privacy_engine.accountant.mechanism()
-    used = _loader_sampler(data_loader)
-    if mech not in POISSON_MECHANISMS or used is None:
-        return None
-    hist = privacy_engine.accountant.history
-    if sigma is None:
-        if not hist:
-            raise ValueError("sigma is required before the first step (the accountant's history is empty)")
-        sigma = hist[-1][0]
-    n_steps = len(data_loader)
-    if epochs is None:
-        epochs = max(1, -(-sum(int(h[2]) for h in hist) // n_steps))
+
+_LOADER_HELP = ("Opacus's Poisson loader (make_private(poisson_sampling=True)), DataLoader(shuffle=True), "
+                "DataLoader(shuffle=False), or BallsAndBinsBatchSampler")
+
+
+def _refuse_loader(data_loader, why):
+    raise ParameterError("data_loader", "a loader dpsampling can account: " + _LOADER_HELP, type(data_loader).__name__,
+                         message=f"data_loader: {why}; dpsampling cannot say what ε this run has, so it reports none. "
+                                 f"It accounts {_LOADER_HELP}; if your loader draws batches as one of "
+                                 f"{', '.join(LOADERS)} does, pass loader='<kind>' to PrivacyEngine or "
+                                 f"check_privacy_engine")
+
+
+def loader_kind(data_loader, loader=None) -> LoaderKind:
+    """The :class:`LoaderKind` of a PyTorch/Opacus DataLoader (``loader``: a kind given by the user, for a loader
+    whose classes dpsampling does not know); ParameterError naming ``data_loader`` if it cannot be mapped."""
+    steps = len(data_loader)
+    rate = float(getattr(data_loader, "sample_rate", 0.0) or 1.0 / steps)
+    if loader is not None:
+        if loader not in LOADERS:
+            raise ParameterError("loader", "one of " + ", ".join(LOADERS), loader)
+        return LoaderKind(loader, steps, rate)
+    if type(data_loader).__name__ in SAMPLER_NAMES and isinstance(data_loader, DPDataLoader):
+        return LoaderKind(SAMPLER_NAMES[type(data_loader).__name__], steps, float(data_loader.sample_rate))
+    if not isinstance(data_loader, DataLoader):
+        _refuse_loader(data_loader, f"{type(data_loader).__name__} is not a torch DataLoader")
+    bs = data_loader.batch_sampler
+    if isinstance(bs, BallsAndBinsBatchSampler):
+        return LoaderKind(SAMPLER_NAMES[type(bs).__name__], steps, 1.0 / steps)
+    if type(bs) is not BatchSampler:
+        _refuse_loader(data_loader, f"its batch sampler {type(bs).__name__} is not one dpsampling knows")
+    order = bs.sampler
+    if type(order) not in (RandomSampler, SequentialSampler):
+        _refuse_loader(data_loader, f"its sampler {type(order).__name__} is not one dpsampling knows")
     n = len(data_loader.dataset)
-    batch = math.ceil(n / n_steps)
-    if math.ceil(n / batch) != n_steps:
-        raise ValueError(f"data_loader: {n} examples in {n_steps} batches is not ceil(N/B) batches for any batch size")
-    audited = "shuffle" if used in ("shuffle", "unknown") else used
-    samplers = ",".join(dict.fromkeys(("poisson", audited, "deterministic")))
-    key = ("audit", n, batch, epochs, float(sigma), float(delta), samplers)
-    if key not in _MEMO:  # get_epsilon may be asked every epoch: one audit per run state
-        _MEMO[key] = audit(n, batch, delta=delta, epochs=epochs, sigma=float(sigma), samplers=samplers)
-    df = _MEMO[key]
-    rows = {r["sampler"]: r for r in df.to_dict("records")}
-    p, a = rows["poisson"], rows[audited]
-    what = {"shuffle": "shuffles", "deterministic": "keeps a fixed order", "balls_and_bins": "uses balls-and-bins",
-            "unknown": "is not Poisson-sampled (counted here as shuffled)"}[used]
-    got = (f"ε ∈ [{a['lower']:.4g}, {a['upper']:.4g}]" if a["kind"] in ("interval", "lower_best_upper")
-           else f"ε ≤ {a['upper']:.4g}" if a["kind"] == "upper" else f"ε = {a['value']:.4g}")
-    verdict = next((v for v in df.attrs["verdicts"] if v.startswith("a shuffled run")), "") if audited == "shuffle" else ""
-    warnings.warn(f"dpsampling: accountant '{mech}' assumes Poisson sampling (ε ≤ {p['value']:.4g} at δ = {delta:g}, "
-                  f"{epochs} epochs) but the data loader {what}: dpsampling audit gives {got}. {verdict} "
-                  f"Use accountant='dpsampling_{audited}'.".replace("  ", " "), DpsamplingWarning, stacklevel=2)
-    return df
+    if isinstance(order, RandomSampler) and (order.replacement or order.num_samples != n):
+        _refuse_loader(data_loader, "its RandomSampler draws with replacement or not every example once an epoch")
+    uneven = bs.drop_last and n % bs.batch_size != 0
+    return LoaderKind(SAMPLER_NAMES[type(order).__name__], steps, 1.0 / steps,
+                      drops_at_random=uneven and isinstance(order, RandomSampler))
+
+
+def sampler_for(kind: str) -> str:
+    """The first registered sampler whose ``spec.loader`` is ``kind``."""
+    for spec in samplers.specs():
+        if spec.loader == kind:
+            return spec.name
+    raise ParameterError("loader", "a kind some registered sampler accounts", kind,
+                         message=f"no registered sampler accounts a '{kind}' loader, so dpsampling cannot say what ε "
+                                 f"this run has")
+
+
+def _assumed_kind(accountant):
+    """(the loader kind the accountant accounts or None, its words, its sampler or None)."""
+    mech = accountant.mechanism()
+    if isinstance(accountant, DpsamplingAccountant):
+        spec = accountant.spec
+        return spec.loader, spec.drawn, spec.name
+    if mech in SAMPLER_NAMES:
+        kind = SAMPLER_NAMES[mech]
+        return kind, samplers.get_spec(sampler_for(kind)).drawn, None
+    raise ParameterError("accountant", "one of Opacus's (" + ", ".join(POISSON_MECHANISMS) + ") or dpsampling_<sampler>",
+                         mech, message=f"accountant '{mech}': dpsampling does not know which loader it accounts, so "
+                                       f"it cannot check it against the data loader")
+
+
+@dataclasses.dataclass(frozen=True)
+class Check:
+    """One check of an accountant against its loader: the loader's ``kind`` and ``sampler``, the ``reported`` ε, the
+    certified ``lower``/``upper`` ends of the sampler actually used (None where unknown or not computed),
+    ``mismatch`` (the accountant assumes another loader), and ``message`` (the warning, or None when silent)."""
+
+    kind: str
+    sampler: str
+    reported: float
+    lower: float | None
+    upper: float | None
+    mismatch: bool
+    message: str | None
+
+
+def _certified(sampler, lk, history, delta, force=False):
+    """(lower, upper) of the sampler ``sampler`` on loader ``lk`` for the run in ``history`` (None if the history
+    mixes σ or rates)."""
+    try:
+        sigma, _, total_steps = _run_of(history, sampler)
+    except ValueError:
+        return None
+    spec = samplers.get_spec(sampler)
+    t = lk.steps
+    if spec.batch == "one_per_step":
+        up_epochs, lo_epochs = -(-total_steps // t), total_steps // t
+        per = _per_epoch(sampler, delta, sigma, None, t, up_epochs, force)
+        lower = _ends(per[lo_epochs - 1])[0] if lo_epochs else 0.0
+        return (None if lk.drops_at_random else lower), _ends(per[-1])[1]
+    if total_steps % t == 0:
+        r = _per_epoch(sampler, delta, sigma, lk.sample_rate, t, total_steps // t, force)[-1]
+    else:
+        r = _account(sampler, delta, sigma, lk.sample_rate, total_steps, force)
+    return _ends(r)
+
+
+def _check(accountant, lk, reported, delta) -> Check:
+    """Compare the accountant's ``reported`` ε with the certified ε of the sampler the loader ``lk`` draws with."""
+    assumed, assumed_words, own = _assumed_kind(accountant)
+    sampler = sampler_for(lk.kind)
+    spec = samplers.get_spec(sampler)
+    mismatch = assumed != lk.kind
+    if not mismatch and own is not None:  # a dpsampling accountant for this very loader: its answer is certified
+        return Check(lk.kind, sampler, reported, None, reported, False, None)
+    history = accountant.history
+    ends = _certified(sampler, lk, history, delta, getattr(accountant, "force", False))
+    if ends is None:
+        if not mismatch:  # Opacus's own accountant composes changing σ; dpsampling cannot check it
+            return Check(lk.kind, sampler, reported, None, None, False, None)
+        raise ParameterError("accountant", f"one that accounts {spec.drawn}", accountant.mechanism(),
+                             message=f"accountant '{accountant.mechanism()}' accounts {assumed_words}, but the data "
+                                     f"loader draws {spec.drawn}, and the run changes σ or the sample rate, which "
+                                     f"dpsampling cannot account: no correct ε can be given for it")
+    lower, upper = ends
+    if not mismatch and (lower is None or reported >= lower):
+        return Check(lk.kind, sampler, reported, lower, upper, False, None)
+    sigma, _, total_steps = _run_of(history, sampler)
+    if lower is not None and reported < lower:
+        verdict = "provably too small for this run"
+    elif reported >= upper:
+        verdict = "still an upper bound for this run" + ("" if reported == upper else ", but a looser one")
+    else:
+        verdict = "not proven for this run"
+    certified = (f"ε ≤ {bound_text(upper, 'upper')}" if lower is None
+                 else f"ε = {bound_text(upper, 'upper')}" if lower == upper
+                 else f"ε ∈ [{bound_text(lower, 'lower')}, {bound_text(upper, 'upper')}]")
+    note = (" (the upper end is the best known one)" if not spec.upper_certified else "") + (
+        " (no lower bound is known for a shuffled loader that drops its last partial batch)"
+        if lower is None else "")
+    what = (f"accounts {assumed_words}, but the data loader draws {spec.drawn}" if mismatch
+            else f"accounts {assumed_words}, as the data loader draws")
+    when = _when(total_steps, lk.steps)
+    message = (f"dpsampling: accountant '{accountant.mechanism()}' {what}. {when[0].upper()}{when[1:]} at "
+               f"σ = {sigma:g} it reports ε = {reported:.4g} at δ = {delta:g}, which is {verdict}: the certified "
+               f"{certified} for this run{note}. Use PrivacyEngine(accountant='dpsampling_{sampler}').")
+    return Check(lk.kind, sampler, reported, lower, upper, mismatch, message)
+
+
+def check_privacy_engine(privacy_engine, data_loader, *, delta, loader=None, warn=True) -> Check | None:
+    """Check the accountant of ``privacy_engine`` (Opacus's or this module's :class:`PrivacyEngine`) against
+    ``data_loader`` (the one ``make_private`` returned) after the steps taken so far: warn
+    (:class:`DpsamplingWarning`, one line) if the accountant assumes another loader or reports an ε below the
+    certified lower end of the sampler the loader draws with, and return the :class:`Check` (None before any
+    step).  ``loader``: the loader kind, for a loader whose classes dpsampling does not know; a loader it cannot
+    map, or a mismatch it cannot account, raises ParameterError instead of giving a number."""
+    delta = _check_delta(delta)
+    lk = loader_kind(data_loader, loader)
+    accountant = privacy_engine.accountant
+    if len(accountant) == 0:
+        return None
+    reported = float(accountant.get_epsilon(delta))
+    check = _check(accountant, lk, reported, delta)
+    if warn and check.message:
+        warnings.warn(check.message, DpsamplingWarning, stacklevel=2)
+    return check
 
 
 class PrivacyEngine(_OpacusPrivacyEngine):
-    """Opacus's PrivacyEngine that runs :func:`check_privacy_engine` on every ``get_epsilon``: a run whose data loader
-    is not Poisson-sampled but whose accountant is Poisson's (``poisson_sampling=False`` with rdp/prv/gdp) is told
-    the audit's numbers."""
+    """Opacus's PrivacyEngine that knows the loader it wraps and checks its accountant against it on every
+    ``get_epsilon`` (:func:`check_privacy_engine`), warning once per engine; ``loader``: the loader kind
+    (:data:`~dpsampling.samplers.spec.LOADERS`) for a loader whose classes dpsampling does not know."""
+
+    def __init__(self, *, accountant: str = "prv", secure_mode: bool = False, loader: str | None = None):
+        register()
+        super().__init__(accountant=accountant, secure_mode=secure_mode)
+        if loader is not None and loader not in LOADERS:
+            raise ParameterError("loader", "one of " + ", ".join(LOADERS), loader)
+        self._dpsampling_kind, self._dpsampling_loader, self._dpsampling_warned = loader, None, False
 
     def make_private(self, *, data_loader, poisson_sampling=True, **kwargs):
         out = super().make_private(data_loader=data_loader, poisson_sampling=poisson_sampling, **kwargs)
-        self._dpsampling_loader = out[-1]  # (module, optimizer[, criterion], data_loader)
+        self._dpsampling_loader = loader_kind(out[-1], self._dpsampling_kind)  # (module, optimizer[, crit], loader)
+        self._dpsampling_warned = False
         return out
 
     def get_epsilon(self, delta):
+        delta = _check_delta(delta)
+        lk = getattr(self, "_dpsampling_loader", None)
+        acc = self.accountant
+        if lk is not None and isinstance(acc, DpsamplingAccountant) and acc.spec.loader != lk.kind:
+            acc._told = True  # the mismatch warning below says more than the accountant's own note
         eps = super().get_epsilon(delta)
-        loader = getattr(self, "_dpsampling_loader", None)
-        if loader is not None and len(self.accountant) > 0:
-            check_privacy_engine(self, loader, delta=delta)
+        if lk is not None and not self._dpsampling_warned and len(self.accountant) > 0:
+            check = _check(self.accountant, lk, float(eps), delta)
+            if check.message:
+                self._dpsampling_warned = True
+                warnings.warn(check.message, DpsamplingWarning, stacklevel=2)
         return eps
 
 
-__all__ = ["ACCOUNTANTS", "BallsAndBinsBatchSampler", "DpsamplingAccountant", "DpsamplingWarning", "GRID_PER_OCTAVE",
-           "POISSON_MECHANISMS", "PrivacyEngine", "check_privacy_engine", "register",
-           "steps_per_epoch"]
+__all__ = [
+    "ACCOUNTANTS",
+    "ENVELOPE_SECONDS",
+    "GRID_PER_OCTAVE",
+    "POISSON_MECHANISMS",
+    "SAMPLER_NAMES",
+    "BallsAndBinsBatchSampler",
+    "Check",
+    "DpsamplingAccountant",
+    "DpsamplingNote",
+    "DpsamplingWarning",
+    "LoaderKind",
+    "PrivacyEngine",
+    "check_privacy_engine",
+    "loader_kind",
+    "register",
+    "sampler_for",
+    "steps_per_epoch",
+]

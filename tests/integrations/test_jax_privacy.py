@@ -1,6 +1,8 @@
 """Real JAX Privacy strategies: the participation pattern each batch iterator produces is the one its sampler
 accounts, ε agrees with JAX Privacy's own accountant where it has one, and unmappable strategies are refused."""
 
+import math
+
 import numpy as np
 import pytest
 from integration_libs import require
@@ -101,3 +103,58 @@ def test_noise_multiplier_certifies_the_target():
 def test_unmappable_strategies_are_refused(strategy, why):
     with pytest.raises(ValueError, match=why):
         djp.epsilon(strategy, 64, 1.0, DELTA)
+
+
+def test_the_strategys_own_relation():
+    """JAX Privacy: EQUAL_SPLIT groups are valid only under zero-out or replace-one, INDEPENDENT ones and plain
+    Poisson under add-or-remove too, fixed batches under replace-one; the result carries the relation it holds under,
+    and a relation the strategy or the sampler's analysis does not support is refused."""
+    rel = lambda r: r.relation
+    poisson = bs.CyclicPoissonSampling(sampling_prob=0.01, iterations=200)
+    assert rel(djp.epsilon(poisson, 6000, 1.1, DELTA)) == "add_remove"
+    assert rel(djp.epsilon(poisson, 6000, 1.1, DELTA, relation="zero_out")) == "zero_out"
+    with pytest.raises(ValueError, match="cannot be accounted under replace_one"):
+        djp.epsilon(poisson, 6000, 1.1, DELTA, relation="replace_one")
+    cyclic = bs.CyclicPoissonSampling(sampling_prob=0.04, iterations=200, cycle_length=4)  # EQUAL_SPLIT groups
+    r = djp.epsilon(cyclic, 6000, 1.1, DELTA)
+    assert rel(r) == "zero_out"  # not add-or-remove: JAX Privacy documents EQUAL_SPLIT as zero-out/replace-one only
+    with pytest.raises(ValueError, match="valid only under zero_out or replace_one"):
+        djp.epsilon(cyclic, 6000, 1.1, DELTA, relation="add_remove")
+    independent = bs.CyclicPoissonSampling(sampling_prob=0.04, iterations=200, cycle_length=4,
+                                           partition_type=bs.PartitionType.INDEPENDENT)
+    assert rel(djp.epsilon(independent, 6000, 1.1, DELTA)) == "add_remove"
+    fixed = bs.FixedBatchSampling(batch_size=60, iterations=400)
+    assert rel(djp.epsilon(fixed, 6000, 1.1, DELTA)) == "replace_one"
+    with pytest.raises(ValueError, match="valid only under"):
+        djp.epsilon(fixed, 6000, 1.1, DELTA, relation="add_remove")
+    shuffled = bs.CyclicPoissonSampling(sampling_prob=1.0, iterations=8, cycle_length=4)
+    assert rel(djp.epsilon(shuffled, 64, 1.0, DELTA)) == "zero_out"
+    assert rel(djp.noise_multiplier(fixed, 6000, 2.0, DELTA)) == "replace_one"
+
+
+def test_numbers_of_any_library_are_accepted():
+    import jax.numpy as jnp
+    import torch
+
+    s = bs.CyclicPoissonSampling(sampling_prob=0.01, iterations=200)
+    ref = djp.epsilon(s, 6000, 1.1, 1e-5)
+    assert djp.epsilon(s, np.int64(6000), np.float32(1.1), np.float64(1e-5)).value == pytest.approx(ref.value, 1e-6)
+    assert djp.epsilon(s, np.array(6000), jnp.asarray(1.1), jnp.asarray(1e-5)).value == pytest.approx(ref.value, 1e-6)
+    assert djp.epsilon(s, torch.tensor(6000), torch.tensor(1.1), 1e-5).value == pytest.approx(ref.value, 1e-6)
+    assert djp.noise_multiplier(s, np.int64(6000), np.float32(2.0), jnp.asarray(1e-5)).upper > 0
+    with pytest.raises(ValueError, match="num_examples"):
+        djp.epsilon(s, np.array([6000, 1]), 1.1, 1e-5)
+
+
+def test_cost_refusal_names_the_keyword_and_overflow_is_a_clean_error():
+    from dpsampling.samplers.spec import CostError
+
+    big = bs.CyclicPoissonSampling(sampling_prob=1e-4, iterations=2_000_000)  # predicted beyond the limit
+    with pytest.raises(CostError, match="force=True"):
+        djp.epsilon(big, 60000, 1.0, DELTA)
+    try:
+        r = djp.epsilon(bs.BallsInBinsSampling(iterations=10_000_000, cycle_length=100), 60000, 1.0, DELTA)
+    except ValueError as exc:  # one error naming the parameter, never a bare OverflowError
+        assert getattr(exc, "param", None) in ("noise_multiplier", "sigma", "iterations"), exc
+    else:
+        assert r.value == math.inf or r.value > 100
