@@ -192,8 +192,8 @@ def _spec():
         pair_remove="mixture: (1 − p)·Poisson's remove pair (σ, q) + p·the remove pair at rate q' with "
                     "sensitivity 2",
         batch="capped", bounds={None: ("upper", "lower")}, sigma_bounds=("upper",), methods=(),
-        options=_options(), audit_kind="upper", cost=cost, delta=delta, epsilon=epsilon, sigma=sigma,
-        relation="add_remove", loader="truncated_poisson",
+        options=_options(), audit_kind="interval", cost=cost, delta=delta, epsilon=epsilon, sigma=sigma,
+        relation="add_remove", loader="truncated_poisson", label="truncated Poisson",
         drawn="truncated Poisson sampling (each example in each step independently with probability B/N, a batch "
               "larger than the cap cut to the cap uniformly)",
         directions=("add_remove",))
