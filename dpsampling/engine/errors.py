@@ -1,6 +1,7 @@
-"""The one exception for bad input: :class:`ParameterError` carries the parameter it is about.
+"""The package's two exceptions: :class:`ParameterError` for bad input (it carries the parameter it is about)
+and :class:`InternalError` for a broken internal invariant (a bug, not the caller's input).
 
-Importing it costs nothing (no numpy), so the command line can catch it before any accountant loads.
+Importing them costs nothing (no numpy), so the command line can catch them before any accountant loads.
 """
 
 from __future__ import annotations
@@ -14,3 +15,9 @@ class ParameterError(ValueError):
     def __init__(self, param, allowed, got, message=None):
         self.param, self.allowed, self.got = param, allowed, got
         super().__init__(message if message is not None else f"{param} must be {allowed} (got {got!r})")
+
+
+class InternalError(RuntimeError):
+    """An internal invariant does not hold (a numerical step produced what its proof rules out, or two parts
+    of the package disagree): a bug to report, not a problem with the caller's input.  The message says which
+    invariant failed and with what values."""
