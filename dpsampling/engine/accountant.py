@@ -32,7 +32,6 @@ from .numerics import find_root
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
-    DELTA_RENAMED,
     DIRECTIONS,
     check_choice,
     check_delta,
@@ -40,7 +39,6 @@ from .validation import (
     check_positive,
     check_rate,
     check_steps,
-    retired_keywords,
 )
 
 #: Default relative accuracy of PLD values: the returned bound is within this
@@ -53,21 +51,6 @@ DEFAULT_REL_TOL = 1e-3
 SECANT_SHARE = 0.01
 COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
-
-
-#: retired keywords of the public functions and what replaces them (a retired name stops with this message)
-RETIRED_KEYWORDS = {
-    "steps": "it is total_steps now (the number of compositions; steps per epoch belong to the samplers: "
-             "dpsampling.account(sampler, ..., steps=..., epochs=...))",
-    "sampler": "the engine knows no sampler (it accounts the Poisson-subsampled Gaussian): ask "
-               "dpsampling.account(sampler, ...) or dpsampling.samplers.<sampler> (WOR is Poisson at σ/2 there)",
-    **DELTA_RENAMED,
-}
-
-
-#: makes a retired keyword of a public function (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor
-_no_retired_keywords = retired_keywords(RETIRED_KEYWORDS)
-
 
 def _check_common(sigma, q, total_steps, direction, method, bound):
     check_positive("sigma", sigma)
@@ -173,7 +156,6 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
     return _PLDValue(value, lo, up, acc, () if ok else ("not_converged",))
 
 
-@_no_retired_keywords
 def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld",
           bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
           finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
@@ -232,7 +214,6 @@ def _below_floor(quantity, target, s, q, total_steps, direction, bound, rel_tol,
                             flags + tuple(r["flags"]))
 
 
-@_no_retired_keywords
 def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld",
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
@@ -290,7 +271,6 @@ def _check_calibration(epsilon, delta, qs, total_steps, direction):
     check_choice("direction", direction, DIRECTIONS)
 
 
-@_no_retired_keywords
 def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", method="pld",
                     rel_tol=DEFAULT_REL_TOL) -> AccountingResult:
     """Smallest σ such that the mechanism is (ε, δ)-DP, to relative accuracy ``rel_tol``.
@@ -502,7 +482,6 @@ def _sufficient(g, x, slope, max_steps=60):
     raise RuntimeError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
 
 
-@_no_retired_keywords
 def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_remove",
                           rel_tol=DEFAULT_REL_TOL) -> list[AccountingResult]:
     """:func:`calibrate_sigma` (method pld) for many sampling rates at once.

@@ -60,7 +60,6 @@ from dp_accounting.pld import pld_pmf as _pmflib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 
 from . import pld
-from .validation import DELTA_RENAMED, retired_keywords
 
 #: the tail mass dp_accounting's composition window leaves out (≤ τ), which the circular FFT folds back in
 FOLD_MASS = pld.TAIL_MASS_TRUNCATION
@@ -220,7 +219,6 @@ def delta(eps, sigma, q, total_steps, direction, discretization):
     return max(0.0, max(vals))
 
 
-@retired_keywords(DELTA_RENAMED)
 def epsilon(delta, sigma, q, total_steps, direction, discretization):
     """A lower bound on ε(δ) after ``total_steps`` compositions, per direction in two readings of the dominated
     pmf's ε: ε₀ at δ + the error bound over all bins (below ε₀ the pair's δ exceeds δ), then ε₁ at δ + the

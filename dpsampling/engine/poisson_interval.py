@@ -30,7 +30,6 @@ import math
 
 from . import cf, dominated_pld, gaussian, pld
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
-from .validation import DELTA_RENAMED, retired_keywords
 
 #: end labels
 UPPER_PLD = "pessimistic PLD"
@@ -123,7 +122,6 @@ def _cf(fn, target, sigma, q, steps, direction, rel_tol):
         return None
 
 
-@retired_keywords(DELTA_RENAMED)
 def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
             discretization=None) -> AccountingResult:
     """ε(δ) as a certified interval (module docstring); ``sigma`` is the Poisson σ (WOR callers pass σ/2)."""
@@ -182,7 +180,6 @@ def _log_gap_lower(eps, log_t, q, steps, direction, d):
     return g
 
 
-@retired_keywords(DELTA_RENAMED)
 def insufficient_sigma(epsilon_value, delta, *, q, total_steps, sigma_sufficient, discretization,
                        direction="add_remove", rel_tol=1e-3):
     """A σ that is provably insufficient: the dominated PLD at ``discretization`` shows δ(ε) > δ_target there.

@@ -7,8 +7,6 @@ range and the offending value (one line of text naming all three), so the CLI na
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from .errors import ParameterError
@@ -20,38 +18,6 @@ ONE_WAY_DIRECTIONS = ("add", "remove")
 #: the accountants of :mod:`dpsampling.engine.accountant`
 METHODS = ("pld", "rdp", "analytic", "cf")
 BOUNDS = ("upper", "lower")
-#: the δ target's retired keyword: one name per concept, ``delta``
-DELTA_RENAMED = {"delta_target": "it was renamed delta"}
-#: the retired Monte Carlo keywords (one name per concept: mc_samples, mc_seed, mc_failure_prob, mc_half_width)
-MC_RENAMED = {"n": "it was renamed mc_samples", "seed": "it was renamed mc_seed",
-              "beta": "it was renamed mc_failure_prob", "alpha": "it was renamed mc_half_width"}
-
-
-def retired_keywords(retired):
-    """Decorator: a call passing a keyword of ``retired`` (old name -> text naming its successor) stops with a
-    TypeError naming the function, the old keyword and that text, instead of Python's bare 'unexpected keyword'."""
-    def decorate(f):
-        @functools.wraps(f)
-        def checked(*args, **kwargs):
-            for old in retired.keys() & kwargs.keys():
-                raise TypeError(f"{f.__name__}() has no parameter {old!r}: {retired[old]}")
-            return f(*args, **kwargs)
-
-        return checked
-
-    return decorate
-
-
-def retired_function(old, new):
-    """A stand-in for the public function ``old`` that was renamed: calling it stops with a TypeError naming
-    ``new`` (the successor with its parameters), so old code fails with the way forward instead of a bare
-    AttributeError (and ``from module import old`` still works)."""
-    def retired(*args, **kwargs):
-        raise TypeError(f"{old}() was renamed {new}")
-
-    retired.__name__ = retired.__qualname__ = old
-    retired.__doc__ = f"Retired: renamed {new}."
-    return retired
 
 
 def _values(x):

@@ -33,13 +33,11 @@ def _delta_taking_engine_functions():
 
 
 @pytest.mark.parametrize("f", _delta_taking_engine_functions(), ids=lambda f: f"{f.__module__}.{f.__name__}")
-def test_retired_delta_target_names_delta(f):
-    """One name per concept: the δ target is ``delta``; the retired ``delta_target`` stops naming it."""
+def test_delta_target_is_named_delta(f):
+    """One name per concept: the δ target is ``delta``."""
     import inspect
     params = inspect.signature(f).parameters
     assert "delta" in params and "delta_target" not in params
-    with pytest.raises(TypeError, match=rf"^{f.__name__}\(\) has no parameter 'delta_target': it was renamed delta$"):
-        f(delta_target=1e-5)
 
 
 def test_delta_keyword_gives_the_positional_value():

@@ -38,8 +38,8 @@ import numpy as np
 
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.engine.montecarlo import MECHANISMS, MCCurve
-from dpsampling.engine.validation import (MC_RENAMED, ONE_WAY_DIRECTIONS, check_choice, check_finite_list,
-                                         check_int, check_positive, check_rate, retired_keywords)
+from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int,
+                                         check_positive, check_rate)
 from dpsampling.engine import pld as pldmod
 from dpsampling.engine.montecarlo import hoeffding_half_width, hoeffding_samples, mc_privacy_curve
 from .substitution import laplace_two_fold
@@ -247,7 +247,6 @@ def fig1_crossing_present(discretization=1e-4, min_gap=0.0):
     return bool(np.any(c.add_lower - c.remove_upper > min_gap))
 
 
-@retired_keywords(MC_RENAMED)
 def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, eps=(0.25, 1.5)):
     """App. B.1/B.2: Fig. 1 Monte Carlo curves (paper's N) within ±α of the exact k = 2 values.
 
@@ -351,7 +350,6 @@ class AddRemoveComparison:
         return np.where(x <= 1.0, "ok", np.where(x <= 2.0, "outside_band", "far_outside"))
 
 
-@retired_keywords(MC_RENAMED)
 def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", mc_samples=None, mc_half_width=None,
                           mc_failure_prob=0.01, n_eps=40, n_eps_pld=401, eps_max=None, mc_seed=0,
                           discretization=1e-4, chunk_size=2**15):

@@ -42,7 +42,6 @@ from scipy import integrate
 
 from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
 from dpsampling.engine.numerics import find_root
-from dpsampling.engine.validation import MC_RENAMED, retired_keywords
 
 SECTION7 = {"scale": 2.0, "q": 0.5, "shift": 2.0, "steps": 2}
 PAIRS = ("PP||QQ", "QQ||PP", "PQ||QP")
@@ -222,7 +221,6 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SEC
     return out[0], out[1]
 
 
-@retired_keywords(MC_RENAMED)
 def mc_curve(eps, pair, mc_samples, mc_seed, *, mc_failure_prob=0.01, chunk_size=2**15, scale=SECTION7["scale"],
              q=SECTION7["q"]) -> MCCurve:
     """Monte Carlo estimate of the §7 ``pair`` with the montecarlo machinery (App. B.2): ``mc_samples`` draws from

@@ -10,7 +10,7 @@ import numpy as np
 from dpsampling.engine.subsampled_gaussian import (
     _SQRT2, _delta, _eps, _log_delta_raw, _parts, log_delta_one_step, sigma_one_step,
 )
-from dpsampling.engine.validation import DELTA_RENAMED, check_grid, check_rate, retired_keywords
+from dpsampling.engine.validation import check_grid, check_rate
 from dpsampling.engine.numerics import find_root
 
 from .one_step import a_minus_b, is_monotone, theorem62_log_margin
@@ -21,7 +21,6 @@ from .one_step import a_minus_b, is_monotone, theorem62_log_margin
 # ---------------------------------------------------------------------------
 
 
-@retired_keywords(DELTA_RENAMED)
 def paper_grid(delta=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999):
     """(eps_values, q_values) of Fig. 2: logspace from c*delta to eps_max / q_max.
 
@@ -118,7 +117,6 @@ def _grid_result(eps, s1, qs, sig_sel, d, floor_hit):
     }
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_grid(eps_values, delta, q_values, n_sigma, batch=64):
     """max over feasible (q, sigma) of a - b, per eps, on the authors' Fig. 2 grid.
 
@@ -175,7 +173,6 @@ def a_minus_b_grid(eps_values, delta, q_values, n_sigma, batch=64):
     return _grid_result(eps, s1, qs, sig_sel, d, floor_hit)
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_grid_bruteforce(eps_values, delta, q_values, n_sigma):
     """Same as a_minus_b_grid, evaluating Eq. (45) on every (q, sigma) grid point.
 
@@ -204,7 +201,6 @@ def a_minus_b_grid_bruteforce(eps_values, delta, q_values, n_sigma):
     return _grid_result(eps, s1, qs, sig_sel, d, floor_hit)
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_exact(eps_values, delta, q_values):
     """max over q of a - b at the exact calibrated sigma*(q, eps) (root finding).
 
@@ -228,7 +224,6 @@ def a_minus_b_exact(eps_values, delta, q_values):
     return {"epsilon": eps, "max_a_minus_b": amb[r, j], "argmax_q": qs[j], "argmax_sigma": S[r, j]}
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_max_a_minus_b(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
     """max over the whole Fig. 2 grid (eps, q >= c*delta) of a - b.
 
@@ -245,19 +240,16 @@ def conjecture63_max_a_minus_b(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="e
     return float(np.max(r["max_a_minus_b"]))
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_holds(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
     """True iff max(a - b) < 0 for every eps of the grid with eps, q >= c*delta (Conj. 6.3)."""
     return bool(conjecture63_max_a_minus_b(c, delta, n_eps, n_q, method, n_sigma) < 0)
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_violated(c=3.0, delta=1e-5, n_eps=1000, n_q=100, method="grid", n_sigma=10000):
     """True iff a - b > 0 somewhere on the grid with eps, q >= c*delta (§6: happens for c < 4)."""
     return bool(conjecture63_max_a_minus_b(c, delta, n_eps, n_q, method, n_sigma) > 0)
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_corner(c, delta=1e-5):
     """a - b at the grid corner q = eps = c*delta, sigma = sigma*(q, eps).
 
@@ -270,7 +262,6 @@ def conjecture63_corner(c, delta=1e-5):
     return float("inf") if s == 0 else float(a_minus_b(min(x, 1.0), s, x))
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_critical_c(delta=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
     """Smallest constant c with a - b <= 0 at the corner q = eps = c*delta (root in c).
 
@@ -285,7 +276,6 @@ def conjecture63_critical_c(delta=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
     return float(find_root(lambda c: conjecture63_corner(c, delta), c_lo, c_hi, xtol=1e-10))
 
 
-@retired_keywords(DELTA_RENAMED)
 def max_delta_gap(delta=1e-5, c=4.0, n_eps=1000, n_q=100, n_sigma=10000):
     """Authors' "max delta error" on the full Fig. 2 grid (printed ~2e-7 in §6).
 
@@ -296,7 +286,6 @@ def max_delta_gap(delta=1e-5, c=4.0, n_eps=1000, n_q=100, n_sigma=10000):
     return float(np.max(a_minus_b_grid(eps, delta, qs, n_sigma)["max_delta_gap"]))
 
 
-@retired_keywords(DELTA_RENAMED)
 def max_a_minus_b_decreasing_in_eps(delta=1e-5, c=4.0, n_eps=1000, n_q=100):
     """True iff the exact per-eps max(a - b) of Fig. 2 is decreasing in eps (§6 remark)."""
     eps, qs = paper_grid(delta, c, n_eps, n_q)
@@ -348,7 +337,6 @@ def theorem62_sufficient_condition_holds(q_values=None, eps_values=None, delta=1
 # ---------------------------------------------------------------------------
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_table(eps_values, delta=1e-5, c=4.0, q_max=0.9999, n_q=100, n_sigma=10000):
     """Per eps: max(a - b) on the authors' grid and exactly, their difference and the grid's resolution.
 
