@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .errors import InternalError, ParameterError
 from . import cf
 
 from . import gaussian
@@ -60,9 +61,11 @@ def _check_common(sigma, q, total_steps, direction, method, bound):
     check_choice("method", method, ("pld", "rdp", "analytic", "cf"))
     check_choice("bound", bound, BOUNDS)
     if method == "rdp" and bound == "lower":
-        raise ValueError("bound must be 'upper' for method 'rdp' (RDP gives upper bounds only)")
+        raise ParameterError("bound", "upper for method 'rdp'", bound,
+                             message="bound must be 'upper' for method 'rdp' (RDP gives upper bounds only)")
     if method == "analytic" and q != 1:
-        raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
+        raise ParameterError("q", "1 for method 'analytic'", q,
+                             message=f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
 
 
 def _rdp_accountant(sigma, q, total_steps):
@@ -141,8 +144,8 @@ class _PLDValue(NamedTuple):
 def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION) -> _PLDValue:
     """Pessimistic value at a converged (or given) discretisation, plus the optimistic one there."""
     if not FINEST_DISCRETIZATION * (1 - 1e-9) <= finest <= COARSEST_DISCRETIZATION * (1 + 1e-9):
-        raise ValueError(f"finest_discretization must be in [{FINEST_DISCRETIZATION:g}, "
-                         f"{COARSEST_DISCRETIZATION:g}] (got {finest!r})")
+        raise ParameterError("finest_discretization", f"in [{FINEST_DISCRETIZATION:g}, {COARSEST_DISCRETIZATION:g}]",
+                             finest)
     if discretization is None:
         up, d, err, ok = _converge(lambda dd: evaluate(True, dd), rel_tol, floor, finest)
     else:
@@ -296,7 +299,8 @@ def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", m
         s = _analytic_sigma(eps, dlt) * math.sqrt(total_steps)
         return AccountingResult(s, "exact", "analytic", {}, s, s)
     if method == "analytic":
-        raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
+        raise ParameterError("q", "1 for method 'analytic'", q,
+                             message=f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
     if method == "rdp":
         s = _calibrate_rdp(eps, dlt, q, total_steps)
         return AccountingResult(s, "upper", "rdp", {"rel_tol": rel_tol}, None, s)
@@ -479,7 +483,7 @@ def _sufficient(g, x, slope, max_steps=60):
             return x
         x += max(gx / abs(slope) if np.isfinite(gx) else 0.5, step)
         step *= 2
-    raise RuntimeError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
+    raise InternalError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
 
 
 def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_remove",
@@ -619,4 +623,4 @@ def _secant(f, x0, slope, tol, max_iter=40, first_may_stop=True):
             if new_slope < 0:
                 slope = new_slope
         x0, f0 = x1, f1
-    raise RuntimeError(f"sigma calibration did not converge near sigma={math.exp(x0):.6g}")
+    raise InternalError(f"sigma calibration did not converge near sigma={math.exp(x0):.6g}")

@@ -59,6 +59,7 @@ import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 
+from .errors import ParameterError
 from . import pld
 
 #: the tail mass dp_accounting's composition window leaves out (≤ τ), which the circular FFT folds back in
@@ -121,7 +122,8 @@ def dominated_pmf(sigma: float, q: float, discretization: float, direction: str,
     the range only sets the accuracy).  q must be < 1 (q = 1 is the Gaussian in closed form).
     """
     if not 0 < q < 1:
-        raise ValueError(f"q must be in (0, 1) for the dominated PLD (got {q!r}); q = 1 is the Gaussian")
+        raise ParameterError("q", "in (0, 1) for the dominated PLD", q,
+                             message=f"q must be in (0, 1) for the dominated PLD (got {q!r}); q = 1 is the Gaussian")
     d = float(discretization)
     loss = _plm.GaussianPrivacyLoss(sigma, sensitivity=sensitivity, pessimistic_estimate=False,
                                     sampling_prob=q, adjacency_type=_DIRECTIONS[direction])

@@ -51,6 +51,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import ParameterError
 from .validation import (
     ONE_WAY_DIRECTIONS,
     check_choice,
@@ -75,7 +76,7 @@ _ELL_MAX = 700.0  # expm1 overflows beyond ~709
 def _check_unit_open(name, value):
     v = float(value)
     if not (0.0 < v < 1.0):
-        raise ValueError(f"{name} must be in (0, 1) (got {value!r})")
+        raise ParameterError(name, "in (0, 1)", value)
     return v
 
 
@@ -186,7 +187,8 @@ class _StepColumns:
     def __init__(self, steps: Sequence[Step]):
         mechs = {s.mechanism for s in steps}
         if len(mechs) != 1:
-            raise ValueError(f"steps must share one mechanism (got {sorted(mechs)})")
+            raise ParameterError("steps", "Steps of one mechanism", steps,
+                                 message=f"steps must share one mechanism (got {sorted(mechs)})")
         self.mechanism = mechs.pop()
         self.k = len(steps)
         self.homogeneous = len(set(steps)) == 1
@@ -379,7 +381,8 @@ def mc_hockey_stick(steps, eps_grid, mc_samples, mc_seed, *, mc_failure_prob=0.0
     """
     steps = list(steps)
     if not steps:
-        raise ValueError("steps must be a non-empty list of Step (got [])")
+        raise ParameterError("steps", "a non-empty list of Step", steps,
+                             message="steps must be a non-empty list of Step (got [])")
     eps = check_finite_list("eps_grid", eps_grid)
     n = check_int("mc_samples", mc_samples, 1)
     seed = check_int("mc_seed", mc_seed, 0)
