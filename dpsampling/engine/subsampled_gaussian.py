@@ -65,7 +65,7 @@ def _arr(x, name):
     return a
 
 
-# one-line ValueErrors naming the parameter (engine.validation); arrays back as float arrays
+# one-line ParameterErrors naming the parameter (engine.validation); arrays back as float arrays
 def _q(q, name="q"):
     return np.asarray(check_rate(q, name), dtype=float)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dpsampling.engine.errors import ParameterError
 
+from . import _checks  # the input layer of account: array-library numbers, σ = 0
 from .spec import TIME_LIMIT, Question, SamplerSpec, check_cost
 
 #: name -> SamplerSpec, in registration order (the order the CLI and the audit list them)
@@ -107,6 +108,13 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     if quantity not in QUANTITIES:
         raise ParameterError("quantity", "one of " + ", ".join(QUANTITIES), quantity)
     method = _method(spec, method)
+    # -- input layer (samplers._checks): array-library numbers as Python numbers; σ = 0 answered exactly
+    sigma, steps, epochs, q, target = _checks.as_numbers(sigma, steps, epochs, q, target)
+    baseline = _checks.non_private(spec, quantity, target, sigma=sigma, steps=steps, epochs=epochs, q=q, bound=bound,
+                                   direction=direction)
+    if baseline is not None:
+        return baseline
+    # --
     one = _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method)
     if one is not None:
         return one

@@ -147,7 +147,7 @@ MAX_C_GRID_SIZE = 10_000_000
 
 
 def c_grid_from_spec(spec=None):
-    """The thresholds 𝒞 of Chua §4.3 from a config value; ValueError naming ``c_grid`` on bad input.
+    """The thresholds 𝒞 of Chua §4.3 from a config value; ParameterError naming ``c_grid`` on bad input.
 
     ``None``: the paper's 𝒞 = {0, 0.01, …, 100} (:data:`DEFAULT_C_GRID`).
     A list: the values themselves (non-empty, finite, strictly increasing).
