@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .errors import InternalError, ParameterError
 from . import cf
 
 from . import gaussian
@@ -32,7 +33,6 @@ from .numerics import find_root
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
     BOUNDS,
-    DELTA_RENAMED,
     DIRECTIONS,
     check_choice,
     check_delta,
@@ -40,7 +40,6 @@ from .validation import (
     check_positive,
     check_rate,
     check_steps,
-    retired_keywords,
 )
 
 #: Default relative accuracy of PLD values: the returned bound is within this
@@ -54,21 +53,6 @@ SECANT_SHARE = 0.01
 COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
 
-
-#: retired keywords of the public functions and what replaces them (a retired name stops with this message)
-RETIRED_KEYWORDS = {
-    "steps": "it is total_steps now (the number of compositions; steps per epoch belong to the samplers: "
-             "dpsampling.account(sampler, ..., steps=..., epochs=...))",
-    "sampler": "the engine knows no sampler (it accounts the Poisson-subsampled Gaussian): ask "
-               "dpsampling.account(sampler, ...) or dpsampling.samplers.<sampler> (WOR is Poisson at σ/2 there)",
-    **DELTA_RENAMED,
-}
-
-
-#: makes a retired keyword of a public function (:data:`RETIRED_KEYWORDS`) stop with a message naming its successor
-_no_retired_keywords = retired_keywords(RETIRED_KEYWORDS)
-
-
 def _check_common(sigma, q, total_steps, direction, method, bound):
     check_positive("sigma", sigma)
     check_rate(q)
@@ -77,9 +61,11 @@ def _check_common(sigma, q, total_steps, direction, method, bound):
     check_choice("method", method, ("pld", "rdp", "analytic", "cf"))
     check_choice("bound", bound, BOUNDS)
     if method == "rdp" and bound == "lower":
-        raise ValueError("bound must be 'upper' for method 'rdp' (RDP gives upper bounds only)")
+        raise ParameterError("bound", "upper for method 'rdp'", bound,
+                             message="bound must be 'upper' for method 'rdp' (RDP gives upper bounds only)")
     if method == "analytic" and q != 1:
-        raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
+        raise ParameterError("q", "1 for method 'analytic'", q,
+                             message=f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
 
 
 def _rdp_accountant(sigma, q, total_steps):
@@ -158,8 +144,8 @@ class _PLDValue(NamedTuple):
 def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DISCRETIZATION) -> _PLDValue:
     """Pessimistic value at a converged (or given) discretisation, plus the optimistic one there."""
     if not FINEST_DISCRETIZATION * (1 - 1e-9) <= finest <= COARSEST_DISCRETIZATION * (1 + 1e-9):
-        raise ValueError(f"finest_discretization must be in [{FINEST_DISCRETIZATION:g}, "
-                         f"{COARSEST_DISCRETIZATION:g}] (got {finest!r})")
+        raise ParameterError("finest_discretization", f"in [{FINEST_DISCRETIZATION:g}, {COARSEST_DISCRETIZATION:g}]",
+                             finest)
     if discretization is None:
         up, d, err, ok = _converge(lambda dd: evaluate(True, dd), rel_tol, floor, finest)
     else:
@@ -173,7 +159,6 @@ def _pld_value(evaluate, bound, rel_tol, discretization, floor, finest=FINEST_DI
     return _PLDValue(value, lo, up, acc, () if ok else ("not_converged",))
 
 
-@_no_retired_keywords
 def _not_pld(quantity, target, s, q, total_steps, direction, method, rel_tol) -> AccountingResult:
     """δ(ε) or ε(δ) (``quantity``) by method analytic (the Gaussian at σ/√total_steps, exact), rdp (dp_accounting's
     RDP accountant, upper) or cf (Zhu et al. φ accountant: an estimate ± certified error; bound unused)."""
@@ -241,7 +226,6 @@ def _below_floor(quantity, target, s, q, total_steps, direction, bound, rel_tol,
                             flags + tuple(r["flags"]))
 
 
-@_no_retired_keywords
 def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld",
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
@@ -293,7 +277,6 @@ def _check_calibration(epsilon, delta, qs, total_steps, direction):
     check_choice("direction", direction, DIRECTIONS)
 
 
-@_no_retired_keywords
 def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", method="pld",
                     rel_tol=DEFAULT_REL_TOL) -> AccountingResult:
     """Smallest σ such that the mechanism is (ε, δ)-DP, to relative accuracy ``rel_tol``.
@@ -319,7 +302,8 @@ def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", m
         s = _analytic_sigma(eps, dlt) * math.sqrt(total_steps)
         return AccountingResult(s, "exact", "analytic", {}, s, s)
     if method == "analytic":
-        raise ValueError(f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
+        raise ParameterError("q", "1 for method 'analytic'", q,
+                             message=f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
     if method == "rdp":
         s = _calibrate_rdp(eps, dlt, q, total_steps)
         return AccountingResult(s, "upper", "rdp", {"rel_tol": rel_tol}, None, s)
@@ -508,10 +492,9 @@ def _sufficient(g, x, slope, max_steps=60):
             return x
         x += max(gx / abs(slope) if np.isfinite(gx) else 0.5, step)
         step *= 2
-    raise RuntimeError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
+    raise InternalError(f"sigma calibration: no sufficient sigma found up to {math.exp(x):.6g}")
 
 
-@_no_retired_keywords
 def calibrate_sigma_curve(epsilon, delta, qs, *, total_steps, direction="add_remove",
                           rel_tol=DEFAULT_REL_TOL) -> list[AccountingResult]:
     """:func:`calibrate_sigma` (method pld) for many sampling rates at once.
@@ -649,4 +632,4 @@ def _secant(f, x0, slope, tol, max_iter=40, first_may_stop=True):
             if new_slope < 0:
                 slope = new_slope
         x0, f0 = x1, f1
-    raise RuntimeError(f"sigma calibration did not converge near sigma={math.exp(x0):.6g}")
+    raise InternalError(f"sigma calibration did not converge near sigma={math.exp(x0):.6g}")

@@ -59,8 +59,8 @@ import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 
+from .errors import ParameterError
 from . import pld
-from .validation import DELTA_RENAMED, retired_keywords
 
 #: the tail mass dp_accounting's composition window leaves out (≤ τ), which the circular FFT folds back in
 FOLD_MASS = pld.TAIL_MASS_TRUNCATION
@@ -122,7 +122,8 @@ def dominated_pmf(sigma: float, q: float, discretization: float, direction: str,
     the range only sets the accuracy).  q must be < 1 (q = 1 is the Gaussian in closed form).
     """
     if not 0 < q < 1:
-        raise ValueError(f"q must be in (0, 1) for the dominated PLD (got {q!r}); q = 1 is the Gaussian")
+        raise ParameterError("q", "in (0, 1) for the dominated PLD", q,
+                             message=f"q must be in (0, 1) for the dominated PLD (got {q!r}); q = 1 is the Gaussian")
     d = float(discretization)
     loss = _plm.GaussianPrivacyLoss(sigma, sensitivity=sensitivity, pessimistic_estimate=False,
                                     sampling_prob=q, adjacency_type=_DIRECTIONS[direction])
@@ -220,7 +221,6 @@ def delta(eps, sigma, q, total_steps, direction, discretization):
     return max(0.0, max(vals))
 
 
-@retired_keywords(DELTA_RENAMED)
 def epsilon(delta, sigma, q, total_steps, direction, discretization):
     """A lower bound on ε(δ) after ``total_steps`` compositions, per direction in two readings of the dominated
     pmf's ε: ε₀ at δ + the error bound over all bins (below ε₀ the pair's δ exceeds δ), then ε₁ at δ + the

@@ -1,6 +1,7 @@
-"""The one exception for bad input: :class:`ParameterError` carries the parameter it is about.
+"""The package's two exceptions: :class:`ParameterError` for bad input (it carries the parameter it is about)
+and :class:`InternalError` for a broken internal invariant (a bug, not the caller's input).
 
-Importing it costs nothing (no numpy), so the command line can catch it before any accountant loads.
+Importing them costs nothing (no numpy), so the command line can catch them before any accountant loads.
 """
 
 from __future__ import annotations

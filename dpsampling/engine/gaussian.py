@@ -17,7 +17,7 @@ import numpy as np
 
 from .numerics import find_root, log1mexp, log_norm_cdf
 from .subsampled_gaussian import sigma_one_step
-from .validation import DELTA_RENAMED, check_delta, check_epsilon, check_positive, retired_keywords
+from .validation import check_delta, check_epsilon, check_positive
 
 
 def log_delta(epsilon, sigma):
@@ -41,7 +41,6 @@ def delta(epsilon, sigma):
     return np.exp(log_delta(epsilon, sigma))
 
 
-@retired_keywords(DELTA_RENAMED)
 def epsilon(delta, sigma):
     """Smallest ε ≥ 0 with δ(ε) ≤ ``delta`` (exact up to root-finding tolerance 1e-12)."""
     check_delta(delta)
@@ -55,7 +54,6 @@ def epsilon(delta, sigma):
     return find_root(lambda e: log_delta(e, sigma) - log_target, 0.0, hi, xtol=1e-13, rtol=1e-13)
 
 
-@retired_keywords(DELTA_RENAMED)
 def sigma(epsilon, delta):
     """Smallest σ with the Gaussian mechanism (sensitivity 1) (ε, δ)-DP: the analytic calibration
     (Balle & Wang 2018).  The Gaussian is the q = 1 one-step subsampled Gaussian, so this is the engine's

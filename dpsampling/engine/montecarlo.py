@@ -15,8 +15,7 @@ points the estimate is within
     α = sqrt(ln(2|E|/β) / (2N))     of the truth at every ε, w.p. ≥ 1 - β,
 
 equivalently N = ⌈ln(2|E|/β) / (2α²)⌉ (``hoeffding_samples``).  In the code N is ``mc_samples``, β
-``mc_failure_prob`` and α ``mc_half_width`` (the library's Monte Carlo names; the retired ``n``, ``seed``,
-``beta``, ``alpha`` stop with a message naming them).
+``mc_failure_prob`` and α ``mc_half_width`` (the library's Monte Carlo names).
 
 Dominating pairs (Prop. 9, App. A; the shift Δ is the sensitivity: Δ = 1 for Poisson, Δ = 2 for WOR
 because the WOR pair N(-b)/N(-b+2) is a shifted substitution pair; the caller picks Δ):
@@ -52,16 +51,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import ParameterError
 from .validation import (
-    MC_RENAMED,
     ONE_WAY_DIRECTIONS,
     check_choice,
     check_finite_list,
     check_int,
     check_positive,
     check_rate,
-    retired_function,
-    retired_keywords,
 )
 
 MECHANISMS = ("laplace", "gaussian")
@@ -79,14 +76,13 @@ _ELL_MAX = 700.0  # expm1 overflows beyond ~709
 def _check_unit_open(name, value):
     v = float(value)
     if not (0.0 < v < 1.0):
-        raise ValueError(f"{name} must be in (0, 1) (got {value!r})")
+        raise ParameterError(name, "in (0, 1)", value)
     return v
 
 
 # --------------------------------------------------------------------------
 # Hoeffding
 # --------------------------------------------------------------------------
-@retired_keywords(MC_RENAMED)
 def hoeffding_samples(mc_half_width, mc_failure_prob, n_eps):
     """Samples N = ⌈ln(2|E|/β)/(2α²)⌉ for accuracy ±α (``mc_half_width``) at |E| points w.p. 1-β
     (β = ``mc_failure_prob``; App. B.2).
@@ -100,7 +96,6 @@ def hoeffding_samples(mc_half_width, mc_failure_prob, n_eps):
     return math.ceil(math.log(2.0 * m / b) / (2.0 * a * a))
 
 
-@retired_keywords(MC_RENAMED)
 def hoeffding_half_width(mc_samples, mc_failure_prob, n_eps):
     """Half-width α = sqrt(ln(2|E|/β)/(2N)) of the simultaneous 1-β band from N = ``mc_samples`` samples
     (β = ``mc_failure_prob``; App. B.2)."""
@@ -110,7 +105,6 @@ def hoeffding_half_width(mc_samples, mc_failure_prob, n_eps):
     return math.sqrt(math.log(2.0 * m / b) / (2.0 * nn))
 
 
-@retired_keywords(MC_RENAMED)
 def hoeffding_confidence(mc_samples, mc_half_width, n_eps):
     """1 - β with β = 2|E|·exp(-2Nα²): simultaneous confidence of the ±α band (N = ``mc_samples``,
     α = ``mc_half_width``; App. B.2).
@@ -123,9 +117,6 @@ def hoeffding_confidence(mc_samples, mc_half_width, n_eps):
     return 1.0 - 2.0 * m * math.exp(-2.0 * nn * a * a)
 
 
-#: the retired names of the Hoeffding helpers: calling one stops with a message naming its successor
-hoeffding_n = retired_function("hoeffding_n", "hoeffding_samples(mc_half_width, mc_failure_prob, n_eps)")
-hoeffding_alpha = retired_function("hoeffding_alpha", "hoeffding_half_width(mc_samples, mc_failure_prob, n_eps)")
 
 
 # --------------------------------------------------------------------------
@@ -196,7 +187,8 @@ class _StepColumns:
     def __init__(self, steps: Sequence[Step]):
         mechs = {s.mechanism for s in steps}
         if len(mechs) != 1:
-            raise ValueError(f"steps must share one mechanism (got {sorted(mechs)})")
+            raise ParameterError("steps", "Steps of one mechanism", steps,
+                                 message=f"steps must share one mechanism (got {sorted(mechs)})")
         self.mechanism = mechs.pop()
         self.k = len(steps)
         self.homogeneous = len(set(steps)) == 1
@@ -378,17 +370,7 @@ class MCCurve:
     def upper(self):
         return np.clip(self.estimate + self.mc_half_width, 0.0, 1.0)
 
-    def __getattr__(self, name):  # only reached for a missing attribute: a retired field names its successor
-        if name in _FIELD_RENAMED:
-            raise AttributeError(f"MCCurve has no field {name!r}: it was renamed {_FIELD_RENAMED[name]}")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
-
-#: retired MCCurve fields -> their name now
-_FIELD_RENAMED = {"alpha": "mc_half_width", "n": "mc_samples", "beta": "mc_failure_prob", "seed": "mc_seed"}
-
-
-@retired_keywords(MC_RENAMED)
 def mc_hockey_stick(steps, eps_grid, mc_samples, mc_seed, *, mc_failure_prob=0.01, chunk_size=2**15):
     """H_{e^ε}(P_1×…×P_k ‖ Q_1×…×Q_k) by Monte Carlo (App. B.2), one Step per factor.
 
@@ -399,7 +381,8 @@ def mc_hockey_stick(steps, eps_grid, mc_samples, mc_seed, *, mc_failure_prob=0.0
     """
     steps = list(steps)
     if not steps:
-        raise ValueError("steps must be a non-empty list of Step (got [])")
+        raise ParameterError("steps", "a non-empty list of Step", steps,
+                             message="steps must be a non-empty list of Step (got [])")
     eps = check_finite_list("eps_grid", eps_grid)
     n = check_int("mc_samples", mc_samples, 1)
     seed = check_int("mc_seed", mc_seed, 0)
@@ -426,7 +409,6 @@ def mc_hockey_stick(steps, eps_grid, mc_samples, mc_seed, *, mc_failure_prob=0.0
                    mc_samples=n, mc_failure_prob=beta, mc_seed=seed, params={"steps": tuple(steps)})
 
 
-@retired_keywords(MC_RENAMED)
 def mc_privacy_curve(mechanism, scale, q, total_steps, eps_grid, mc_samples, mc_seed, shift=1.0,
                      direction="add", *, mc_failure_prob=0.01, chunk_size=2**15):
     """Monte Carlo δ(ε) of the ``total_steps``-fold (the paper's k) subsampled Laplace/Gaussian mechanism (App. B.2).

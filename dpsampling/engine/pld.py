@@ -41,7 +41,6 @@ from dp_accounting.pld import privacy_loss_mechanism as _plm
 from scipy import fft, special
 
 from .numerics import fft_error
-from .validation import DELTA_RENAMED, retired_keywords
 
 
 
@@ -433,14 +432,12 @@ def delta(eps, sigma, q, total_steps, direction, pessimistic, discretization):
     return np.maximum.reduce(vals)
 
 
-@retired_keywords(DELTA_RENAMED)
 def epsilon(delta, sigma, q, total_steps, direction, pessimistic, discretization):
     """ε(δ) from the composed PLD (inf when δ is below the infinity mass)."""
     pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
     return pld_epsilon(pld, delta, direction)
 
 
-@retired_keywords(DELTA_RENAMED)
 def pld_epsilon(pld, delta, direction="add_remove"):
     """ε(δ) of a dp_accounting PLD (max over ``direction``'s pmfs), read off by :func:`epsilon_for_delta`."""
     return max(float(epsilon_for_delta(p, float(delta))) for p in direction_pmfs(pld, direction))
@@ -501,7 +498,6 @@ def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
 _EPS_BLOCK, _EPS_BLOCK_MAX = 4096, 1 << 18
 
 
-@retired_keywords(DELTA_RENAMED)
 def epsilon_for_delta(pmf, delta: float):
     """= ``pmf.get_epsilon_for_delta(δ)`` of dp_accounting 0.6, the same float, for a dense pmf.
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import math
 
+from .errors import InternalError, ParameterError
 from . import cf, dominated_pld, gaussian, pld
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
-from .validation import DELTA_RENAMED, retired_keywords
 
 #: end labels
 UPPER_PLD = "pessimistic PLD"
@@ -52,7 +52,7 @@ def _label(lo_method, up_method):
 
 def _result(lo, up, lo_m, up_m, acc, flags, rel_tol):
     if lo > up * (1 + 1e-12):  # both ends are certified, so a crossed interval means a bug: never print it
-        raise RuntimeError(f"crossed interval: lower {lo!r} ({lo_m}) > upper {up!r} ({up_m}); please report")
+        raise InternalError(f"crossed interval: lower {lo!r} ({lo_m}) > upper {up!r} ({up_m}); please report")
     width = (up - lo) / up if 0 < up < math.inf else (0.0 if up == 0 else math.inf)
     flags = tuple(flags) + (("not_converged",) if width > rel_tol else ())
     acc = dict(acc, rel_tol=rel_tol, rel_width=width, est_rel_error=width, lower_method=lo_m, upper_method=up_m)
@@ -66,7 +66,7 @@ def _exact(v):
 def _check_finest(finest):
     finest = DEFAULT_FINEST if finest is None else float(finest)
     if not LEVELS[-1] * (1 - 1e-9) <= finest <= COARSEST * (1 + 1e-9):
-        raise ValueError(f"finest_discretization must be in [{LEVELS[-1]:g}, {COARSEST:g}] (got {finest!r})")
+        raise ParameterError("finest_discretization", f"in [{LEVELS[-1]:g}, {COARSEST:g}]", finest)
     return finest
 
 
@@ -119,11 +119,10 @@ def _with_cf(lo, up, d, widths, fn, target, s, q, steps, direction, rel_tol):
 def _cf(fn, target, sigma, q, steps, direction, rel_tol):
     try:
         return fn(float(target), sigma, q, steps, direction, rel_tol)
-    except (cf.CFAccuracyError, ValueError, OverflowError, FloatingPointError):
-        return None
+    except (cf.CFAccuracyError, ValueError, ArithmeticError):  # the φ accountant cannot answer here (e.g. a δ
+        return None  # so small that its error budget underflows): the PLD pair's interval stands alone
 
 
-@retired_keywords(DELTA_RENAMED)
 def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
             discretization=None) -> AccountingResult:
     """ε(δ) as a certified interval (module docstring); ``sigma`` is the Poisson σ (WOR callers pass σ/2)."""
@@ -161,8 +160,10 @@ def _cf_only(fn, target, s, q, steps, direction, rel_tol, acc=None):
     r = _cf(fn, target, s, q, steps, direction, rel_tol)
     if r is None:
         if "pld_upper" not in acc:
-            raise ValueError(f"delta {target!r} is below the PLD reliability floor {RELIABLE_DELTA_FLOOR:g} and the "
-                             f"φ accountant cannot certify it here; use a larger delta")
+            raise ParameterError("delta", f">= {RELIABLE_DELTA_FLOOR:g} for these inputs", target,
+                                 message=f"delta {target!r} is below the PLD reliability floor "
+                                         f"{RELIABLE_DELTA_FLOOR:g} and the φ accountant cannot certify it here; "
+                                         f"use a larger delta")
         return AccountingResult(acc["pld_upper"], "estimate", UPPER_PLD, acc, acc["pld_lower"], acc["pld_upper"],
                                 (BELOW_FLOOR_FLAG, "cf_unavailable"))
     acc["cf_err"] = r["accuracy"]["err"]
@@ -182,7 +183,6 @@ def _log_gap_lower(eps, log_t, q, steps, direction, d):
     return g
 
 
-@retired_keywords(DELTA_RENAMED)
 def insufficient_sigma(epsilon_value, delta, *, q, total_steps, sigma_sufficient, discretization,
                        direction="add_remove", rel_tol=1e-3):
     """A σ that is provably insufficient: the dominated PLD at ``discretization`` shows δ(ε) > δ_target there.
@@ -204,7 +204,7 @@ def insufficient_sigma(epsilon_value, delta, *, q, total_steps, sigma_sufficient
             break
         hi, step = x, 2 * step
     if lo is None:
-        raise RuntimeError(f"no provably insufficient sigma found below {sigma_sufficient:g}")
+        raise InternalError(f"no provably insufficient sigma found below {sigma_sufficient:g}")
     for _ in range(60):  # regula falsi aimed just below the root, kept inside the bracket [lo, hi]
         if hi - lo <= tol:
             break

@@ -39,6 +39,7 @@ import numpy as np
 from numpy.polynomial.legendre import leggauss
 from scipy.special import erfcx, ndtri
 
+from .errors import ParameterError
 from .numerics import log1mexp, log_norm_cdf, log_norm_sf, logsubexp
 from .validation import check_choice, check_delta, check_epsilon, check_positive, check_rate
 
@@ -61,11 +62,11 @@ _GL_X, _GL_W = leggauss(16)
 def _arr(x, name):
     a = np.asarray(x, dtype=float)
     if np.any(np.isnan(a)):
-        raise ValueError(f"{name} must not be NaN (got {x!r})")
+        raise ParameterError(name, "not NaN", x, message=f"{name} must not be NaN (got {x!r})")
     return a
 
 
-# one-line ValueErrors naming the parameter (engine.validation); arrays back as float arrays
+# one-line ParameterErrors naming the parameter (engine.validation); arrays back as float arrays
 def _q(q, name="q"):
     return np.asarray(check_rate(q, name), dtype=float)
 

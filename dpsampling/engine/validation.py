@@ -2,12 +2,14 @@
 
 Every check raises :class:`ParameterError` (a ``ValueError``) carrying the parameter, the allowed
 range and the offending value (one line of text naming all three), so the CLI names the flag from
-``param`` and the pipeline passes the message on unchanged.
+``param`` and the pipeline passes the message on unchanged.  A number may come from any array library
+(a numpy, JAX or torch scalar or 0-d array): every check reads it through :func:`as_number` and returns it
+as a Python number.
 """
 
 from __future__ import annotations
 
-import functools
+import operator
 
 import numpy as np
 
@@ -20,42 +22,43 @@ ONE_WAY_DIRECTIONS = ("add", "remove")
 #: the accountants of :mod:`dpsampling.engine.accountant`
 METHODS = ("pld", "rdp", "analytic", "cf")
 BOUNDS = ("upper", "lower")
-#: the δ target's retired keyword: one name per concept, ``delta``
-DELTA_RENAMED = {"delta_target": "it was renamed delta"}
-#: the retired Monte Carlo keywords (one name per concept: mc_samples, mc_seed, mc_failure_prob, mc_half_width)
-MC_RENAMED = {"n": "it was renamed mc_samples", "seed": "it was renamed mc_seed",
-              "beta": "it was renamed mc_failure_prob", "alpha": "it was renamed mc_half_width"}
 
 
-def retired_keywords(retired):
-    """Decorator: a call passing a keyword of ``retired`` (old name -> text naming its successor) stops with a
-    TypeError naming the function, the old keyword and that text, instead of Python's bare 'unexpected keyword'."""
-    def decorate(f):
-        @functools.wraps(f)
-        def checked(*args, **kwargs):
-            for old in retired.keys() & kwargs.keys():
-                raise TypeError(f"{f.__name__}() has no parameter {old!r}: {retired[old]}")
-            return f(*args, **kwargs)
+def as_number(value):
+    """``value`` as a Python ``int``/``float`` when it is one number of any array library, else unchanged.
 
-        return checked
-
-    return decorate
-
-
-def retired_function(old, new):
-    """A stand-in for the public function ``old`` that was renamed: calling it stops with a TypeError naming
-    ``new`` (the successor with its parameters), so old code fails with the way forward instead of a bare
-    AttributeError (and ``from module import old`` still works)."""
-    def retired(*args, **kwargs):
-        raise TypeError(f"{old}() was renamed {new}")
-
-    retired.__name__ = retired.__qualname__ = old
-    retired.__doc__ = f"Retired: renamed {new}."
-    return retired
+    A numpy scalar, a 0-d numpy/JAX/torch array or any object with ``.item()`` and an empty (or no) ``shape``
+    gives ``value.item()``; else an object with ``__index__`` gives that integer, and one with ``__float__``
+    that float.  Bools, lists, arrays with dimensions and strings come back as they are (the checks decide).
+    No array library is imported: the tests are on the protocol, not on the type."""
+    if value is None or type(value) in (bool, int, float) or isinstance(value, (str, bytes, list, tuple, dict)):
+        return value  # (np.float64 subclasses float: it is converted below)
+    shape = getattr(value, "shape", None)
+    if hasattr(value, "item") and (shape is None or tuple(shape) == ()):
+        try:
+            return value.item()
+        except (TypeError, ValueError):
+            return value
+    if shape is not None:
+        return value
+    if hasattr(value, "__index__"):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    if hasattr(value, "__float__"):
+        try:
+            return float(value)
+        except (TypeError, ValueError):
+            return value
+    return value
 
 
 def _values(x):
-    return np.atleast_1d(np.asarray(x, dtype=float))
+    try:
+        return np.atleast_1d(np.asarray(as_number(x), dtype=float))
+    except (TypeError, ValueError):
+        return np.array([np.nan])  # not a number: every check below fails on it
 
 
 def _fail(name, rule, value):
@@ -66,7 +69,7 @@ def check_positive(name, value):
     v = _values(value)
     if v.size == 0 or not np.all(np.isfinite(v)) or np.any(v <= 0):
         _fail(name, "> 0 and finite", value)
-    return value
+    return as_number(value)
 
 
 def check_epsilon(value, name="epsilon", finite=False):
@@ -75,35 +78,40 @@ def check_epsilon(value, name="epsilon", finite=False):
         _fail(name, ">= 0 and finite" if finite else ">= 0", value)
     if finite and not np.all(np.isfinite(v)):
         _fail(name, ">= 0 and finite", value)
-    return value
+    return as_number(value)
 
 
 def check_delta(value, name="delta"):
     v = _values(value)
     if v.size == 0 or np.any(~(v > 0)) or np.any(~(v < 1)):
         _fail(name, "in (0, 1)", value)
-    return value
+    return as_number(value)
 
 
 def check_rate(value, name="q"):
     v = _values(value)
     if v.size == 0 or np.any(~(v > 0)) or np.any(~(v <= 1)):
         _fail(name, "in (0, 1]", value)
-    return value
+    return as_number(value)
 
 
 def check_steps(value, name="steps"):
     v = _values(value)
     if v.size == 0 or np.any(v < 1) or np.any(v != np.round(v)):
         _fail(name, "an integer >= 1", value)
-    return value
+    return as_number(value)
 
 
 def check_int(name, value, low=1):
     """One integer >= ``low`` (bools rejected); returns it as int."""
-    if isinstance(value, bool) or not float(value).is_integer() or int(value) < low:
+    v = as_number(value)
+    try:
+        ok = not isinstance(v, bool) and float(v).is_integer() and int(v) >= low
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
         _fail(name, f"an integer >= {low}", value)
-    return int(value)
+    return int(v)
 
 
 def check_finite_list(name, values):

@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import accountant, gaussian
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR, AccountingResult
 from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
@@ -157,7 +158,7 @@ def poisson_epoch_result(quantity, target, sigma, steps, *, method="pld", bound=
     _, steps = check_sigma_steps(sigma, steps)
     rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
     if not (0 < rel_tol <= 0.1):
-        raise ValueError(f"rel_tol must be in (0, 0.1] (got {rel_tol!r})")
+        raise ParameterError("rel_tol", "in (0, 0.1]", rel_tol)
     finest = None if finest_discretization is None else float(finest_discretization)  # the accountant checks it
     q, s = 1.0 / steps, float(sigma)
     call = accountant.epsilon if quantity == "epsilon" else accountant.delta
@@ -179,9 +180,11 @@ def _check_curves(eps, delta_a, delta_b):
     a = np.asarray(delta_a, dtype=float)
     b = np.asarray(delta_b, dtype=float)
     if x.ndim != 1 or x.size < 2 or np.any(~(np.diff(x) > 0)):
-        raise ValueError("eps must be a strictly increasing 1-D grid with at least 2 points")
+        raise ParameterError("eps", "a strictly increasing 1-D grid with at least 2 points", eps,
+                             message="eps must be a strictly increasing 1-D grid with at least 2 points")
     if a.shape != x.shape or b.shape != x.shape:
-        raise ValueError(f"curves must have the shape of eps {x.shape} (got {a.shape} and {b.shape})")
+        raise ParameterError("delta_a", "curves of the shape of eps", (delta_a, delta_b),
+                             message=f"curves must have the shape of eps {x.shape} (got {a.shape} and {b.shape})")
     return x, a, b
 
 
@@ -349,7 +352,7 @@ def one_epoch(quantity, target, *, sampler, sigma, steps, method="pld", bound="u
     ``rel_tol``, ``discretization``, ``finest_discretization`` apply to it only).
     """
     if sampler not in CHUA_SAMPLERS:
-        raise ValueError(f"sampler must be one of {', '.join(CHUA_SAMPLERS)} (got {sampler!r})")
+        raise ParameterError("sampler", f"one of {', '.join(CHUA_SAMPLERS)}", sampler)
     if sampler == "deterministic":
         return deterministic_result(quantity, target, sigma)
     if sampler == "shuffle":

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.cf import CFAccuracyError
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 from dpsampling.engine.validation import check_choice
@@ -32,7 +33,8 @@ def crossval_pld(sampler, sigma, q, steps, delta=None, epsilon=None, direction="
     and value / agrees are NaN / None: the φ accountant gives no number there.
     """
     if (delta is None) == (epsilon is None):
-        raise ValueError("give exactly one of delta (compare ε(δ)) or epsilon (compare δ(ε))")
+        raise ParameterError("delta", "given exactly when epsilon is not", delta,
+                             message="give exactly one of delta (compare ε(δ)) or epsilon (compare δ(ε))")
     check_choice("sampler", sampler, tuple(_SUBSAMPLED))
     mod = _SUBSAMPLED[sampler]
     kw = dict(sigma=sigma, q=q, steps=steps, direction=direction)  # one epoch of ``steps`` steps

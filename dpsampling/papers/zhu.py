@@ -25,6 +25,7 @@ import math
 import numpy as np
 from scipy.special import ndtr, ndtri
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import accountant, gaussian, subsampled_gaussian
 from dpsampling.engine.numerics import bisect, find_root
 from dpsampling.engine.cf import Gaussian, PoissonSubsampled, RandomizedResponse, cf_delta, cf_epsilon
@@ -79,7 +80,7 @@ def hs_subsampled_gaussian(epsilon, sigma, q, direction, sensitivity=1.0):
     check_positive("sensitivity", sensitivity)
     check_rate(q)
     if direction not in ("add", "remove"):
-        raise ValueError(f"direction must be 'add' or 'remove' (got {direction!r})")
+        raise ParameterError("direction", "'add' or 'remove'", direction)
     eps = np.asarray(epsilon, dtype=float)
     # the engine's one-step kernel (Räisä Eq. (45) form, log space, Mills-ratio tail; ε < 0 by the
     # identity H_α(P‖Q) = 1 - α + α H_{1/α}(Q‖P)) at the noise multiplier σ/Δ
@@ -113,7 +114,7 @@ def rdp_gaussian(alpha, sigma=1.0):
 def rdp_randomized_response(alpha, p):
     """D_α(P‖Q) for P = (p, 1-p), Q = (1-p, p), α > 0 (α = 1: KL)."""
     if not 0 < p < 1:
-        raise ValueError(f"p must be in (0, 1) (got {p!r})")
+        raise ParameterError("p", "in (0, 1)", p)
     a = np.asarray(alpha, dtype=float)
     lr = math.log(p / (1 - p))
     t = a - 1.0
@@ -135,7 +136,7 @@ def tradeoff_gaussian(x, sigma=1.0):
 def tradeoff_randomized_response(x, p):
     """Trade-off function of RR with p > 1/2: f_{ε0,0}(x) = max(0, 1-e^{ε0}x, e^{-ε0}(1-x))."""
     if not 0.5 <= p < 1:
-        raise ValueError(f"p must be in [0.5, 1) (got {p!r})")
+        raise ParameterError("p", "in [0.5, 1)", p)
     e0 = math.log(p / (1 - p))
     x = np.asarray(x, dtype=float)
     return np.maximum.reduce([np.zeros_like(x), 1 - math.exp(e0) * x, math.exp(-e0) * (1 - x)])
@@ -386,11 +387,11 @@ def zhu_fig1_curves(panel, mechanism, sigma=1.0, p=_P_FIG1, n_points=200, n_x=16
     ``n_x`` is the x-grid of the f → profile conversion (its error is O(1/n_x)).
     """
     if panel not in ("rdp", "tradeoff", "profile"):
-        raise ValueError(f"panel must be one of rdp, tradeoff, profile (got {panel!r})")
+        raise ParameterError("panel", "one of rdp, tradeoff, profile", panel)
     if mechanism not in ("gaussian", "randomized_response"):
-        raise ValueError(f"mechanism must be gaussian or randomized_response (got {mechanism!r})")
+        raise ParameterError("mechanism", "gaussian or randomized_response", mechanism)
     if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
-        raise ValueError(f"n_points must be an integer >= 2 (got {n_points!r})")
+        raise ParameterError("n_points", "an integer >= 2", n_points)
     gm = mechanism == "gaussian"
     rdp_fn = (lambda a: float(rdp_gaussian(a, sigma))) if gm else (
         lambda a: float(rdp_randomized_response(a, p)))
@@ -445,9 +446,9 @@ def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", boun
     from dp_accounting.rdp.rdp_privacy_accountant import compute_delta
 
     if not (isinstance(steps, (int, np.integer)) and steps >= 1):
-        raise ValueError(f"steps must be an integer >= 1 (got {steps!r})")
+        raise ParameterError("steps", "an integer >= 1", steps)
     if method not in ("cf", "pld", "rdp"):
-        raise ValueError(f"method must be one of cf, pld, rdp (got {method!r})")
+        raise ParameterError("method", "one of cf, pld, rdp", method)
     n_g, n_r = (steps + 1) // 2, steps // 2
     eps = float(epsilon)
     if method == "cf":

@@ -13,6 +13,7 @@ import dataclasses
 
 from dpsampling.engine.errors import ParameterError
 
+from . import _checks  # the input layer of account: array-library numbers, σ = 0
 from .spec import TIME_LIMIT, Question, SamplerSpec, check_cost
 
 #: name -> SamplerSpec, in registration order (the order the CLI and the audit list them)
@@ -121,7 +122,12 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     if quantity not in QUANTITIES:
         raise ParameterError("quantity", "one of " + ", ".join(QUANTITIES), quantity)
     method = _method(spec, method)
+    sigma, steps, epochs, q, target = _checks.as_numbers(sigma, steps, epochs, q, target)
     options = _check_question(spec, quantity, target, sigma, steps, q, method, options)
+    baseline = _checks.non_private(spec, quantity, target, sigma=sigma, steps=steps, epochs=epochs, q=q, bound=bound,
+                                   direction=direction)  # σ = 0, answered exactly
+    if baseline is not None:
+        return dataclasses.replace(baseline, relation=spec.relation)
     one = _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method)
     if one is not None:
         return dataclasses.replace(one, relation=spec.relation)

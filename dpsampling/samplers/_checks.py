@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, check_rate, check_steps
+from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.validation import (as_number, check_choice, check_delta, check_epsilon, check_positive,
+                                          check_rate, check_steps)
 
 QUANTITIES = ("epsilon", "delta")
 
 
 def check_sigma_steps(sigma, steps):
+    sigma, steps = as_number(sigma), as_number(steps)
     check_positive("sigma", sigma)
     if np.ndim(sigma) != 0:
         raise ParameterError("sigma", "a single number > 0", sigma,
@@ -21,35 +26,38 @@ def check_sigma_steps(sigma, steps):
     return float(sigma), int(steps)
 
 
-
 def check_quantity(quantity, target):
     if quantity not in QUANTITIES:
         raise ParameterError("quantity", f"one of {', '.join(QUANTITIES)}", quantity)
+    target = as_number(target)
     if np.ndim(target) != 0:
         raise ParameterError('delta' if quantity == 'epsilon' else 'epsilon', "a single number", target)
     (check_delta if quantity == "epsilon" else check_epsilon)(target)
     return float(target)
 
 
-
 def check_one_epoch(q, steps, sampler):
     """Deterministic, shuffle and balls-and-bins batching have T batches per epoch (one per step): q must be 1/T."""
-    check_rate(q)
-    check_steps(steps)
+    q, steps = check_rate(q), check_steps(steps)
     if abs(float(q) * float(steps) - 1.0) > 1e-6:
         raise ParameterError("q", f"1/steps = {1.0 / float(steps):.6g} for sampler '{sampler}'", q,
                              message=f"q must be 1/steps = {1.0 / float(steps):.6g} for sampler '{sampler}' (one batch "
                                      f"per step, steps batches per epoch) (got q={q!r}, steps={steps!r})")
 
 
-
 def check_epochs(epochs, sampler, multi_epoch=False):
     """``epochs`` is an integer >= 1; samplers analysed for one epoch only accept 1."""
-    if isinstance(epochs, bool) or np.ndim(epochs) != 0 or epochs != int(epochs) or epochs < 1:
+    epochs = as_number(epochs)
+    try:
+        ok = not isinstance(epochs, bool) and np.ndim(epochs) == 0 and float(epochs).is_integer() and epochs >= 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
         raise ParameterError("epochs", "an integer >= 1", epochs)
     if not multi_epoch and epochs != 1:
-        raise ParameterError("epochs", "1", epochs, message=f"epochs != 1 not yet supported for sampler '{sampler}' (one epoch of steps batches, "
-                         f"Chua et al. §3) (got epochs={epochs!r})")
+        raise ParameterError("epochs", "1", epochs,
+                             message=f"epochs != 1 not yet supported for sampler '{sampler}' (one epoch of steps "
+                                     f"batches, Chua et al. §3) (got epochs={epochs!r})")
     return int(epochs)
 
 
@@ -57,3 +65,85 @@ def check_bound(bound, sampler, allowed):
     if bound not in allowed:
         raise ParameterError("bound", f"one of {', '.join(allowed)} for sampler '{sampler}'", bound)
     return bound
+
+
+def as_numbers(sigma, steps, epochs, q, target):
+    """The numbers of one question of :func:`dpsampling.samplers.account` as Python numbers when they come from
+    an array library (:func:`~dpsampling.engine.validation.as_number`; a σ target (ε, δ) element-wise)."""
+    if isinstance(target, (tuple, list)):
+        target = type(target)(as_number(t) for t in target)
+    else:
+        target = as_number(target)
+    return as_number(sigma), as_number(steps), as_number(epochs), as_number(q), target
+
+
+#: the method of a σ = 0 answer (:func:`non_private`)
+NON_PRIVATE_METHOD = "sigma = 0 (noiseless sums, closed form)"
+
+
+def non_private(spec, quantity, target, *, sigma, steps, epochs, q, bound, direction):
+    """ε(δ) or δ(ε) of a run without noise (σ = 0, a non-private baseline), exactly (kind ``exact``); None when
+    σ is not 0 or the quantity is σ.  With σ = 0 each step releases the exact sum of its batch's clipped
+    gradients, so two neighbouring datasets (the record's gradient of norm 1 against it absent or 0, every other
+    gradient 0) give disjoint outputs whenever the record is in a batch, and equal outputs otherwise:
+
+    * one batch per step (``spec.batch == "one_per_step"``): the record is in a batch of every epoch, so
+      δ(ε) = 1 for every ε and ε(δ) = ∞ for every δ < 1, in every direction;
+    * a free rate q (``"rate"``) over T = steps·epochs independent steps, the record is never drawn with
+      probability (1-q)^T.  Remove (P = the run with the record): δ(ε) = 1-(1-q)^T for every ε ≥ 0, the mass
+      of P off the all-zero output; add: δ(ε) = max(0, 1-e^ε(1-q)^T), the all-zero output's mass under the run
+      without the record (1) against e^ε times its mass under the run with it; add_remove is their maximum,
+      1-(1-q)^T.  So ε(δ) = ∞ when δ < 1-(1-q)^T and 0 otherwise (add: max(0, log(1-δ) - T·log(1-q))).
+      These are the σ → 0 limits of Poisson's dominating pairs, which are tight.  Under replace-one (the two
+      records' sums differ whenever drawn) both orders give 1-(1-q)^T; only ``add_remove`` is answered there.
+
+    Any other batch model (a capped rate: truncation may drop the record) is refused with a ParameterError on
+    ``sigma``.  The other inputs are checked as the samplers check them."""
+    if quantity not in QUANTITIES:
+        return None
+    sigma = as_number(sigma)
+    if isinstance(sigma, bool) or np.ndim(sigma) != 0 or not isinstance(sigma, (int, float)) or sigma != 0:
+        return None
+    target = check_quantity(quantity, target)
+    steps = _one_int(steps, "steps")
+    epochs = check_epochs(epochs, spec.name, multi_epoch=True)
+    check_choice("direction", direction, spec.directions)
+    if bound not in (None, "upper", "lower", "exact"):
+        raise ParameterError("bound", "one of upper, lower, exact", bound)
+    total = steps * epochs
+    if spec.batch == "one_per_step":
+        if q is not None:
+            check_one_epoch(q, steps, spec.name)
+        drawn = 1.0  # P(the record is in some batch)
+        log_missed = -math.inf
+    elif spec.batch == "rate":
+        if q is None:
+            raise ParameterError("q", "in (0, 1] (the sampling rate is required)", q,
+                                 message=f"q (the sampling rate) is required for sampler '{spec.name}'")
+        q = check_rate(q)
+        if np.ndim(q) != 0:
+            raise ParameterError("q", "a single number in (0, 1]", q)
+        q = float(q)
+        log_missed = total * math.log1p(-q) if q < 1 else -math.inf  # log (1-q)^T
+        drawn = -math.expm1(log_missed)
+        if spec.relation == "replace_one" and direction != "add_remove":
+            raise ParameterError("direction", f"add_remove for sampler '{spec.name}' at sigma = 0", direction)
+    else:
+        raise ParameterError("sigma", f"> 0 for sampler '{spec.name}' (sigma = 0 is answered for samplers with a "
+                                      "free rate or one batch per step)", sigma)
+    add = direction == "add" and spec.batch == "rate"
+    if quantity == "delta":
+        value = (1.0 if log_missed == -math.inf else max(0.0, -math.expm1(target + log_missed))) if add else drawn
+    elif add:
+        value = max(0.0, math.log1p(-target) - log_missed)
+    else:
+        value = math.inf if target < drawn else 0.0
+    accuracy = {"sigma": 0.0, "total_steps": total, "p_drawn": drawn}
+    return AccountingResult(value, "exact", NON_PRIVATE_METHOD, accuracy, value, value)
+
+
+def _one_int(value, name):
+    value = as_number(value)
+    if isinstance(value, bool) or np.ndim(value) != 0:
+        raise ParameterError(name, "an integer >= 1", value)
+    return int(check_steps(value, name=name))

@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_delta, check_epsilon, scalar_or_array
@@ -147,7 +148,7 @@ MAX_C_GRID_SIZE = 10_000_000
 
 
 def c_grid_from_spec(spec=None):
-    """The thresholds 𝒞 of Chua §4.3 from a config value; ValueError naming ``c_grid`` on bad input.
+    """The thresholds 𝒞 of Chua §4.3 from a config value; ParameterError naming ``c_grid`` on bad input.
 
     ``None``: the paper's 𝒞 = {0, 0.01, …, 100} (:data:`DEFAULT_C_GRID`).
     A list: the values themselves (non-empty, finite, strictly increasing).
@@ -162,30 +163,37 @@ def c_grid_from_spec(spec=None):
         missing = sorted({"start", "stop", "step"} - set(spec))
         extra = sorted(set(spec) - {"start", "stop", "step"})
         if missing or extra:
-            raise ValueError(f"c_grid must be a list or a mapping with keys start, stop, step "
-                             f"(missing {missing}, unknown {extra})")
+            raise ParameterError("c_grid", "a list or a mapping with keys start, stop, step", spec,
+                                 message=f"c_grid must be a list or a mapping with keys start, stop, step "
+                                         f"(missing {missing}, unknown {extra})")
         try:
             start, stop, step = (float(spec[k]) for k in ("start", "stop", "step"))
         except (TypeError, ValueError):
-            raise ValueError(f"c_grid start, stop, step must be numbers (got {spec!r})") from None
+            raise ParameterError("c_grid", "numbers start, stop, step", spec,
+                                 message=f"c_grid start, stop, step must be numbers (got {spec!r})") from None
         if not all(math.isfinite(v) for v in (start, stop, step)):
-            raise ValueError(f"c_grid start, stop, step must be finite (got {spec!r})")
+            raise ParameterError("c_grid", "finite start, stop, step", spec,
+                                 message=f"c_grid start, stop, step must be finite (got {spec!r})")
         if not step > 0:
-            raise ValueError(f"c_grid step must be > 0 (got {step!r})")
+            raise ParameterError("c_grid", "a step > 0", spec, message=f"c_grid step must be > 0 (got {step!r})")
         if not stop >= start:
-            raise ValueError(f"c_grid stop must be >= start (got start={start!r}, stop={stop!r})")
+            raise ParameterError("c_grid", "stop >= start", spec,
+                                 message=f"c_grid stop must be >= start (got start={start!r}, stop={stop!r})")
         n = math.floor((stop - start) / step + 1e-9) + 1
         if n > MAX_C_GRID_SIZE:
-            raise ValueError(f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {n:,})")
+            raise ParameterError("c_grid", f"at most {MAX_C_GRID_SIZE:,} values", spec,
+                                 message=f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {n:,})")
         return start + step * np.arange(n, dtype=float)
     if isinstance(spec, (str, bytes)) or np.ndim(spec) != 1:
-        raise ValueError(f"c_grid must be a non-empty list of numbers or a mapping {{start, stop, step}} (got {spec!r})")
+        raise ParameterError("c_grid", f"a non-empty list of numbers or a mapping {{start, stop, step}}", spec)
     try:
         c = np.asarray(spec, dtype=float)
     except (TypeError, ValueError):
-        raise ValueError(f"c_grid must contain only numbers (got {spec!r})") from None
+        raise ParameterError("c_grid", "numbers only", spec,
+                             message=f"c_grid must contain only numbers (got {spec!r})") from None
     if c.size > MAX_C_GRID_SIZE:
-        raise ValueError(f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {c.size:,})")
+        raise ParameterError("c_grid", f"at most {MAX_C_GRID_SIZE:,} values", spec,
+                             message=f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {c.size:,})")
     return _check_c_grid(c)
 
 

@@ -43,6 +43,7 @@ import math
 
 import numpy as np
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import lazy
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
 
@@ -85,11 +86,14 @@ def _check_c_grid(c_grid):
         return DEFAULT_C_GRID
     c = np.asarray(c_grid, dtype=float)
     if c.ndim != 1 or c.size == 0:
-        raise ValueError(f"c_grid must be a non-empty 1-D list of numbers (got shape {c.shape})")
+        raise ParameterError("c_grid", "a non-empty 1-D list of numbers", c_grid,
+                             message=f"c_grid must be a non-empty 1-D list of numbers (got shape {c.shape})")
     if not np.all(np.isfinite(c)):
-        raise ValueError("c_grid must contain only finite numbers (got nan or inf)")
+        raise ParameterError("c_grid", "finite numbers only", c_grid,
+                             message="c_grid must contain only finite numbers (got nan or inf)")
     if np.any(np.diff(c) <= 0):
-        raise ValueError("c_grid must be strictly increasing (got a non-increasing step)")
+        raise ParameterError("c_grid", "strictly increasing", c_grid,
+                             message="c_grid must be strictly increasing (got a non-increasing step)")
     return c
 
 
@@ -131,16 +135,17 @@ def _log1m_pow(log_neg_log_phi_b, steps):
 def _check_pair(mean_p, mean_q, sigma, steps):
     for name, m in (("mean_p", mean_p), ("mean_q", mean_q)):
         if np.ndim(m) != 0 or not math.isfinite(float(m)) or float(m) < 0:
-            raise ValueError(f"{name} must be a single finite number >= 0 (got {m!r})")
+            raise ParameterError(name, "a single finite number >= 0", m)
     if float(mean_p) == float(mean_q):
-        raise ValueError(f"mean_p and mean_q must differ (got {mean_p!r} for both)")
+        raise ParameterError("mean_q", "!= mean_p", mean_q,
+                             message=f"mean_p and mean_q must differ (got {mean_p!r} for both)")
     sigma, steps = check_sigma_steps(sigma, steps)
     return float(mean_p), float(mean_q), sigma, steps
 
 
 def _check_epochs(epochs):
     if isinstance(epochs, bool) or np.ndim(epochs) != 0:
-        raise ValueError(f"epochs must be an integer >= 1 (got {epochs!r})")
+        raise ParameterError("epochs", "an integer >= 1", epochs)
     check_steps(epochs, name="epochs")
     return int(epochs)
 
@@ -297,7 +302,9 @@ def slice_edges(mean_p, mean_q, sigma, steps, *, discretization=DEFAULT_DISCRETI
     check_positive("grid_step", step)
     n = int(math.ceil((hi - lo) / step))
     if n > 20_000_000:
-        raise ValueError(f"grid_step too small: {n:,} slices (at most 20,000,000); raise discretization or grid_step")
+        raise ParameterError("discretization", "coarse enough for at most 20,000,000 slices", discretization,
+                             message=f"grid_step too small: {n:,} slices (at most 20,000,000); raise discretization "
+                                     f"or grid_step")
     return lo + step * np.arange(n + 1, dtype=float)
 
 
@@ -400,7 +407,9 @@ def pld_epsilon_lower(delta, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
     """
     check_delta(delta)
     if np.ndim(delta) != 0:
-        raise ValueError(f"delta must be a single number in (0, 1) (got an array of shape {np.shape(delta)})")
+        raise ParameterError("delta", "a single number in (0, 1)", delta,
+                             message=f"delta must be a single number in (0, 1) (got an array of shape "
+                                     f"{np.shape(delta)})")
     if pmfs is None:
         pmfs = optimistic_pmfs(mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
                                direction=direction, log_tail=log_tail, grid_step=grid_step)
@@ -437,9 +446,9 @@ def lower_bound_result(quantity, target, mean_p, mean_q, sigma, steps, *, epochs
     from dpsampling.engine.result import AccountingResult
 
     if quantity not in ("epsilon", "delta"):
-        raise ValueError(f"quantity must be one of epsilon, delta (got {quantity!r})")
+        raise ParameterError("quantity", "one of epsilon, delta", quantity)
     if np.ndim(target) != 0:
-        raise ValueError(f"{'delta' if quantity == 'epsilon' else 'epsilon'} must be a single number (got {target!r})")
+        raise ParameterError("delta" if quantity == "epsilon" else "epsilon", "a single number", target)
     (check_delta if quantity == "epsilon" else check_epsilon)(target)
     epochs = _check_epochs(epochs)
     flags = []

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.validation import check_choice, check_steps
@@ -34,10 +35,11 @@ def _kw(q, steps, epochs, sampler, method, rel_tol, options):
     check_epochs(epochs, sampler, multi_epoch=True)
     check_steps(steps)
     if q is None:
-        raise ValueError(f"q (the sampling rate) is required for sampler '{sampler}'")
+        raise ParameterError("q", "in (0, 1] (the sampling rate is required)", q,
+                             message=f"q (the sampling rate) is required for sampler '{sampler}'")
     rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
     if not (0 < rel_tol <= 0.1):
-        raise ValueError(f"rel_tol must be in (0, 0.1] (got {rel_tol!r})")
+        raise ParameterError("rel_tol", "in (0, 0.1]", rel_tol)
     method = INTERVAL if method is None else method
     check_choice("method", method, (INTERVAL, "pld", "rdp", "analytic", "cf"))
     kw = dict(q=q, total_steps=steps * epochs, method=method, rel_tol=rel_tol)
@@ -46,7 +48,8 @@ def _kw(q, steps, epochs, sampler, method, rel_tol, options):
             kw[k] = options.pop(k)
         options.pop(k, None)
     if options:
-        raise ValueError(f"{sorted(options)[0]} is not an option of sampler '{sampler}'")
+        raise ParameterError(sorted(options)[0], f"not an option of sampler '{sampler}'", options[sorted(options)[0]],
+                             message=f"{sorted(options)[0]} is not an option of sampler '{sampler}'")
     return kw
 
 

@@ -134,7 +134,7 @@ def test_engine_knows_no_sampler():
     samplers map their parameters, e.g. WOR to σ/2, in dpsampling.samplers)."""
     with pytest.raises(TypeError, match="sampler"):
         A.epsilon(1e-5, sigma=1.0, q=0.1, total_steps=10, sampler="wor")
-    with pytest.raises(TypeError, match="'steps': it is total_steps now"):  # the retired name names its successor
+    with pytest.raises(TypeError, match="'steps'"):  # the number of compositions is total_steps
         A.calibrate_sigma(1.0, 1e-5, q=0.1, steps=10)
     for f in (A.delta, A.epsilon, A.calibrate_sigma, A.calibrate_sigma_curve):
         assert "sampler" not in inspect.signature(f).parameters and "total_steps" in inspect.signature(f).parameters

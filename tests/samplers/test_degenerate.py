@@ -69,3 +69,133 @@ def test_sigma_to_infinity_epsilon_is_zero(sampler):
     """σ → ∞: δ(0) falls below the target, so ε = 0 exactly (both ends)."""
     r = account(sampler, "epsilon", 1e-5, sigma=1e6, steps=10, epochs=2, q=0.1 if sampler != "deterministic" else None)
     assert r.value == 0.0 and r.lower == 0.0 and r.upper == 0.0
+
+
+# ---------------------------------------------------------------- σ = 0: a non-private baseline, exactly
+def _p_drawn(q, total_steps):
+    """P(the record is in at least one of total_steps Poisson batches of rate q), 50 digits."""
+    mpmath.mp.dps = 50
+    return 1 - (1 - mpmath.mpf(q)) ** total_steps
+
+
+#: (sampler, steps, epochs, q, P(the record is in some batch))
+SIGMA_ZERO = [("deterministic", 10, 2, None, 1), ("shuffle", 10, 2, None, 1), ("balls_and_bins", 10, 2, None, 1),
+              ("shuffle", 4, 1, 0.25, 1), ("poisson", 10, 3, 0.01, _p_drawn(0.01, 30)),
+              ("wor", 10, 3, 0.01, _p_drawn(0.01, 30)), ("poisson", 7, 1, 1.0, 1),
+              ("poisson", 1000, 1, 1e-12, _p_drawn(1e-12, 1000))]
+
+
+@pytest.mark.parametrize("sampler,steps,epochs,q,drawn", SIGMA_ZERO)
+def test_sigma_zero_is_exact(sampler, steps, epochs, q, drawn):
+    """Noiseless sums: δ(ε) = P(record drawn) for every ε (disjoint outputs when it is), so ε(δ) = ∞ below it."""
+    kw = dict(sigma=0, steps=steps, epochs=epochs, q=q)
+    for eps in (0.0, 1.0, 1e3):
+        r = account(sampler, "delta", eps, **kw)
+        assert r.kind == "exact" and r.lower == r.upper == r.value
+        assert r.value == pytest.approx(float(drawn), rel=1e-12)
+    if float(drawn) > 1e-5:
+        r = account(sampler, "epsilon", 1e-5, **kw)
+        assert r.kind == "exact" and r.value == r.lower == r.upper == float("inf")
+    else:  # the record is drawn with probability below δ: (0, δ)-DP
+        assert account(sampler, "epsilon", 1e-5, **kw).value == 0.0
+
+
+def test_sigma_zero_poisson_add_direction():
+    """Add: the all-zero output has mass 1 without the record and (1-q)^T with it, so δ(ε) = max(0, 1 - e^ε(1-q)^T)
+    and ε(δ) = log(1-δ) - T log(1-q)."""
+    q, steps = 0.01, 100
+    mpmath.mp.dps = 50
+    miss = (1 - mpmath.mpf(q)) ** steps
+    for eps in (0.0, 0.5, 1.0, 5.0):
+        r = account("poisson", "delta", eps, sigma=0, steps=steps, q=q, direction="add")
+        assert r.kind == "exact" and r.value == pytest.approx(float(max(0, 1 - mpmath.exp(eps) * miss)), abs=1e-15)
+    for delta in (1e-5, 0.1, 0.5):
+        r = account("poisson", "epsilon", delta, sigma=0, steps=steps, q=q, direction="add")
+        assert r.kind == "exact" and r.value == pytest.approx(float(mpmath.log(1 - mpmath.mpf(delta)) - mpmath.log(miss)),
+                                                              rel=1e-12)
+
+
+@pytest.mark.parametrize("make", [float, int, lambda v: __import__("numpy").float32(v),
+                                  lambda v: __import__("numpy").array(v)])
+def test_sigma_zero_of_any_number_type(make):
+    assert account("deterministic", "epsilon", 1e-5, sigma=make(0), steps=10).value == float("inf")
+
+
+def test_sigma_zero_refusals_name_the_parameter():
+    """What σ = 0 does not answer is refused naming the parameter: single directions of a replace-one sampler, a
+    capped rate (truncation may drop the record), and the usual bad input."""
+    import dataclasses
+
+    from dpsampling import samplers
+    from dpsampling.engine.errors import ParameterError
+
+    with pytest.raises(ParameterError) as e:
+        account("wor", "epsilon", 1e-5, sigma=0, steps=10, q=0.1, direction="add")
+    assert e.value.param == "direction"
+    for kw, param in ((dict(q=None), "q"), (dict(q=1.5), "q"), (dict(steps=0), "steps"), (dict(epochs=2.5), "epochs")):
+        with pytest.raises(ParameterError) as e:
+            account("poisson", "epsilon", 1e-5, **{"sigma": 0, "steps": 10, "q": 0.1, **kw})
+        assert e.value.param == param
+    with pytest.raises(ParameterError) as e:
+        account("poisson", "epsilon", 1.5, sigma=0, steps=10, q=0.1)
+    assert e.value.param == "delta"
+    spec = samplers.register(dataclasses.replace(samplers.poisson.SPEC, name="toy_capped", batch="capped"))
+    try:
+        with pytest.raises(ParameterError) as e:
+            account(spec.name, "epsilon", 1e-5, sigma=0, steps=10, q=0.1)
+        assert e.value.param == "sigma"
+    finally:
+        samplers.unregister(spec.name)
+
+
+def test_sigma_zero_leaves_sigma_calibration_alone():
+    r = account("deterministic", "sigma", (1.0, 1e-6), steps=1)
+    assert r.value == pytest.approx(_gauss_sigma(1.0, 1e-6), rel=1e-9)
+
+
+# ---------------------------------------------------------------- extreme inputs: an answer or one ParameterError
+#: (parameter, value) moved from the base question σ = 1, steps = 100, q = 0.01, δ = 1e-5, ε = 1
+EXTREMES = [("sigma", 1e-3), ("sigma", 1e-6), ("sigma", 1e6), ("sigma", 0.0), ("steps", 10 ** 8), ("q", 1e-12),
+            ("q", 1 - 1e-12), ("delta", 1e-300), ("epsilon", 1e3)]
+
+
+#: the quantity whose target each target parameter is
+_TARGET_OF = {"delta": "epsilon", "epsilon": "delta"}
+
+
+def _extreme_cases():
+    for sampler in ("poisson", "wor", "shuffle", "deterministic"):
+        for name, value in EXTREMES:
+            if name == "q" and sampler not in ("poisson", "wor"):
+                continue  # one batch per step: q = 1/steps
+            if (sampler, name) == ("wor", "epsilon"):
+                continue  # Poisson's path at σ/2 (asked above), about 30 s
+            for quantity in ("epsilon", "delta"):
+                if _TARGET_OF.get(name, quantity) == quantity:
+                    yield sampler, name, value, quantity
+
+
+@pytest.mark.parametrize("sampler,name,value,quantity", list(_extreme_cases()))
+def test_extreme_inputs_answer_or_name_the_parameter(sampler, name, value, quantity):
+    """Each extreme question gets a valid result (ends ordered, ε ≥ 0 or ∞, δ in [0, 1]) or one ParameterError
+    naming a parameter of the question, never an OverflowError, ZeroDivisionError or 'math range error'."""
+    from dpsampling.engine.errors import ParameterError
+
+    kw = dict(sigma=1.0, steps=100, q=0.01 if sampler in ("poisson", "wor") else None)
+    target = {"epsilon": 1e-5, "delta": 1.0}[quantity]
+    if name in kw:
+        kw[name] = value
+    else:
+        target = value
+    try:
+        r = account(sampler, quantity, target, **kw)
+    except ParameterError as e:
+        assert e.param in ("sigma", "steps", "q", "delta", "epsilon", "force"), e
+        assert str(e)
+        return
+    assert r.value == r.value and r.value >= 0  # not NaN
+    lo = r.value if r.lower is None else r.lower
+    up = r.value if r.upper is None else r.upper
+    assert 0 <= lo <= up
+    if quantity == "delta":
+        assert lo <= 1.0

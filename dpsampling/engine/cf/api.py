@@ -9,6 +9,7 @@ import math
 import numpy as np
 from scipy import optimize
 
+from ..errors import ParameterError
 from ..validation import DIRECTIONS, check_choice, check_int, check_positive
 from .inversion import _C_MAX, _invert, _total_cumulants
 from .mechanisms import CFAccuracyError, Gaussian, PoissonSubsampled
@@ -28,7 +29,7 @@ def cf_delta(epsilon, mechanisms, direction="add_remove", err=1e-10):
     Returns (delta, error_bound); raises CFAccuracyError if err is not reachable.
     """
     if not (isinstance(epsilon, (int, float, np.floating)) and math.isfinite(epsilon)):
-        raise ValueError(f"epsilon must be a finite real number (got {epsilon!r})")
+        raise ParameterError("epsilon", "a finite real number", epsilon)
     check_choice("direction", direction, DIRECTIONS)
     check_positive("err", err)
     if direction == "add_remove":
@@ -50,9 +51,10 @@ def cf_cdf(x, mechanisms, direction="remove", under="P", err=1e-10):
     """
     check_choice("direction", direction, DIRECTIONS)
     if direction == "add_remove":
-        raise ValueError("direction must be 'add' or 'remove' for cf_cdf (got 'add_remove')")
+        raise ParameterError("direction", "add or remove for cf_cdf", direction,
+                             message="direction must be 'add' or 'remove' for cf_cdf (got 'add_remove')")
     if under not in ("P", "Q"):
-        raise ValueError(f"under must be 'P' or 'Q' (got {under!r})")
+        raise ParameterError("under", "'P' or 'Q'", under)
     check_positive("err", err)
     terms = _terms(mechanisms, direction)
     if under == "Q":
@@ -81,13 +83,14 @@ def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
     [epsilon - error_bound, epsilon + error_bound] (δ-inversion error propagated).
     """
     if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):
-        raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
+        raise ParameterError("delta", "in (0, 1)", delta)
     check_choice("direction", direction, DIRECTIONS)
     if err is None:
         err = delta * 1e-6
     check_positive("err", err)
     if err >= delta:
-        raise ValueError(f"err must be < delta (got err={err}, delta={delta})")
+        raise ParameterError("err", f"< delta = {delta}", err,
+                             message=f"err must be < delta (got err={err}, delta={delta})")
     if direction == "add_remove" and not _is_symmetric(mechanisms):
         # ε_add_remove = max(ε_add, ε_remove).  Remove usually dominates for ε ≥ 0 (Zhu Prop. 30;
         # after composition this is Lebeda's Conjecture 12, so it is checked, not assumed): if
@@ -198,7 +201,8 @@ def phi(t, mechanisms, direction="remove", dual=False):
     """
     check_choice("direction", direction, DIRECTIONS)
     if direction == "add_remove":
-        raise ValueError("direction must be 'add' or 'remove' for phi (got 'add_remove')")
+        raise ParameterError("direction", "add or remove for phi", direction,
+                             message="direction must be 'add' or 'remove' for phi (got 'add_remove')")
     t = np.atleast_1d(np.asarray(t, dtype=float))
     c, u = (-1.0, -t) if dual else (0.0, t)
     tot = np.zeros(t.shape, dtype=complex)

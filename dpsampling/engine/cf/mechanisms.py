@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import ParameterError
 from ..validation import check_positive
 
 
@@ -49,7 +50,7 @@ class RandomizedResponse:
 
     def __post_init__(self):
         if not (isinstance(self.p, (int, float, np.floating)) and 0.0 < self.p < 1.0):
-            raise ValueError(f"p must be in (0, 1) (got {self.p!r})")
+            raise ParameterError("p", "in (0, 1)", self.p)
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ class PoissonSubsampled:
 
     def __post_init__(self):
         if not isinstance(self.base, (Gaussian, RandomizedResponse)):
-            raise ValueError("base must be Gaussian or RandomizedResponse "
-                             f"(got {type(self.base).__name__}; Laplace is not supported)")
+            raise ParameterError("base", "Gaussian or RandomizedResponse", self.base,
+                                 message="base must be Gaussian or RandomizedResponse "
+                                         f"(got {type(self.base).__name__}; Laplace is not supported)")
         if not (isinstance(self.q, (int, float, np.floating)) and 0.0 < self.q <= 1.0):
-            raise ValueError(f"q must be in (0, 1] (got {self.q!r})")
+            raise ParameterError("q", "in (0, 1]", self.q)

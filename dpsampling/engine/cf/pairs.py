@@ -14,6 +14,7 @@ from typing import Iterable
 import numpy as np
 from scipy.special import gammaln
 
+from ..errors import ParameterError
 from ..numerics import log1mexp, logsumexp
 from .mechanisms import CFAccuracyError, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse
 
@@ -107,7 +108,8 @@ class _DiscretePair(_Pair):
         q = np.asarray(q_masses, dtype=float)
         keep = p > 0
         if np.any(q[keep] <= 0):
-            raise ValueError("discrete pair has privacy loss +inf (q = 0 where p > 0)")
+            raise ParameterError("q", "> 0 wherever p > 0", q,
+                                 message="discrete pair has privacy loss +inf (q = 0 where p > 0)")
         self.atoms = (np.log(p[keep]) - np.log(q[keep]), np.log(p[keep]))
         self.symmetric = symmetric
         self.support = (float(self.atoms[0].min()), float(self.atoms[0].max()))
@@ -302,7 +304,8 @@ def _make_pair(mech, direction):
             if direction == "add":
                 return _DiscretePair(P, (1 - g) * P + g * Q, symmetric=False)
             return _DiscretePair((1 - g) * Q + g * P, Q, symmetric=False)
-    raise ValueError(f"unsupported mechanism descriptor {mech!r}")
+    raise ParameterError("mechanisms", "Gaussian, Laplace, RandomizedResponse or PoissonSubsampled descriptors", mech,
+                         message=f"unsupported mechanism descriptor {mech!r}")
 
 
 def _normalize(mechanisms):
@@ -310,7 +313,8 @@ def _normalize(mechanisms):
     if isinstance(mechanisms, (Gaussian, Laplace, RandomizedResponse, PoissonSubsampled)):
         mechanisms = [(mechanisms, 1)]
     if not isinstance(mechanisms, Iterable):
-        raise ValueError("mechanisms must be a descriptor or a list of (descriptor, count)")
+        raise ParameterError("mechanisms", "a descriptor or a list of (descriptor, count)", mechanisms,
+                             message="mechanisms must be a descriptor or a list of (descriptor, count)")
     merged = {}
     for item in mechanisms:
         if isinstance(item, tuple):
@@ -318,12 +322,13 @@ def _normalize(mechanisms):
         else:
             mech, count = item, 1
         if not (isinstance(count, (int, np.integer)) and count >= 1):
-            raise ValueError(f"count must be an integer >= 1 (got {count!r})")
+            raise ParameterError("count", "an integer >= 1", count)
         if not isinstance(mech, (Gaussian, Laplace, RandomizedResponse, PoissonSubsampled)):
-            raise ValueError(f"unsupported mechanism descriptor {mech!r}")
+            raise ParameterError("mechanisms", "Gaussian, Laplace, RandomizedResponse or PoissonSubsampled descriptors",
+                                 mech, message=f"unsupported mechanism descriptor {mech!r}")
         merged[mech] = merged.get(mech, 0) + int(count)
     if not merged:
-        raise ValueError("mechanisms must not be empty")
+        raise ParameterError("mechanisms", "not empty", mechanisms, message="mechanisms must not be empty")
     return list(merged.items())
 
 

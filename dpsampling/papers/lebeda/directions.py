@@ -36,10 +36,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.engine.montecarlo import MECHANISMS, MCCurve
-from dpsampling.engine.validation import (MC_RENAMED, ONE_WAY_DIRECTIONS, check_choice, check_finite_list,
-                                         check_int, check_positive, check_rate, retired_keywords)
+from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int,
+                                         check_positive, check_rate)
 from dpsampling.engine import pld as pldmod
 from dpsampling.engine.montecarlo import hoeffding_half_width, hoeffding_samples, mc_privacy_curve
 from .substitution import laplace_two_fold
@@ -107,7 +108,7 @@ def pmf_delta(pmf, eps):
     """
     e = check_finite_list("eps", eps)
     if np.any(np.diff(e) < 0) or e[0] < 0:
-        raise ValueError(f"eps must be sorted ascending and >= 0 (got {eps!r})")
+        raise ParameterError("eps", "sorted ascending and >= 0", eps)
     dense = pmf.to_dense_pmf()
     p = np.asarray(dense._probs, dtype=float)
     losses = (np.arange(p.size) + dense._lower_loss) * dense._discretization
@@ -184,11 +185,12 @@ def crossing_intervals(eps, add_curve, remove_curve, *, eps_min=None):
     """
     e = check_finite_list("eps", eps)
     if np.any(np.diff(e) <= 0):
-        raise ValueError("eps must be strictly increasing")
+        raise ParameterError("eps", "strictly increasing", eps, message="eps must be strictly increasing")
     a = np.asarray(add_curve, dtype=float)
     r = np.asarray(remove_curve, dtype=float)
     if a.shape != e.shape or r.shape != e.shape:
-        raise ValueError("add_curve and remove_curve must have the shape of eps")
+        raise ParameterError("add_curve", "curves of the shape of eps", add_curve,
+                             message="add_curve and remove_curve must have the shape of eps")
     keep = np.ones(e.size, bool) if eps_min is None else e >= eps_min
     return _intervals(e[keep], (a - r)[keep])
 
@@ -215,7 +217,8 @@ def mc_crossing_intervals(add: MCCurve, remove: MCCurve, *, eps_min=None):
     probability ≥ 1 - 2β at every grid point inside it.
     """
     if add.eps.shape != remove.eps.shape or not np.array_equal(add.eps, remove.eps):
-        raise ValueError("add and remove must share the same eps grid")
+        raise ParameterError("remove", "a curve on the eps grid of add", remove,
+                             message="add and remove must share the same eps grid")
     out = crossing_intervals_with_confidence(
         add.eps, add.estimate - add.mc_half_width, add.estimate + add.mc_half_width,
         remove.estimate - remove.mc_half_width, remove.estimate + remove.mc_half_width, eps_min=eps_min)
@@ -247,7 +250,6 @@ def fig1_crossing_present(discretization=1e-4, min_gap=0.0):
     return bool(np.any(c.add_lower - c.remove_upper > min_gap))
 
 
-@retired_keywords(MC_RENAMED)
 def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, eps=(0.25, 1.5)):
     """App. B.1/B.2: Fig. 1 Monte Carlo curves (paper's N) within ±α of the exact k = 2 values.
 
@@ -308,7 +310,7 @@ def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discr
     pessimistic per-direction curves are ≤ ``delta`` (at least ``step``, at most ``cap``)."""
     d = float(delta)
     if not (0.0 < d < 1.0):
-        raise ValueError(f"delta must be in (0, 1) (got {delta!r})")
+        raise ParameterError("delta", "in (0, 1)", delta)
     check_positive("step", step)
     check_positive("cap", cap)
     pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=True,
@@ -351,7 +353,6 @@ class AddRemoveComparison:
         return np.where(x <= 1.0, "ok", np.where(x <= 2.0, "outside_band", "far_outside"))
 
 
-@retired_keywords(MC_RENAMED)
 def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", mc_samples=None, mc_half_width=None,
                           mc_failure_prob=0.01, n_eps=40, n_eps_pld=401, eps_max=None, mc_seed=0,
                           discretization=1e-4, chunk_size=2**15):
@@ -368,8 +369,9 @@ def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", mc_sampl
     """
     steps = check_int("steps", steps)
     if (mc_samples is None) == (mc_half_width is None):
-        raise ValueError(f"give exactly one of mc_samples (samples) and mc_half_width (target half-width) "
-                         f"(got mc_samples={mc_samples!r}, mc_half_width={mc_half_width!r})")
+        raise ParameterError("mc_samples", "given exactly when mc_half_width is not", mc_samples,
+                             message=f"give exactly one of mc_samples (samples) and mc_half_width (target half-width) "
+                                     f"(got mc_samples={mc_samples!r}, mc_half_width={mc_half_width!r})")
     n_eps = int(check_int("n_eps", n_eps, 2))
     n_eps_pld = int(check_int("n_eps_pld", n_eps_pld, 2))
     seed = int(check_int("mc_seed", mc_seed, 0))
@@ -567,7 +569,8 @@ def conjecture12_verdict(points):
     """Overall verdict over ``conjecture12_point`` summaries (dicts or DataFrame rows)."""
     pts = list(points)
     if not pts:
-        raise ValueError("points must be a non-empty list of conjecture12_point summaries (got [])")
+        raise ParameterError("points", "a non-empty list of conjecture12_point summaries", points,
+                             message="points must be a non-empty list of conjecture12_point summaries (got [])")
     cls = [p["classification"] for p in pts]
     worst = max(pts, key=lambda p: p["max_margin_estimate"])
     cex = [p for p in pts if p["classification"] == "counterexample"]

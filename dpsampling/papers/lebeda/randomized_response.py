@@ -27,6 +27,7 @@ from itertools import product as _iproduct
 
 import numpy as np
 
+from dpsampling.engine.errors import InternalError, ParameterError
 from dpsampling.engine.validation import check_int
 
 P_KEEP = Fraction(3, 4)  # probability of outputting b
@@ -39,7 +40,7 @@ def _frac(name, value):
     try:
         f = Fraction(repr(float(value))) if isinstance(value, float) else Fraction(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a rational number (got {value!r})") from None
+        raise ParameterError(name, "a rational number", value) from None
     return f
 
 
@@ -50,14 +51,14 @@ def _check_prob(name, value, allow_zero=False, allow_one=True):
     if not (lo_ok and hi_ok):
         lo = "[0" if allow_zero else "(0"
         hi = "1]" if allow_one else "1)"
-        raise ValueError(f"{name} must be in {lo}, {hi} (got {value!r})")
+        raise ParameterError(name, f"in {lo}, {hi}", value)
     return f
 
 
 def mechanism(b, p_keep=P_KEEP):
     """Output distribution {0: ·, 1: ·} of M when the indicator bit is ``b``."""
     if b not in (0, 1):
-        raise ValueError(f"b must be 0 or 1 (got {b!r})")
+        raise ParameterError("b", "0 or 1", b)
     p = _check_prob("p_keep", p_keep)
     return {b: p, 1 - b: 1 - p}
 
@@ -93,7 +94,7 @@ def hockey_stick(P, Q, alpha):
     """H_α(P‖Q) = Σ_o max(P(o) - α Q(o), 0), exact (Def. 3, discrete case)."""
     a = _frac("alpha", alpha)
     if a < 0:
-        raise ValueError(f"alpha must be >= 0 (got {alpha!r})")
+        raise ParameterError("alpha", ">= 0", alpha)
     keys = set(P) | set(Q)
     tot = Fraction(0)
     for o in keys:
@@ -150,7 +151,7 @@ def _linear_on(pieces, lo, hi):
     for plo, phi, A, B in pieces:
         if mid >= plo and (phi is None or mid < phi):
             return A, B
-    raise AssertionError("no piece")  # pragma: no cover
+    raise InternalError(f"no piece contains ({lo}, {hi})")  # pragma: no cover
 
 
 def add_above_remove_alpha_intervals(steps=2, q=RATE_Q, p_keep=P_KEEP, alpha_min=1):
@@ -214,7 +215,7 @@ def paper_value(name):
              "P(not 00)": 1 - P[(0, 0)], "Q(not 00)": 1 - Q[(0, 0)]}
     vals = {**paper_values(), **extra}
     if name not in vals:
-        raise ValueError(f"name must be one of {', '.join(vals)} (got {name!r})")
+        raise ParameterError("name", f"one of {', '.join(vals)}", name)
     return float(vals[name])
 
 

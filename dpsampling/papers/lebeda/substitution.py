@@ -40,9 +40,9 @@ from functools import lru_cache
 import numpy as np
 from scipy import integrate
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
 from dpsampling.engine.numerics import find_root
-from dpsampling.engine.validation import MC_RENAMED, retired_keywords
 
 SECTION7 = {"scale": 2.0, "q": 0.5, "shift": 2.0, "steps": 2}
 PAIRS = ("PP||QQ", "QQ||PP", "PQ||QP")
@@ -65,13 +65,13 @@ class LaplaceStep:
 
     def __post_init__(self):
         if not (self.scale > 0 and math.isfinite(self.scale)):
-            raise ValueError(f"scale must be > 0 and finite (got {self.scale!r})")
+            raise ParameterError("scale", "> 0 and finite", self.scale)
         if not (0 < self.weight <= 1):
-            raise ValueError(f"q must be in (0, 1] (got {self.weight!r})")
+            raise ParameterError("q", "in (0, 1]", self.weight)
         if not (self.shift > 0 and math.isfinite(self.shift)):
-            raise ValueError(f"shift must be > 0 and finite (got {self.shift!r})")
+            raise ParameterError("shift", "> 0 and finite", self.shift)
         if self.direction not in ("add", "remove"):
-            raise ValueError(f"direction must be one of add, remove (got {self.direction!r})")
+            raise ParameterError("direction", "one of add, remove", self.direction)
 
     # --- distributions
     def _base_cdf(self, y):
@@ -174,11 +174,12 @@ def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
     at shift 2 is the k = 2 WOR remove curve of Prop. 9 / Fig. 1, etc.
     """
     if len(directions) != 2:
-        raise ValueError(f"directions must have length 2 (got {directions!r})")
+        raise ParameterError("directions", "of length 2", directions,
+                             message=f"directions must have length 2 (got {directions!r})")
     s1, s2 = (LaplaceStep(float(scale), float(q), float(shift), dr) for dr in directions)
     e = np.atleast_1d(np.asarray(eps, dtype=float))
     if not np.all(np.isfinite(e)):
-        raise ValueError(f"eps must be finite (got {eps!r})")
+        raise ParameterError("eps", "finite", eps)
     vals, errs = zip(*(_two_fold(float(x), s1, s2) for x in e)) if e.size else ((), ())
     out = np.clip(np.array(vals, dtype=float), 0.0, 1.0)
     return (out, np.array(errs, dtype=float)) if with_error else out
@@ -189,7 +190,7 @@ def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
 # --------------------------------------------------------------------------
 def _check_pair(pair):
     if pair not in PAIRS:
-        raise ValueError(f"pair must be one of {', '.join(PAIRS)} (got {pair!r})")
+        raise ParameterError("pair", f"one of {', '.join(PAIRS)}", pair)
     return pair
 
 
@@ -222,7 +223,6 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SEC
     return out[0], out[1]
 
 
-@retired_keywords(MC_RENAMED)
 def mc_curve(eps, pair, mc_samples, mc_seed, *, mc_failure_prob=0.01, chunk_size=2**15, scale=SECTION7["scale"],
              q=SECTION7["q"]) -> MCCurve:
     """Monte Carlo estimate of the §7 ``pair`` with the montecarlo machinery (App. B.2): ``mc_samples`` draws from
@@ -332,7 +332,8 @@ def distinct_combinations(steps=2, eps=(0.1, 0.3, 0.5, 0.8), tol=1e-9):
     remove∘add and add∘remove coincide because composition commutes).
     """
     if int(steps) != 2:
-        raise ValueError(f"steps must be 2 (exact two-fold curves only; got {steps!r})")
+        raise ParameterError("steps", "2", steps,
+                             message=f"steps must be 2 (exact two-fold curves only; got {steps!r})")
     s = SECTION7
     curves = []
     for dirs in ((a, b) for a in ("add", "remove") for b in ("add", "remove")):
@@ -351,7 +352,7 @@ def printed_pair_is_max_somewhere(eps=None):
     """
     e = np.linspace(0.0, max_loss(), 126) if eps is None else np.asarray(eps, dtype=float)
     if np.any(e < 0):
-        raise ValueError(f"eps must be >= 0 (got {eps!r})")
+        raise ParameterError("eps", ">= 0", eps)
     literal = np.maximum(0.0, -np.expm1(e))  # H_{e^ε}(R‖R) = (1 - e^ε)_+ = 0
     others = np.maximum(exact_curve(e, "PP||QQ"), exact_curve(e, "QQ||PP"))
     return bool(np.any(literal > others))

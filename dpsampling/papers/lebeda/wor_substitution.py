@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.cf import Gaussian, PoissonSubsampled, cf_delta
 from dpsampling.engine.validation import check_positive
 from dpsampling.papers.zhu import hs_subsampled_gaussian, split_dominates
@@ -59,7 +60,8 @@ def connect_dots_pmf(profile, eps_lo, eps_hi, discretization=1e-4):
 
     check_positive("discretization", discretization)
     if not eps_hi > eps_lo:
-        raise ValueError(f"eps_hi must be > eps_lo (got {eps_lo}, {eps_hi})")
+        raise ParameterError("eps_hi", f"> eps_lo = {eps_lo}", eps_hi,
+                             message=f"eps_hi must be > eps_lo (got {eps_lo}, {eps_hi})")
     lo = math.floor(eps_lo / discretization)
     hi = math.ceil(eps_hi / discretization)
     grid = np.arange(lo, hi + 1) * discretization

@@ -7,10 +7,11 @@ import math
 
 import numpy as np
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.subsampled_gaussian import (
     _SQRT2, _delta, _eps, _log_delta_raw, _parts, log_delta_one_step, sigma_one_step,
 )
-from dpsampling.engine.validation import DELTA_RENAMED, check_grid, check_rate, retired_keywords
+from dpsampling.engine.validation import check_grid, check_rate
 from dpsampling.engine.numerics import find_root
 
 from .one_step import a_minus_b, is_monotone, theorem62_log_margin
@@ -21,7 +22,6 @@ from .one_step import a_minus_b, is_monotone, theorem62_log_margin
 # ---------------------------------------------------------------------------
 
 
-@retired_keywords(DELTA_RENAMED)
 def paper_grid(delta=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999):
     """(eps_values, q_values) of Fig. 2: logspace from c*delta to eps_max / q_max.
 
@@ -30,14 +30,17 @@ def paper_grid(delta=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999
     """
     d = float(_delta(delta, "delta"))
     if not c > 0:
-        raise ValueError(f"c must be > 0 (got {c})")
+        raise ParameterError("c", "> 0", c, message=f"c must be > 0 (got {c})")
     lo = c * d
     if not lo < eps_max:
-        raise ValueError(f"eps bounds inverted: c*delta={lo} must be < eps_max={eps_max}")
+        raise ParameterError("eps_max", f"> c*delta = {lo}", eps_max,
+                             message=f"eps bounds inverted: c*delta={lo} must be < eps_max={eps_max}")
     if not (lo < q_max <= 1.0):
-        raise ValueError(f"q bounds inverted: need c*delta={lo} < q_max={q_max} <= 1")
+        raise ParameterError("q_max", f"in (c*delta = {lo}, 1]", q_max,
+                             message=f"q bounds inverted: need c*delta={lo} < q_max={q_max} <= 1")
     if int(n_eps) < 1 or int(n_q) < 1:
-        raise ValueError(f"n_eps and n_q must be >= 1 (got {n_eps}, {n_q})")
+        raise ParameterError("n_eps", ">= 1 (and n_q >= 1)", (n_eps, n_q),
+                             message=f"n_eps and n_q must be >= 1 (got {n_eps}, {n_q})")
     eps = np.logspace(np.log10(lo), np.log10(eps_max), int(n_eps))
     qs = np.logspace(np.log10(lo), np.log10(q_max), int(n_q))
     return eps, qs
@@ -46,11 +49,12 @@ def paper_grid(delta=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999
 def sigma_grid(sigma_lo, sigma_hi, n_sigma):
     """np.logspace(log10 sigma_lo, log10 sigma_hi, n_sigma), the authors' sigma grid."""
     if not (sigma_lo > 0 and np.isfinite(sigma_hi)):
-        raise ValueError(f"sigma_lo must be > 0 (got {sigma_lo})")
+        raise ParameterError("sigma_lo", "> 0", sigma_lo, message=f"sigma_lo must be > 0 (got {sigma_lo})")
     if not sigma_lo <= sigma_hi:
-        raise ValueError(f"sigma bounds inverted: sigma_lo={sigma_lo} > sigma_hi={sigma_hi}")
+        raise ParameterError("sigma_lo", f"<= sigma_hi = {sigma_hi}", sigma_lo,
+                             message=f"sigma bounds inverted: sigma_lo={sigma_lo} > sigma_hi={sigma_hi}")
     if int(n_sigma) < 2:
-        raise ValueError(f"n_sigma must be >= 2 (got {n_sigma})")
+        raise ParameterError("n_sigma", ">= 2", n_sigma, message=f"n_sigma must be >= 2 (got {n_sigma})")
     return np.logspace(np.log10(sigma_lo), np.log10(sigma_hi), int(n_sigma))
 
 
@@ -82,13 +86,13 @@ def _sigma1_for_grid(eps, d):
 def _validate_grid_inputs(eps_values, delta, q_values, n_sigma):
     eps = np.atleast_1d(_eps(eps_values)).astype(float)
     if eps.ndim != 1:
-        raise ValueError("eps_values must be 1-D")
+        raise ParameterError("eps_values", "1-D", eps_values, message="eps_values must be 1-D")
     if np.any(eps <= 0):
-        raise ValueError(f"eps_values must be > 0 (got {eps.min()})")
+        raise ParameterError("eps_values", "> 0", eps_values, message=f"eps_values must be > 0 (got {eps.min()})")
     d = float(_delta(delta, "delta"))
     qs = check_grid("q_values", check_rate(q_values), low=0.0, high=1.0)
     if int(n_sigma) < 2:
-        raise ValueError(f"n_sigma must be >= 2 (got {n_sigma})")
+        raise ParameterError("n_sigma", ">= 2", n_sigma, message=f"n_sigma must be >= 2 (got {n_sigma})")
     return eps, d, qs, int(n_sigma)
 
 
@@ -127,7 +131,6 @@ def _grid_setup(eps_values, delta, q_values, n_sigma):
             np.zeros((eps.size, nq), dtype=bool))
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_grid(eps_values, delta, q_values, n_sigma, batch=64):
     """max over feasible (q, sigma) of a - b, per eps, on the authors' Fig. 2 grid.
 
@@ -179,7 +182,6 @@ def a_minus_b_grid(eps_values, delta, q_values, n_sigma, batch=64):
     return _grid_result(eps, s1, qs, sig_sel, d, floor_hit)
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_grid_bruteforce(eps_values, delta, q_values, n_sigma):
     """Same as a_minus_b_grid, evaluating Eq. (45) on every (q, sigma) grid point.
 
@@ -203,7 +205,6 @@ def a_minus_b_grid_bruteforce(eps_values, delta, q_values, n_sigma):
     return _grid_result(eps, s1, qs, sig_sel, d, floor_hit)
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_exact(eps_values, delta, q_values):
     """max over q of a - b at the exact calibrated sigma*(q, eps) (root finding).
 
@@ -227,7 +228,6 @@ def a_minus_b_exact(eps_values, delta, q_values):
     return {"epsilon": eps, "max_a_minus_b": amb[r, j], "argmax_q": qs[j], "argmax_sigma": S[r, j]}
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_max_a_minus_b(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
     """max over the whole Fig. 2 grid (eps, q >= c*delta) of a - b.
 
@@ -240,23 +240,20 @@ def conjecture63_max_a_minus_b(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="e
     elif method == "grid":
         r = a_minus_b_grid(eps, delta, qs, n_sigma)
     else:
-        raise ValueError(f"method must be 'exact' or 'grid' (got {method!r})")
+        raise ParameterError("method", "'exact' or 'grid'", method)
     return float(np.max(r["max_a_minus_b"]))
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_holds(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="exact", n_sigma=10000):
     """True iff max(a - b) < 0 for every eps of the grid with eps, q >= c*delta (Conj. 6.3)."""
     return bool(conjecture63_max_a_minus_b(c, delta, n_eps, n_q, method, n_sigma) < 0)
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_violated(c=3.0, delta=1e-5, n_eps=1000, n_q=100, method="grid", n_sigma=10000):
     """True iff a - b > 0 somewhere on the grid with eps, q >= c*delta (§6: happens for c < 4)."""
     return bool(conjecture63_max_a_minus_b(c, delta, n_eps, n_q, method, n_sigma) > 0)
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_corner(c, delta=1e-5):
     """a - b at the grid corner q = eps = c*delta, sigma = sigma*(q, eps).
 
@@ -269,7 +266,6 @@ def conjecture63_corner(c, delta=1e-5):
     return float("inf") if s == 0 else float(a_minus_b(min(x, 1.0), s, x))
 
 
-@retired_keywords(DELTA_RENAMED)
 def conjecture63_critical_c(delta=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
     """Smallest constant c with a - b <= 0 at the corner q = eps = c*delta (root in c).
 
@@ -277,14 +273,15 @@ def conjecture63_critical_c(delta=1e-5, c_lo=1.0 + 1e-9, c_hi=4.0):
     threshold on their grid shape.
     """
     if not c_lo < c_hi:
-        raise ValueError(f"c bounds inverted: c_lo={c_lo} must be < c_hi={c_hi}")
+        raise ParameterError("c_lo", f"< c_hi = {c_hi}", c_lo,
+                             message=f"c bounds inverted: c_lo={c_lo} must be < c_hi={c_hi}")
     fa, fb = conjecture63_corner(c_lo, delta), conjecture63_corner(c_hi, delta)
     if not (fa > 0 > fb):
-        raise ValueError(f"c bracket [{c_lo}, {c_hi}] does not bracket a sign change of a - b")
+        raise ParameterError("c_lo", "with c_hi a bracket of a sign change of a - b", (c_lo, c_hi),
+                             message=f"c bracket [{c_lo}, {c_hi}] does not bracket a sign change of a - b")
     return float(find_root(lambda c: conjecture63_corner(c, delta), c_lo, c_hi, xtol=1e-10))
 
 
-@retired_keywords(DELTA_RENAMED)
 def max_delta_gap(delta=1e-5, c=4.0, n_eps=1000, n_q=100, n_sigma=10000):
     """Authors' "max delta error" on the full Fig. 2 grid (printed ~2e-7 in §6).
 
@@ -295,7 +292,6 @@ def max_delta_gap(delta=1e-5, c=4.0, n_eps=1000, n_q=100, n_sigma=10000):
     return float(np.max(a_minus_b_grid(eps, delta, qs, n_sigma)["max_delta_gap"]))
 
 
-@retired_keywords(DELTA_RENAMED)
 def max_a_minus_b_decreasing_in_eps(delta=1e-5, c=4.0, n_eps=1000, n_q=100):
     """True iff the exact per-eps max(a - b) of Fig. 2 is decreasing in eps (§6 remark)."""
     eps, qs = paper_grid(delta, c, n_eps, n_q)
@@ -311,7 +307,8 @@ def theorem62_fails_near_delta(delta=1e-5, eps_values=(0.01, 0.1, 1.0, 4.0), q_f
     """
     d = float(_delta(delta))
     if not q_factor_max > 1:
-        raise ValueError(f"q_factor_max must be > 1 (got {q_factor_max})")
+        raise ParameterError("q_factor_max", "> 1", q_factor_max,
+                             message=f"q_factor_max must be > 1 (got {q_factor_max})")
     qs = d * np.logspace(1e-6, np.log10(q_factor_max), int(n_q))
     qs = qs[qs <= 1]
     eps = np.asarray(eps_values, dtype=float)
@@ -347,7 +344,6 @@ def theorem62_sufficient_condition_holds(q_values=None, eps_values=None, delta=1
 # ---------------------------------------------------------------------------
 
 
-@retired_keywords(DELTA_RENAMED)
 def a_minus_b_table(eps_values, delta=1e-5, c=4.0, q_max=0.9999, n_q=100, n_sigma=10000):
     """Per eps: max(a - b) on the authors' grid and exactly, their difference and the grid's resolution.
 

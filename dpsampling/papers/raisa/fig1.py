@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.accountant import calibrate_sigma, calibrate_sigma_curve
 from dpsampling.engine.result import AccountingResult
 from dpsampling.engine.subsampled_gaussian import (
@@ -71,7 +72,7 @@ def corollary54_ratio_decreasing_in_steps(q=1e-3, epsilon=1.0, delta=1e-5, steps
     by more than the calibration accuracy at each step, and stays >= 1 - rel_tol."""
     T = np.asarray(steps_values)
     if T.ndim != 1 or T.size < 2 or np.any(np.diff(T) <= 0):
-        raise ValueError(f"steps_values must be >= 2 strictly increasing integers (got {steps_values!r})")
+        raise ParameterError("steps_values", ">= 2 strictly increasing integers", steps_values)
     r = np.array([corollary54_ratio_pld(q, epsilon, delta, int(t), rel_tol) for t in T])
     return bool(np.all(np.diff(r) < -2 * rel_tol * r[1:]) and np.all(r >= 1 - rel_tol))
 
@@ -84,7 +85,7 @@ def corollary54_ratio_increasing_in_eps(q=1e-3, eps_values=FIG1_EPSILONS, delta=
     """
     e = np.asarray(eps_values, dtype=float)
     if e.ndim != 1 or e.size < 2 or np.any(np.diff(e) <= 0):
-        raise ValueError(f"eps_values must be >= 2 strictly increasing values (got {eps_values!r})")
+        raise ParameterError("eps_values", ">= 2 strictly increasing values", eps_values)
     r = np.array([corollary54_ratio_pld(q, float(x), delta, steps, rel_tol) for x in e])
     return bool(np.all(np.diff(r) > 2 * rel_tol * r[1:]))
 

@@ -179,20 +179,3 @@ def test_conjecture12_point_and_verdict():
 def test_fig1_crossing_vanishes_for_large_k_only():
     assert D.fig1_crossing_vanishes(steps_values=(4, 16))
     assert not D.fig1_crossing_vanishes(steps_values=(2,))
-
-
-@pytest.mark.parametrize("f,kw,old,new", [
-    (D.add_remove_comparison, {"n": 1000}, "n", "mc_samples"),
-    (D.add_remove_comparison, {"alpha": 0.01}, "alpha", "mc_half_width"),
-    (D.add_remove_comparison, {"mc_samples": 1000, "beta": 0.01}, "beta", "mc_failure_prob"),
-    (D.add_remove_comparison, {"mc_samples": 1000, "seed": 1}, "seed", "mc_seed"),
-])
-def test_add_remove_comparison_retired_keyword(f, kw, old, new):
-    with pytest.raises(TypeError, match=f"add_remove_comparison.*'{old}'.*renamed {new}"):
-        f("laplace", 1.5, 0.7, 2, **kw)
-
-
-@pytest.mark.parametrize("old,new", [("n", "mc_samples"), ("seed", "mc_seed")])
-def test_fig1_mc_matches_exact_retired_keyword(old, new):
-    with pytest.raises(TypeError, match=f"'{old}'.*renamed {new}"):
-        D.fig1_mc_matches_exact(**{old: 1})

@@ -112,11 +112,3 @@ def test_pipeline_helpers():
     assert np.array_equal(sub.exact_curve(EPS, "PQ||QP", scale=2.0, q=0.5), sub.exact_curve(EPS, "PQ||QP"))
     other = sub.max_pair_intervals(scale=1.5, q=0.5)
     assert [p for (_, _, p) in other] == ["QQ||PP", "PQ||QP", "PP||QQ"] and other[0][1] > 0.33
-
-
-@pytest.mark.parametrize("old,new", [("n", "mc_samples"), ("seed", "mc_seed"), ("beta", "mc_failure_prob")])
-def test_mc_curve_retired_keyword(old, new):
-    kw = {"mc_samples": 10, "mc_seed": 1}
-    kw.pop(new, None)
-    with pytest.raises(TypeError, match=f"mc_curve.*'{old}'.*renamed {new}"):
-        sub.mc_curve([0.1], "PP||QQ", **kw, **{old: 0.01 if old == "beta" else 1})

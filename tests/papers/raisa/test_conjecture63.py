@@ -74,11 +74,9 @@ def test_theorem62_sufficient_condition():
                                   "conjecture63_max_a_minus_b", "conjecture63_holds", "conjecture63_violated",
                                   "conjecture63_corner", "conjecture63_critical_c", "max_delta_gap",
                                   "max_a_minus_b_decreasing_in_eps", "a_minus_b_table"])
-def test_retired_delta_target_names_delta(name):
-    """One name per concept: the δ target is ``delta`` (the claims' kwargs too); ``delta_target`` stops naming it."""
+def test_delta_target_is_named_delta(name):
+    """One name per concept: the δ target is ``delta`` (the claims' kwargs too)."""
     import inspect
     from dpsampling.papers.raisa import conjecture63
     f = getattr(conjecture63, name)
-    assert "delta" in inspect.signature(f).parameters
-    with pytest.raises(TypeError, match=rf"^{name}\(\) has no parameter 'delta_target': it was renamed delta$"):
-        f(delta_target=1e-5)
+    assert "delta" in inspect.signature(f).parameters and "delta_target" not in inspect.signature(f).parameters
