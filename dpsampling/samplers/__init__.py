@@ -91,27 +91,12 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
 
     ``target`` is δ for ``quantity="epsilon"``, ε for ``"delta"`` and (ε, δ) for ``"sigma"``.
     ``steps`` is the number of steps per epoch, ``epochs`` (integer ≥ 1) the number of epochs.
-    ``q`` (sampling rate) is required for samplers with a free rate (``spec.batch == "rate"``: poisson,
-    wor); samplers with one batch per step (shuffle, deterministic, balls_and_bins) have q = 1/steps
-    (checked if given).  ``bound=None`` takes the sampler's default bound for the method
-    (``spec.bounds[method][0]``: upper for poisson/wor/balls_and_bins pld, lower for shuffle and
-    balls_and_bins max_statistic, exact for deterministic); ``method=None`` its default method.
-
-    Per sampler (its module and ``SPEC`` say more):
-
-    * poisson / wor: steps·epochs steps at q; by default (``method`` None or "certified") the certified
-      interval of :mod:`dpsampling.engine.poisson_interval` (value = upper end, kind ``upper``; each end's
-      method in ``accuracy["lower_method"]``/``["upper_method"]``; σ: ``lower`` a provably insufficient σ);
-      ``method`` pld/rdp/analytic/cf: the accountant's answer, kind = ``bound``.  q = 1: exact.
-    * deterministic: exact, the Gaussian at σ/√E (E = 1: today's one-epoch value).
-    * shuffle: kind ``lower`` with ``upper`` = the deterministic value (Chua Thm 4.1), i.e. the interval
-      [lower, upper]; option ``mode`` "dynamic" (default) or "persistent".  σ: only ``bound="lower"``.
-    * balls_and_bins: ``method`` "pld" (default; certified PLD_accounting bracket with both ends filled),
-      "montecarlo" (kind ``estimate`` with its band; options mc_samples, mc_seed, mc_failure_prob,
-      mc_half_width) or "max_statistic" (Chua et al. lower bound, kind ``lower``).
-
-    One step per epoch of a sampler with one batch per step (shuffle, balls_and_bins, deterministic), at its
-    default method: exact, the Gaussian at σ/√epochs (:func:`_one_batch_per_epoch`).
+    ``q`` (sampling rate) is required for samplers with a free rate (``spec.batch`` "rate" or "capped"); samplers
+    with one batch per step have q = 1/steps (checked if given).  ``bound=None`` takes the sampler's default bound
+    for the method (``spec.bounds[method][0]``), ``method=None`` its default method; what each answer is (its kind,
+    its ends and the method of each) is said by the sampler's module and its ``SPEC``.  σ = 0 is answered exactly
+    (:func:`._checks.non_private`), and one step per epoch of a one-batch-per-step sampler is the Gaussian at
+    σ/√epochs (:func:`_one_batch_per_epoch`).  Every result carries ``spec.relation``.
 
     ``options``: the sampler's options (``spec.options``; e.g. ``rel_tol``, ``discretization``,
     ``accuracy``, ``mode``).  A question whose predicted time (``spec.cost``) exceeds
