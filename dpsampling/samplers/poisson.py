@@ -20,6 +20,7 @@ from ._checks import check_epochs, check_quantity
 
 accountant = lazy.module("dpsampling.engine.accountant")  # heavy (dp_accounting): loaded on first use
 poisson_interval = lazy.module("dpsampling.engine.poisson_interval")
+epochs_engine = lazy.module("dpsampling.engine.epochs")
 
 NAME = "poisson"
 BOUNDS = ("upper", "lower")
@@ -113,6 +114,25 @@ def calibrate(epsilon, delta, direction, kw, scale=1.0):
     up = None if r.upper is None else r.upper * scale
     lo = None if r.lower is None else r.lower * scale
     return dataclasses.replace(r, value=r.value * scale, lower=lo, upper=up)
+
+
+def answer_epochs(delta, sigma, direction, kw, epochs):
+    """ε(δ) at the default method (the certified interval) after each epoch of ``epochs`` (epoch numbers, in order),
+    ``kw`` as for :func:`answer` (its ``total_steps`` is steps × the last epoch): each the result :func:`answer`
+    gives at that epoch, with the one-step PLDs built once (:mod:`dpsampling.engine.epochs`)."""
+    check_quantity("epsilon", delta)
+    accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", "upper")  # noqa: SLF001
+    extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
+    return epochs_engine.interval_epsilon_epochs(delta, sigma=float(sigma), q=float(kw["q"]),
+                                                 steps=kw["total_steps"] // max(epochs), epochs=epochs,
+                                                 direction=direction, rel_tol=kw["rel_tol"], **extra)
+
+
+def epsilon_epochs(delta, *, sigma, steps, epochs, q=None, direction="add_remove", rel_tol=None, **options):
+    """ε(δ) after each epoch of ``epochs`` (epoch numbers, in order) at the default method: the list of what
+    :func:`epsilon` gives at each (:func:`answer_epochs`)."""
+    kw = _kw(q, steps, max(epochs), NAME, None, rel_tol, options)
+    return answer_epochs(delta, sigma, direction, kw, list(epochs))
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
@@ -209,7 +229,7 @@ def _options():
     )
 
 
-def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relation, drawn, loader):
+def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relation, drawn, loader, epsilon_epochs=None):
     """The description of a rate sampler whose curves are a subsampled Gaussian's (poisson, wor)."""
     from .spec import SamplerSpec
 
@@ -223,10 +243,11 @@ def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relati
                 "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
         sigma_bounds=("upper",), methods=methods, default_method=INTERVAL, options=_options(), audit_kind="upper",
         cost=cost, delta=delta, epsilon=epsilon, sigma=sigma_entry, relation=relation, drawn=drawn, loader=loader,
-        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"))
+        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"),
+        epsilon_epochs=epsilon_epochs)
 
 
 SPEC = _spec(NAME, "Poisson subsampling: each record joins each batch with probability q",
              "(N(0,σ²), (1-q)N(0,σ²) + qN(1,σ²))", "((1-q)N(0,σ²) + qN(1,σ²), N(0,σ²))", delta, epsilon, sigma,
-             relation="add_remove", loader="poisson",
+             relation="add_remove", loader="poisson", epsilon_epochs=epsilon_epochs,
              drawn="Poisson sampling (each example in each step independently with probability B/N)")

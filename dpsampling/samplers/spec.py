@@ -166,6 +166,8 @@ class SamplerSpec:
     #: an optional audit row: with the default sampler list it is listed, not computed, when predicted beyond the
     #: limit (a required row stops the audit instead)
     audit_optional: bool = False
+    #: ε(δ) after each epoch of a list at the default method, sharing work between epochs (per_epoch.epsilon_per_epoch)
+    epsilon_epochs: Callable | None = None
 
     def __post_init__(self):
         if self.batch not in BATCH_MODELS:

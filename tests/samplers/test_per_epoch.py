@@ -1,0 +1,58 @@
+"""epsilon_per_epoch: the e-th answer is account(..., epochs=e) at the default method, for every sampler."""
+
+import pytest
+
+from dpsampling import samplers
+from dpsampling.engine.errors import ParameterError
+from dpsampling.samplers import per_epoch
+from dpsampling.samplers.per_epoch import epsilon_per_epoch
+
+RUN = dict(sigma=1.1, steps=40, epochs=3)
+
+
+def _q(spec, steps):
+    return 1 / 200 if spec.batch == "rate" else None
+
+
+@pytest.mark.parametrize("sampler", samplers.SAMPLERS)
+def test_every_epoch_is_accounts_answer(sampler):
+    spec = samplers.get_spec(sampler)
+    per_epoch.clear_cache()
+    rows = epsilon_per_epoch(sampler, 1e-5, q=_q(spec, RUN["steps"]), **RUN)
+    assert len(rows) == RUN["epochs"]
+    for e, row in enumerate(rows, 1):
+        ref = samplers.account(sampler, "epsilon", 1e-5, sigma=RUN["sigma"], steps=RUN["steps"], epochs=e,
+                               q=_q(spec, RUN["steps"]))
+        assert row == ref, (sampler, e)
+    # ε grows with the epochs (more compositions leak more): each end is monotone
+    assert all(a.value <= b.value for a, b in zip(rows, rows[1:]))
+
+
+def test_one_more_epoch_reuses_the_kept_answers():
+    per_epoch.clear_cache()
+    first = epsilon_per_epoch("poisson", 1e-5, sigma=1.1, steps=40, epochs=2, q=1 / 200)
+    more = epsilon_per_epoch("poisson", 1e-5, sigma=1.1, steps=40, epochs=3, q=1 / 200)
+    assert more[:2] == first and more[0] is first[0]  # the kept objects, not recomputed
+
+
+def test_the_wor_curve_is_poissons_at_half_sigma():
+    # Lebeda et al. Prop. 9: WOR at σ has Poisson's curves at σ/2 (an independent route: the Poisson sampler)
+    per_epoch.clear_cache()
+    wor = epsilon_per_epoch("wor", 1e-5, sigma=2.2, steps=40, epochs=2, q=1 / 200)
+    poi = epsilon_per_epoch("poisson", 1e-5, sigma=1.1, steps=40, epochs=2, q=1 / 200)
+    assert [r.value for r in wor] == [r.value for r in poi]
+
+
+def test_deterministic_is_the_gaussian_at_sigma_over_root_e():
+    from dpsampling.engine import gaussian
+
+    rows = epsilon_per_epoch("deterministic", 1e-5, sigma=1.1, steps=40, epochs=4)
+    for e, r in enumerate(rows, 1):
+        assert r.value == pytest.approx(gaussian.epsilon(1e-5, 1.1 / e**0.5), rel=1e-9)
+
+
+@pytest.mark.parametrize("epochs", [0, -1, 1.5, True, "2"])
+def test_bad_epochs(epochs):
+    with pytest.raises(ParameterError) as err:
+        epsilon_per_epoch("poisson", 1e-5, sigma=1.1, steps=40, epochs=epochs, q=1 / 200)
+    assert err.value.param == "epochs"
