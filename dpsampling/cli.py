@@ -158,6 +158,11 @@ def _audit_parser(sub) -> None:
                    help="balls_and_bins certified interval: default (relative width ≤ 1e-2) or fine (≤ 1e-3)")
     a.add_argument("--force", action="store_true", help=f"compute rows predicted beyond {reg.TIME_LIMIT:g} s too")
     a.add_argument("--json", action="store_true", help="print one JSON object {rows, verdicts, question}")
+    # --- per epoch (dpsampling.per_epoch_audit, dpsampling.plot) ---
+    a.add_argument("--per-epoch", action="store_true",
+                   help="also every sampler's ε after each epoch 1 … E (--json: a list per_epoch)")
+    a.add_argument("--plot", metavar="FILE", help="draw the per-epoch intervals to FILE (.png or .pdf; implies "
+                                                  "--per-epoch; needs the 'pipeline' extra)")
 
 
 #: the flag of an audit row that was not computed (predicted beyond the time limit)
@@ -218,7 +223,12 @@ def _audit_json(df) -> str:
         return x.item() if hasattr(x, "item") else x
 
     rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict("records")]
-    return json.dumps({"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"]})
+    out = {"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"]}
+    if "per_epoch" in df.attrs:  # --- per epoch ---
+        from .per_epoch_audit import records
+
+        out["per_epoch"] = records(df.attrs["per_epoch"])
+    return json.dumps(out)
 
 
 def _audit_main(a) -> int:
@@ -229,16 +239,40 @@ def _audit_main(a) -> int:
         v = getattr(a, flag)
         if v is not None and not math.isfinite(v):
             return _fail(f"{flag_of(flag)} must be a finite number (got {v!r})", 2)
+    per_epoch = a.per_epoch or a.plot is not None  # --- per epoch ---
+    if a.plot is not None:
+        from .plot import PlotError, check_path
+
+        try:
+            check_path(a.plot)
+        except PlotError as exc:
+            return _fail(str(exc), 2)
     try:
         df = audit(a.dataset_size, a.batch_size, delta=a.delta, epochs=a.epochs, sigma=a.sigma,
-                   target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy, force=a.force)
+                   target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy, force=a.force,
+                   **({"per_epoch": True} if per_epoch else {}))
     except CostError as exc:
         return _fail(exc.text("--force", _AUDIT_DRIVERS), 2)
     except ValueError as exc:
         return _fail(_error_text(exc), 2)
     except (RuntimeError, ArithmeticError) as exc:
         return _fail(str(exc) or type(exc).__name__, 1)
+    if a.plot is not None:  # --- per epoch: the picture, before anything is printed ---
+        from .plot import PlotError, plot_per_epoch
+
+        r0 = df.iloc[0]
+        try:
+            plot_per_epoch(df.attrs["per_epoch"], a.plot,
+                           title=f"N = {r0['dataset_size']}, B = {r0['batch_size']}, σ = {r0['sigma']:g}, "
+                                 f"δ = {r0['delta']:g}: ε after each epoch")
+        except PlotError as exc:
+            return _fail(str(exc), 2)
     print(_audit_json(df) if a.json else _audit_text(df))
+    if per_epoch and not a.json:  # --- per epoch: the table after the audit's ---
+        from .audit import interval_text
+        from .per_epoch_audit import text
+
+        print("\nε after each epoch:\n" + text(df.attrs["per_epoch"], interval_text))
     return 0
 
 

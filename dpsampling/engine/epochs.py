@@ -109,3 +109,202 @@ def clear_caches():
     """Forget the kept one-step pmfs and compositions."""
     for f in (_one_step_upper, _one_step_lower, _upper_pmfs, _lower_composed):
         f.cache_clear()
+
+
+# --------------------------------------------------------------------------- every epoch at one discretisation
+# The interval above refines the discretisation per epoch and composes T·e steps from scratch each time.  Asked
+# for every epoch of one run, the epochs before the last are taken at the last epoch's discretisation d (its
+# refinement reached the width there, and an earlier epoch's composition is narrower), from one transform per
+# direction and end: the one-step pmf's transform raised to the power T once, then multiplied in once per epoch.
+
+def _chernoff_window(probs, tail_mass_truncation=pld.TAIL_MASS_TRUNCATION):
+    """A function T -> (lower, upper): dp_accounting's window of the T-fold composition of ``probs``
+    (``common.compute_self_convolve_bounds`` over its 40 orders), with the 40 log-MGFs computed once."""
+    import numpy as np
+    from scipy import special
+
+    n = len(probs)
+    orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
+    log_mgfs = special.logsumexp(np.outer(orders, np.arange(n)), b=probs, axis=1)
+    log_tail = math.log(2 / tail_mass_truncation)
+
+    def window(num_times):
+        lower, upper = 0, (n - 1) * num_times
+        for order, log_mgf in zip(orders, log_mgfs):
+            bound = (num_times * float(log_mgf) + log_tail) / order
+            if not math.isfinite(bound):
+                continue
+            if order > 0:
+                upper = min(upper, math.ceil(bound))
+            else:
+                lower = max(lower, math.floor(bound))
+        return lower, upper
+
+    return window
+
+
+def _epoch_error(probs, total_steps, epoch, steps, out, transform_len, norms=None):
+    """A bound on the 2-norm of the rounding error of the masses ``out`` of the ``total_steps``-fold composition
+    computed as F⁻¹((F p)^steps · … · (F p)^steps) (``epoch`` factors, F of length ``transform_len``).
+
+    :func:`.numerics.fft_error` bounds the one-power computation (F p)^T; the product here differs only in the
+    power's own rounding: ``epoch`` powers each with relative error r(steps) (numpy's z**steps: ≤ 3u·steps by
+    squaring below 100, ≤ 6u(steps(π + 1) + 1) by cpow from there; the |log|z|| part of cpow sums over the
+    factors to the same ≤ 6u/e absolute as for one power) and e − 1 complex multiplications (≤ 3u each, Higham
+    Lemma 3.5), so the relative error of the product exceeds fft_error's r(T) by at most 9u·e + 6u; that excess
+    times (‖c‖₂ + g·spread) with Young's spread T‖p‖₂‖p‖₁^{T−1} ≥ fft_error's is added."""
+    import numpy as np
+
+    from .numerics import UNIT_ROUNDOFF, fft_error
+
+    s1, s2 = norms if norms is not None else (math.fsum(probs), float(np.linalg.norm(probs)))
+    c2 = float(np.linalg.norm(out)) + pld.TAIL_MASS_TRUNCATION
+    power = "cpow" if steps >= pld._CPOW_MIN_EXPONENT else "multiply"  # noqa: SLF001 - how _power raised it
+    base = fft_error([(s1, s2, int(total_steps))], len(out), transform_len, out_norm2=c2, norm=2, power=power)
+    u = UNIT_ROUNDOFF
+    g = 8.0 * u * (math.log2(max(2, int(transform_len))) + 1.0)
+    spread = total_steps * s2 * s1 ** (total_steps - 1)
+    return base + (9.0 * u * epoch + 6.0 * u) * (c2 + g * spread)
+
+
+def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass):
+    """[(DensePLDPmf, err2)] after each epoch 1 … ``epochs`` of ``steps`` compositions of the one-step pmf
+    (``probs`` at losses (lower_loss + i)·d, ``inf_mass`` at +∞): dp_accounting's window and (pessimistic) +∞
+    mass for each T = steps·e, the masses from one circular transform of the last epoch's length (a longer
+    transform than T·e needs only folds less of the ≤ τ mass outside the window back in), err2 of
+    :func:`_epoch_error`."""
+    import numpy as np
+    from scipy import fft
+
+    window = _chernoff_window(probs)
+    wins = [window(steps * e) for e in range(1, epochs + 1)]
+    n_fft = fft.next_fast_len(max(max(up - lo + 1 for lo, up in wins), len(probs)))
+    step_power = pld._power(fft.fft(probs, n_fft), steps)  # noqa: SLF001 - the engine's z**T
+    acc = step_power
+    norms = (math.fsum(probs), float(np.linalg.norm(probs)))
+    out = []
+    for e, (lo, up) in enumerate(wins, 1):
+        t = steps * e
+        if e > 1:
+            acc = acc * step_power
+        if t == 1:  # one step: the pmf itself, no composition
+            out.append((_pmflib.DensePLDPmf(d, lower_loss, np.asarray(probs), inf_mass, pessimistic), 0.0))
+            continue
+        full = np.real(fft.ifft(acc))
+        out_len, start = up - lo + 1, lo % n_fft
+        masses = np.concatenate((full[start:start + out_len], full[:max(0, out_len - (n_fft - start))]))
+        inf = (pld.TAIL_MASS_TRUNCATION - math.expm1(t * math.log1p(-inf_mass))) if pessimistic else 0.0
+        pmf = _pmflib.DensePLDPmf(d, lower_loss * t + lo, masses, inf, pessimistic)
+        out.append((pmf, _epoch_error(probs, t, e, steps, masses, n_fft, norms)))
+    return out
+
+
+def epsilon_for_delta(pmf, delta):
+    """ε(δ) of a dense pmf by dp_accounting 0.6's rule (``pld_pmf._get_epsilon_for_delta``: walking down from the
+    largest loss, stop at the first loss ℓ with log((U − δ)/W) ≥ ℓ, U the mass so far (with +∞'s), W its Σ e^{−ℓ}p;
+    ε = log((U − δ)/W)) on whole arrays: the same running sums (``np.cumsum`` adds in dp_accounting's order), the
+    exponentials by numpy (within an ulp of ``math.exp``); :func:`.pld.epsilon_for_delta` is the loop's float
+    bit for bit, at the cost of a Python ``math.exp`` per entry walked."""
+    import numpy as np
+
+    inf_mass = pmf._infinity_mass  # noqa: SLF001
+    if inf_mass > delta:
+        return math.inf
+    d = pmf._discretization  # noqa: SLF001
+    probs = np.flip(pmf._probs)  # noqa: SLF001
+    n = len(probs)
+    if n == 0 or (pmf._lower_loss) * d < -700:  # noqa: SLF001 - exp(−loss) could overflow: dp_accounting decides
+        return pld.epsilon_for_delta(pmf, delta)
+    steps = np.full(n, -d)
+    steps[0] = (pmf._lower_loss + n - 1) * d  # noqa: SLF001
+    losses = np.cumsum(steps)
+    ups = np.cumsum(np.concatenate(([inf_mass], probs)))
+    lows = np.cumsum(np.concatenate(([0.0], np.exp(-losses) * probs)))
+    u_before, l_before = ups[:-1], lows[:-1]
+    valid = (u_before > delta) & (l_before > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        brk = valid & (np.log((u_before - delta) / l_before) >= losses)
+    ret = (ups[1:] >= delta) & (lows[1:] == 0)
+    kb = int(np.argmax(brk)) if brk.any() else n
+    kr = int(np.argmax(ret)) if ret.any() else n
+    if kr < kb:
+        return max(0.0, float(losses[kr]))
+    upper, lower = ups[kb], lows[kb]
+    if upper <= lower + delta:
+        return 0.0
+    if not lower > 0:
+        return pld.epsilon_for_delta(pmf, delta)
+    return math.log((upper - delta) / lower)
+
+
+def _dense(pmf):
+    return pmf if isinstance(pmf, _pmflib.DensePLDPmf) else pmf.to_dense_pmf()
+
+
+def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretization, direction="add_remove",
+                                rel_tol=1e-3):
+    """[lower, upper] on ε(δ) after each epoch 1 … ``epochs`` of ``steps`` compositions, all at one
+    ``discretization`` d: a list of AccountingResult as :func:`.poisson_interval.epsilon` makes them.
+
+    upper: per direction the pessimistic connect-the-dots one-step pmf (:func:`.pld.pessimistic_pld`, it
+    dominates the true pair), composed (:func:`_epoch_pmfs`: dp_accounting's window, the truncated tail at +∞)
+    and read as :func:`.pld.certified_epsilon` reads it, with the rounding bound of :func:`_epoch_error`;
+    lower: the dominated one-step pmf (:func:`.dominated_pld.dominated_pmf`), composed the same way with no
+    +∞ mass, read as :func:`.dominated_pld.epsilon` reads it (the folded mass τ and the rounding added to δ).
+    q < 1 and δ at or above the PLD reliability floor (the caller asks :func:`.poisson_interval.epsilon` else).
+    """
+    s, q, d, dlt = float(sigma), float(q), float(discretization), float(delta)
+    steps, epochs = int(steps), int(epochs)
+    ups, lows = [], []
+    one = _one_step_upper(s, q, d)
+    for pmf in pld.direction_pmfs(one, direction):
+        pmf = _dense(pmf)
+        ups.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, True, pmf._infinity_mass))  # noqa: SLF001
+    for dd in dominated_pld._directions(direction):  # noqa: SLF001
+        pmf = _one_step_lower(s, q, d, dd)
+        lows.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, False, 0.0))  # noqa: SLF001
+    out = []
+    for e in range(epochs):
+        t = steps * (e + 1)
+        up = -math.inf
+        for per in ups:
+            pmf, err2 = per[e]
+            eps0 = float(epsilon_for_delta(pmf, dlt))
+            target = dlt - pld.rounding_at(pmf, err2, eps0) if math.isfinite(eps0) else 0.0
+            up = max(up, float(epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+        lo = -math.inf
+        for per in lows:
+            pmf, err2 = per[e]
+            err_at = dominated_pld._error_at  # noqa: SLF001
+            eps0 = float(epsilon_for_delta(pmf, dlt + err_at(pmf, err2, t, -math.inf)))
+            lo = max(lo, eps0, float(epsilon_for_delta(pmf, dlt + err_at(pmf, err2, t, eps0))))
+        width = (up - lo) / up if up > 0 else 0.0
+        out.append(poisson_interval._with_cf(lo, up, d, {d: width}, poisson_interval.cf.accounting_epsilon,  # noqa: SLF001
+                                             dlt, s, q, t, direction, rel_tol))
+    return out
+
+
+def interval_epsilon_run(delta, *, sigma, q, steps, epochs, direction="add_remove", rel_tol=1e-3,
+                         finest_discretization=None, discretization=None):
+    """The certified interval after each epoch of ``epochs`` (epoch numbers): the last one exactly as
+    :func:`.poisson_interval.epsilon` gives it (:func:`interval_epsilon_epochs`), the earlier ones, when there are
+    several, at its discretisation from shared transforms (:func:`interval_epsilon_each_epoch`; each end as
+    certified, the interval within ~1e-9 relative of that function's at the same epoch, both containing ε)."""
+    epochs = [int(e) for e in epochs]
+    last = max(epochs)
+    res = dict(zip([last], interval_epsilon_epochs(delta, sigma=sigma, q=q, steps=steps, epochs=[last],
+                                                   direction=direction, rel_tol=rel_tol,
+                                                   finest_discretization=finest_discretization,
+                                                   discretization=discretization)))
+    others = sorted(set(epochs) - {last})
+    d = res[last].accuracy.get("discretization")
+    if len(others) > 1 and d is not None and float(q) < 1.0 and float(delta) >= RELIABLE_DELTA_FLOOR:
+        rows = interval_epsilon_each_epoch(delta, sigma=sigma, q=q, steps=steps, epochs=others[-1], discretization=d,
+                                           direction=direction, rel_tol=rel_tol)
+        res.update({e: rows[e - 1] for e in others})
+    elif others:
+        res.update(zip(others, interval_epsilon_epochs(delta, sigma=sigma, q=q, steps=steps, epochs=others,
+                                                       direction=direction, rel_tol=rel_tol,
+                                                       finest_discretization=finest_discretization,
+                                                       discretization=discretization)))
+    return [res[e] for e in epochs]

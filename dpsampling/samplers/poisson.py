@@ -118,12 +118,13 @@ def calibrate(epsilon, delta, direction, kw, scale=1.0):
 
 def answer_epochs(delta, sigma, direction, kw, epochs):
     """ε(δ) at the default method (the certified interval) after each epoch of ``epochs`` (epoch numbers, in order),
-    ``kw`` as for :func:`answer` (its ``total_steps`` is steps × the last epoch): each the result :func:`answer`
-    gives at that epoch, with the one-step PLDs built once (:mod:`dpsampling.engine.epochs`)."""
+    ``kw`` as for :func:`answer` (its ``total_steps`` is steps × the last epoch): the last epoch's is the result
+    :func:`answer` gives; with several epochs the earlier ones are certified intervals at the last one's
+    discretisation from shared transforms (:func:`dpsampling.engine.epochs.interval_epsilon_run`)."""
     check_quantity("epsilon", delta)
     accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", "upper")  # noqa: SLF001
     extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
-    return epochs_engine.interval_epsilon_epochs(delta, sigma=float(sigma), q=float(kw["q"]),
+    return epochs_engine.interval_epsilon_run(delta, sigma=float(sigma), q=float(kw["q"]),
                                                  steps=kw["total_steps"] // max(epochs), epochs=epochs,
                                                  direction=direction, rel_tol=kw["rel_tol"], **extra)
 
