@@ -241,10 +241,11 @@ def _audit_main(a) -> int:
             return _fail(f"{flag_of(flag)} must be a finite number (got {v!r})", 2)
     per_epoch = a.per_epoch or a.plot is not None  # --- per epoch ---
     if a.plot is not None:
-        from .plot import PlotError, check_path
+        from .plot import PlotError, check_available, check_path
 
         try:
             check_path(a.plot)
+            check_available()
         except PlotError as exc:
             return _fail(str(exc), 2)
     try:

@@ -10,8 +10,6 @@ import os
 
 #: the formats ``--plot`` writes (by the file's suffix)
 FORMATS = (".png", ".pdf")
-#: the message when matplotlib is missing
-NEEDS_EXTRA = "--plot needs the 'pipeline' extra: pip install 'dpsampling[pipeline]'"
 
 
 class PlotError(ValueError):
@@ -34,11 +32,30 @@ def check_path(path) -> str:
     return path
 
 
-def _pyplot():
+def check_available() -> None:
+    """PlotError naming the extra if matplotlib is not installed (asked before any work is done)."""
+    import importlib.util
+
+    from dpsampling.engine.lazy import MissingExtra, require
+
     try:
-        import matplotlib
-    except ImportError as exc:
-        raise PlotError(NEEDS_EXTRA) from exc
+        found = importlib.util.find_spec("matplotlib") is not None
+    except ImportError:
+        found = False
+    if not found:
+        try:
+            require("matplotlib", "--plot")
+        except MissingExtra as exc:
+            raise PlotError(str(exc)) from exc
+
+
+def _pyplot():
+    from dpsampling.engine.lazy import MissingExtra, require
+
+    try:
+        matplotlib = require("matplotlib", "--plot")
+    except MissingExtra as exc:
+        raise PlotError(str(exc)) from exc
     matplotlib.use("Agg", force=True)
     import matplotlib.pyplot as plt
 

@@ -48,13 +48,22 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy import fft as sp_fft
 from scipy import signal, special
 
 from .numerics import fft_error
 from .validation import check_delta, check_epsilon, check_int, check_positive
+
+
+def _kernel(fn):  # --- core install (epochs): numba compiles the pair kernels; without it, numpy row blocks ---
+    try:
+        import numba
+    except ImportError:
+        from . import _allocation_numpy
+
+        return getattr(_allocation_numpy, fn.__name__)
+    return numba.njit(cache=True)(fn)
 
 #: mass budget of each truncation (floor, cap, composition tails) for ε(δ), per unit of δ and of stage × epoch
 _TAIL_PER_DELTA = 1e-4
@@ -113,7 +122,7 @@ def _offsets(step, n):
     return a, np.clip(omega, 0.0, 1.0)
 
 
-@numba.njit(cache=True)
+@_kernel
 def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
     """Pairs of grid atoms (a at ka + i, b at kb + j) split to their two neighbouring grid points."""
     na, nb = a.shape[0], b.shape[0]
@@ -140,7 +149,7 @@ def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
             out[c + 1] += p * w
 
 
-@numba.njit(cache=True)
+@_kernel
 def _conv_lower(a, xa, ka, b, xb, kb, same, off, grid, mass, mom, k0):
     """Pairs of cell atoms (mass a at position xa in cell ka + i, ...) summed into per-cell mass and moment."""
     na, nb = a.shape[0], b.shape[0]

@@ -299,6 +299,7 @@ def _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options):
 
 
 def _config(accuracy, loss_discretization, tail_truncation, eps_scale):
+    lazy.require("PLD_accounting", "balls_and_bins method 'pld'")  # --- core install (epochs) ---
     from PLD_accounting import AllocationSchemeConfig, ConvolutionMethod
 
     check_choice("accuracy", accuracy, tuple(ACCURACY))
@@ -321,6 +322,7 @@ def allocation_pld(sigma, steps, epochs=1, bound="upper", *, accuracy="default",
 
     ``bound="upper"``: dominating PLD (valid upper bound); ``"lower"``: dominated.
     """
+    lazy.require("PLD_accounting", "balls_and_bins method 'pld'")  # --- core install (epochs) ---
     from PLD_accounting import BoundType, PrivacyParams, gaussian_allocation_pld
 
     steps, epochs = _check(sigma, steps, epochs, bound, "pld")
@@ -423,6 +425,7 @@ def _directional_pmf(sigma, steps, epochs, bound, direction, loss_discretization
     (lower) bound.  ``route``: PLD_accounting's convolution method, "geom" (GEOM: exp-space geometric grids,
     both bound types, O(n²) in the grid) or "fft" (FFT: linear exp-space grid, DOMINATES only, O(n log n);
     ``loss_discretization`` is then its linear step, ``max_grid_fft`` = ``_FFT_MAX_GRID``)."""
+    lazy.require("PLD_accounting", "balls_and_bins method 'pld'")  # --- core install (epochs) ---
     from PLD_accounting import (
         AllocationSchemeConfig,
         BoundType,
