@@ -284,27 +284,27 @@ def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretizatio
     return out
 
 
-def interval_epsilon_run(delta, *, sigma, q, steps, epochs, direction="add_remove", rel_tol=1e-3,
-                         finest_discretization=None, discretization=None):
-    """The certified interval after each epoch of ``epochs`` (epoch numbers): the last one exactly as
-    :func:`.poisson_interval.epsilon` gives it (:func:`interval_epsilon_epochs`), the earlier ones, when there are
-    several, at its discretisation from shared transforms (:func:`interval_epsilon_each_epoch`; each end as
-    certified, the interval within ~1e-9 relative of that function's at the same epoch, both containing ε)."""
-    epochs = [int(e) for e in epochs]
-    last = max(epochs)
-    res = dict(zip([last], interval_epsilon_epochs(delta, sigma=sigma, q=q, steps=steps, epochs=[last],
-                                                   direction=direction, rel_tol=rel_tol,
-                                                   finest_discretization=finest_discretization,
-                                                   discretization=discretization)))
-    others = sorted(set(epochs) - {last})
-    d = res[last].accuracy.get("discretization")
-    if len(others) > 1 and d is not None and float(q) < 1.0 and float(delta) >= RELIABLE_DELTA_FLOOR:
-        rows = interval_epsilon_each_epoch(delta, sigma=sigma, q=q, steps=steps, epochs=others[-1], discretization=d,
-                                           direction=direction, rel_tol=rel_tol)
-        res.update({e: rows[e - 1] for e in others})
-    elif others:
-        res.update(zip(others, interval_epsilon_epochs(delta, sigma=sigma, q=q, steps=steps, epochs=others,
-                                                       direction=direction, rel_tol=rel_tol,
-                                                       finest_discretization=finest_discretization,
-                                                       discretization=discretization)))
-    return [res[e] for e in epochs]
+# --------------------------------------------------------------------------- random allocation (balls-and-bins)
+
+def allocation_epsilon_each_epoch(delta, *, sigma, steps, epochs, step, loss_step, tail):
+    """[(lower, upper)] on ε(δ) of random allocation after each epoch 1 … ``epochs`` (max over ADD and REMOVE),
+    from one epoch's laws at grid step ``step`` (:func:`.allocation.epoch_laws`, truncation budget ``tail``; the
+    upper law dominates one epoch, the lower one is dominated) composed one epoch at a time
+    (:func:`.allocation._compose`: each convolution's FFT rounding goes to +∞ for the upper end and is carried and
+    subtracted for the lower end, each truncated tail goes to +∞ (upper) or is dropped (lower)), read by
+    :func:`.allocation.epsilon_of`.  Each end is valid for the reasons :mod:`.allocation` gives for its E-fold
+    products, at any grid step, loss step and budget; the last epoch's settings make the earlier epochs at least
+    as fine."""
+    from . import allocation as al
+
+    up_law, lo_law = al.epoch_laws(float(sigma), int(steps), float(step), float(tail))
+    ups, lows = al.upper_pmfs(up_law, float(step)), al.lower_pmfs(lo_law, float(loss_step))
+    acc_u, acc_l = list(ups), list(lows)
+    out = []
+    for e in range(1, int(epochs) + 1):
+        if e > 1:
+            acc_u = [al._compose(a, p, True, tail) for a, p in zip(acc_u, ups)]  # noqa: SLF001
+            acc_l = [al._compose(a, p, False, tail) for a, p in zip(acc_l, lows)]  # noqa: SLF001
+        out.append((max(al.epsilon_of(p, float(delta)) for p in acc_l),
+                    max(al.epsilon_of(p, float(delta)) for p in acc_u)))
+    return out

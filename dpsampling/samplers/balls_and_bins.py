@@ -902,6 +902,7 @@ def _allocation_seconds(question):
 
 
 def _spec():
+    from . import _allocation_epochs
     from .spec import Option, SamplerSpec
 
     mc, pld, certified = ("montecarlo",), ("pld",), ("allocation", "pld")
@@ -937,7 +938,7 @@ def _spec():
                    methods=("max_statistic",), cli=False),
         ),
         audit_kind="upper", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
-        relation="zero_out", loader="balls_and_bins",
+        relation="zero_out", loader="balls_and_bins", epsilon_epochs=_allocation_epochs.epsilon_epochs,
         drawn="balls-and-bins (each epoch every example in one uniformly random step)")
 
 

@@ -2,8 +2,10 @@
 
 The answer after epoch e is the one :func:`dpsampling.samplers.account` gives for ``epochs=e`` at the sampler's
 default method (the same AccountingResult, so each end keeps its side and its method).  A sampler whose spec has
-``epsilon_epochs`` answers a list of epochs at once and shares work between them (poisson and wor: the one-step
-PLDs, :mod:`dpsampling.engine.epochs`); any other sampler is asked once per epoch.  Answers are kept in a bounded
+``epsilon_epochs`` answers the epochs before the last at once, given the last epoch's answer (from account), and
+shares work between them (poisson and wor: one transform per end at the last epoch's discretisation,
+:mod:`dpsampling.engine.epochs`; balls_and_bins: one epoch's laws composed epoch by epoch); any other sampler is
+asked once per epoch.  Answers are kept in a bounded
 module-level LRU cache keyed by the run's parameters and the epoch, so asking again with one more epoch (a
 training loop's accountant after every epoch) computes only the new epoch.
 """
@@ -97,4 +99,15 @@ def _compute(spec, method, delta, sigma, steps, q, force, missing, options, acco
             opt.check(value)
     check_cost(spec, Question("epsilon", sigma=sigma, steps=steps, epochs=max(missing), q=q, target=delta,
                               method=method, options=kw), force=force)
-    return dict(zip(missing, spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=missing, q=q, **kw)))
+    last = max(missing)
+    found = {last: account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=last, q=q, force=True,
+                           **options)}
+    rest = [e for e in missing if e != last]
+    if rest:
+        shared = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=rest, q=q, last_epoch=last,
+                                     last=found[last], **kw)
+        if shared is None:  # nothing to share here: epoch by epoch
+            shared = [account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=e, q=q, force=True,
+                              **options) for e in rest]
+        found.update(zip(rest, shared))
+    return found

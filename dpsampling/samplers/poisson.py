@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 
 from dpsampling.engine import lazy
-from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.result import RELIABLE_DELTA_FLOOR, AccountingResult
 from dpsampling.engine.validation import check_choice, check_steps
 
 from ._checks import check_epochs, check_quantity
@@ -116,24 +116,31 @@ def calibrate(epsilon, delta, direction, kw, scale=1.0):
     return dataclasses.replace(r, value=r.value * scale, lower=lo, upper=up)
 
 
-def answer_epochs(delta, sigma, direction, kw, epochs):
-    """ε(δ) at the default method (the certified interval) after each epoch of ``epochs`` (epoch numbers, in order),
-    ``kw`` as for :func:`answer` (its ``total_steps`` is steps × the last epoch): the last epoch's is the result
-    :func:`answer` gives; with several epochs the earlier ones are certified intervals at the last one's
-    discretisation from shared transforms (:func:`dpsampling.engine.epochs.interval_epsilon_run`)."""
+def answer_epochs(delta, sigma, direction, kw, epochs, last):
+    """ε(δ) at the default method (the certified interval) after each epoch of ``epochs`` (epoch numbers before the
+    last, in order), ``kw`` as for :func:`answer`, ``last`` the last epoch's answer: one epoch is :func:`answer`'s
+    result there; several are certified intervals at ``last``'s discretisation from one transform per end
+    (:func:`dpsampling.engine.epochs.interval_epsilon_each_epoch`), or :func:`answer`'s where ``last`` has none."""
     check_quantity("epsilon", delta)
     accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", "upper")  # noqa: SLF001
     extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
-    return epochs_engine.interval_epsilon_run(delta, sigma=float(sigma), q=float(kw["q"]),
-                                                 steps=kw["total_steps"] // max(epochs), epochs=epochs,
-                                                 direction=direction, rel_tol=kw["rel_tol"], **extra)
+    steps = kw["total_steps"]
+    d = last.accuracy.get("discretization")
+    if len(epochs) > 1 and d is not None and float(kw["q"]) < 1.0 and float(delta) >= RELIABLE_DELTA_FLOOR:
+        rows = epochs_engine.interval_epsilon_each_epoch(delta, sigma=float(sigma), q=float(kw["q"]), steps=steps,
+                                                         epochs=max(epochs), discretization=d, direction=direction,
+                                                         rel_tol=kw["rel_tol"])
+        return [rows[e - 1] for e in epochs]
+    return epochs_engine.interval_epsilon_epochs(delta, sigma=float(sigma), q=float(kw["q"]), steps=steps,
+                                                 epochs=epochs, direction=direction, rel_tol=kw["rel_tol"], **extra)
 
 
-def epsilon_epochs(delta, *, sigma, steps, epochs, q=None, direction="add_remove", rel_tol=None, **options):
-    """ε(δ) after each epoch of ``epochs`` (epoch numbers, in order) at the default method: the list of what
-    :func:`epsilon` gives at each (:func:`answer_epochs`)."""
-    kw = _kw(q, steps, max(epochs), NAME, None, rel_tol, options)
-    return answer_epochs(delta, sigma, direction, kw, list(epochs))
+def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, direction="add_remove", rel_tol=None,
+                   **options):
+    """ε(δ) after each epoch of ``epochs`` (before ``last_epoch``, whose answer is ``last``) at the default method:
+    :func:`answer_epochs`."""
+    kw = _kw(q, steps, 1, NAME, None, rel_tol, options)
+    return answer_epochs(delta, sigma, direction, kw, list(epochs), last)
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)

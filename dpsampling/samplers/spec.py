@@ -166,7 +166,9 @@ class SamplerSpec:
     #: an optional audit row: with the default sampler list it is listed, not computed, when predicted beyond the
     #: limit (a required row stops the audit instead)
     audit_optional: bool = False
-    #: ε(δ) after each epoch of a list at the default method, sharing work between epochs (per_epoch.epsilon_per_epoch)
+    #: ε(δ) after each epoch of a list before ``last_epoch`` at the default method, given account's answer ``last``
+    #: there, sharing work between the epochs (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None: ask
+    #: account epoch by epoch)
     epsilon_epochs: Callable | None = None
 
     def __post_init__(self):

@@ -36,11 +36,6 @@ def test_every_epoch_at_one_discretisation_is_certified():
     assert all(a.upper < b.upper for a, b in zip(rows, rows[1:]))
 
 
-def test_run_keeps_the_last_epoch_exact():
-    rows = epochs.interval_epsilon_run(DELTA, sigma=S, q=Q, steps=STEPS, epochs=[1, 2, 3])
-    assert rows[-1] == poisson_interval.epsilon(DELTA, sigma=S, q=Q, total_steps=STEPS * 3)
-
-
 @pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-8, 0.5])
 def test_vectorised_reading_is_dp_accountings(delta):
     comp = pld.composed(S, Q, 200, True, 1e-3)
