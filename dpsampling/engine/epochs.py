@@ -308,3 +308,23 @@ def allocation_epsilon_each_epoch(delta, *, sigma, steps, epochs, step, loss_ste
         out.append((max(al.epsilon_of(p, float(delta)) for p in acc_l),
                     max(al.epsilon_of(p, float(delta)) for p in acc_u)))
     return out
+
+
+# --------------------------------------------------------------------------- a dominated one-epoch pmf, every epoch
+
+def lower_epsilon_each_epoch(delta, pmfs, epochs):
+    """{epoch: (ε, per direction)} lower bounds on ε(δ) after each epoch 1 … ``epochs`` for one-epoch pmfs that are
+    dominated by the true pair (optimistic, no +∞ mass; ``pmfs``: direction -> DensePLDPmf): each composed
+    (:func:`_epoch_pmfs`) and read as :func:`.dominated_pld.epsilon` reads its compositions (the folded mass τ and
+    the rounding bound added to δ); epoch 1 is the pmf itself."""
+    per = {}
+    for name, pmf in pmfs.items():
+        rows = _epoch_pmfs(pmf._probs, pmf._lower_loss, pmf._discretization, 1, int(epochs), False, 0.0)  # noqa: SLF001
+        out = []
+        for e, (comp, err2) in enumerate(rows, 1):
+            err_at = dominated_pld._error_at  # noqa: SLF001
+            eps0 = float(epsilon_for_delta(comp, float(delta) + err_at(comp, err2, e, -math.inf)))
+            out.append(max(0.0, eps0, float(epsilon_for_delta(comp, float(delta) + err_at(comp, err2, e, eps0)))))
+        per[name] = out
+    return {e: (max(v[e - 1] for v in per.values()), {k: v[e - 1] for k, v in per.items()})
+            for e in range(1, int(epochs) + 1)}

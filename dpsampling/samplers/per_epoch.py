@@ -106,8 +106,8 @@ def _compute(spec, method, delta, sigma, steps, q, force, missing, options, acco
     if rest:
         shared = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=rest, q=q, last_epoch=last,
                                      last=found[last], **kw)
-        if shared is None:  # nothing to share here: epoch by epoch
-            shared = [account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=e, q=q, force=True,
-                              **options) for e in rest]
+        shared = [None] * len(rest) if shared is None else shared  # None: nothing shared there, ask account
+        shared = [r if r is not None else account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=e,
+                                                  q=q, force=True, **options) for e, r in zip(rest, shared)]
         found.update(zip(rest, shared))
     return found

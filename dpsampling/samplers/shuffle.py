@@ -168,6 +168,7 @@ def _cost(question):
 
 
 def _spec():
+    from . import _shuffle_epochs
     from .spec import Option, SamplerSpec
 
     return SamplerSpec(
@@ -185,7 +186,7 @@ def _spec():
                         quantities=("sigma",), cli=False)),
         audit_kind="interval", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
         drawn="shuffling (a fresh random permutation each epoch, cut into batches of B)", loader="shuffle",
-        upper_certified=False,
+        upper_certified=False, epsilon_epochs=_shuffle_epochs.epsilon_epochs,
         audit_options={"sigma": {"bound": "lower"}})
 
 

@@ -7,7 +7,7 @@ from dpsampling.engine.errors import ParameterError
 from dpsampling.samplers import per_epoch
 from dpsampling.samplers.per_epoch import epsilon_per_epoch
 
-RUN = dict(sigma=1.1, steps=40, epochs=3)
+RUN = dict(sigma=1.1, steps=40, epochs=4)
 
 
 def _q(spec, steps):
@@ -84,3 +84,15 @@ def test_balls_and_bins_epochs_are_certified_against_poisson_and_the_gaussian():
     rows = epsilon_per_epoch("balls_and_bins", 1e-5, sigma=1.1, steps=40, epochs=4)
     for e, r in enumerate(rows, 1):
         assert 0 < r.lower <= r.upper <= gaussian.epsilon(1e-5, 1.1 / e**0.5)
+
+
+def test_shuffle_epochs_are_lower_bounds_below_the_deterministic_value():
+    # the max-statistic rows of epochs 2 … E−1 are lower bounds: at most the deterministic ε (Chua Thm 4.1, which
+    # dominates shuffling), and at least the one-epoch E_C value (more epochs cannot leak less)
+    from dpsampling.engine import gaussian
+
+    per_epoch.clear_cache()
+    rows = epsilon_per_epoch("shuffle", 1e-5, sigma=1.1, steps=40, epochs=5)
+    for e, r in enumerate(rows, 1):
+        assert r.kind == "lower" and r.upper == pytest.approx(gaussian.epsilon(1e-5, 1.1 / e**0.5), rel=1e-9)
+        assert rows[0].lower <= r.lower <= r.upper
