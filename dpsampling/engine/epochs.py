@@ -202,9 +202,10 @@ def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass):
 def epsilon_for_delta(pmf, delta):
     """ε(δ) of a dense pmf by dp_accounting 0.6's rule (``pld_pmf._get_epsilon_for_delta``: walking down from the
     largest loss, stop at the first loss ℓ with log((U − δ)/W) ≥ ℓ, U the mass so far (with +∞'s), W its Σ e^{−ℓ}p;
-    ε = log((U − δ)/W)) on whole arrays: the same running sums (``np.cumsum`` adds in dp_accounting's order), the
-    exponentials by numpy (within an ulp of ``math.exp``); :func:`.pld.epsilon_for_delta` is the loop's float
-    bit for bit, at the cost of a Python ``math.exp`` per entry walked."""
+    ε = log((U − δ)/W)) on arrays, in blocks from the top (each 4× the last) until the stop: the same running sums
+    (``np.cumsum`` adds in dp_accounting's order), the exponentials by numpy (within an ulp of ``math.exp``);
+    :func:`.pld.epsilon_for_delta` is the loop's float bit for bit, at the cost of a Python ``math.exp`` per
+    entry walked."""
     import numpy as np
 
     inf_mass = pmf._infinity_mass  # noqa: SLF001
@@ -215,21 +216,29 @@ def epsilon_for_delta(pmf, delta):
     n = len(probs)
     if n == 0 or (pmf._lower_loss) * d < -700:  # noqa: SLF001 - exp(−loss) could overflow: dp_accounting decides
         return pld.epsilon_for_delta(pmf, delta)
-    steps = np.full(n, -d)
-    steps[0] = (pmf._lower_loss + n - 1) * d  # noqa: SLF001
-    losses = np.cumsum(steps)
-    ups = np.cumsum(np.concatenate(([inf_mass], probs)))
-    lows = np.cumsum(np.concatenate(([0.0], np.exp(-losses) * probs)))
-    u_before, l_before = ups[:-1], lows[:-1]
-    valid = (u_before > delta) & (l_before > 0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        brk = valid & (np.log((u_before - delta) / l_before) >= losses)
-    ret = (ups[1:] >= delta) & (lows[1:] == 0)
-    kb = int(np.argmax(brk)) if brk.any() else n
-    kr = int(np.argmax(ret)) if ret.any() else n
-    if kr < kb:
-        return max(0.0, float(losses[kr]))
-    upper, lower = ups[kb], lows[kb]
+    upper, lower, first, start, block = inf_mass, 0.0, (pmf._lower_loss + n - 1) * d, 0, 8192  # noqa: SLF001
+    while start < n:
+        stop = min(n, start + block)
+        steps = np.full(stop - start, -d)
+        steps[0] = first
+        losses = np.cumsum(steps)
+        p = probs[start:stop]
+        ups = np.cumsum(np.concatenate(([upper], p)))
+        lows = np.cumsum(np.concatenate(([lower], np.exp(-losses) * p)))
+        u_before, l_before = ups[:-1], lows[:-1]
+        valid = (u_before > delta) & (l_before > 0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            brk = valid & (np.log((u_before - delta) / l_before) >= losses)
+        ret = (ups[1:] >= delta) & (lows[1:] == 0)
+        kb = int(np.argmax(brk)) if brk.any() else len(p)
+        kr = int(np.argmax(ret)) if ret.any() else len(p)
+        if kr < kb:
+            return max(0.0, float(losses[kr]))
+        if kb < len(p):
+            upper, lower = ups[kb], lows[kb]
+            break
+        upper, lower, first = ups[-1], lows[-1], losses[-1] - d
+        start, block = stop, 4 * block
     if upper <= lower + delta:
         return 0.0
     if not lower > 0:
