@@ -81,8 +81,8 @@ def per_epoch_figure(per_epoch, title=None):
         lo = rows["lower"].to_numpy(dtype=float)
         up = rows["upper"].to_numpy(dtype=float)
         val = rows["value"].to_numpy(dtype=float)
-        lo = [v if not math.isnan(a) else v for a, v in zip(lo, val)]
-        up = [b if not math.isnan(b) else v for b, v in zip(up, val)]
+        lo = [v if math.isnan(a) else a for a, v in zip(lo, val)]  # a missing end: the value stands for it
+        up = [v if math.isnan(b) else b for b, v in zip(up, val)]
         kind = rows["kind"].iloc[-1]
         exact = all(a == b for a, b in zip(lo, up))
         what = "exact" if exact else ("lower bound .. best known upper" if kind == "interval" else "certified interval")

@@ -59,3 +59,15 @@ def test_missing_matplotlib_names_the_extra(monkeypatch, tmp_path):
     with pytest.raises(plot.PlotError, match=r"pip install 'dpsampling\[pipeline\]'"):
         plot.plot_per_epoch(TABLE, tmp_path / "eps.png")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_bands_are_drawn_for_intervals_and_lines_for_exact_rows():
+    pytest.importorskip("matplotlib")
+    fig = plot.per_epoch_figure(TABLE)
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["poisson: certified interval", "deterministic: exact"]
+    assert len(ax.collections) == 1  # one band: poisson's interval; the exact row is a line
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
