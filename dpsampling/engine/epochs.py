@@ -199,51 +199,75 @@ def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass):
     return out
 
 
+class _Reader:
+    """ε(δ) of one dense pmf at several δ (:func:`epsilon_for_delta`), its running sums computed once, in blocks from
+    the largest loss (each 4× the last) as far as a reading needs them."""
+
+    def __init__(self, pmf):
+        import numpy as np
+
+        self.pmf, self.blocks = pmf, []
+        self.probs = np.flip(pmf._probs)  # noqa: SLF001
+        self.d, self.n = pmf._discretization, len(self.probs)  # noqa: SLF001
+        self.inf = pmf._infinity_mass  # noqa: SLF001
+        self.fallback = self.n == 0 or pmf._lower_loss * self.d < -700  # noqa: SLF001 - exp(−loss) could overflow
+        self.next = (self.inf, 0.0, (pmf._lower_loss + self.n - 1) * self.d, 0, 8192)  # noqa: SLF001
+
+    def _block(self, k):
+        import numpy as np
+
+        while len(self.blocks) <= k:
+            upper, lower, first, start, block = self.next
+            stop = min(self.n, start + block)
+            steps = np.full(stop - start, -self.d)
+            steps[0] = first
+            losses = np.cumsum(steps)
+            p = self.probs[start:stop]
+            ups = np.cumsum(np.concatenate(([upper], p)))
+            lows = np.cumsum(np.concatenate(([lower], np.exp(-losses) * p)))
+            self.blocks.append((losses, ups, lows))
+            self.next = (ups[-1], lows[-1], losses[-1] - self.d, stop, 4 * block)
+        return self.blocks[k]
+
+    def epsilon(self, delta):
+        import numpy as np
+
+        if self.inf > delta:
+            return math.inf
+        if self.fallback:
+            return pld.epsilon_for_delta(self.pmf, delta)
+        k, upper, lower = 0, self.inf, 0.0
+        while not (k == len(self.blocks) and self.next[3] >= self.n):  # until every entry is walked
+            losses, ups, lows = self._block(k)
+            u_before, l_before = ups[:-1], lows[:-1]
+            valid = (u_before > delta) & (l_before > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                brk = valid & (np.log((u_before - delta) / l_before) >= losses)
+            ret = (ups[1:] >= delta) & (lows[1:] == 0)
+            m = losses.size
+            kb = int(np.argmax(brk)) if brk.any() else m
+            kr = int(np.argmax(ret)) if ret.any() else m
+            if kr < kb:
+                return max(0.0, float(losses[kr]))
+            if kb < m:
+                upper, lower = ups[kb], lows[kb]
+                break
+            upper, lower, k = ups[-1], lows[-1], k + 1
+        if upper <= lower + delta:
+            return 0.0
+        if not lower > 0:
+            return pld.epsilon_for_delta(self.pmf, delta)
+        return math.log((upper - delta) / lower)
+
+
 def epsilon_for_delta(pmf, delta):
     """ε(δ) of a dense pmf by dp_accounting 0.6's rule (``pld_pmf._get_epsilon_for_delta``: walking down from the
     largest loss, stop at the first loss ℓ with log((U − δ)/W) ≥ ℓ, U the mass so far (with +∞'s), W its Σ e^{−ℓ}p;
-    ε = log((U − δ)/W)) on arrays, in blocks from the top (each 4× the last) until the stop: the same running sums
-    (``np.cumsum`` adds in dp_accounting's order), the exponentials by numpy (within an ulp of ``math.exp``);
+    ε = log((U − δ)/W)) on arrays, in blocks from the top (:class:`_Reader`): the same running sums (``np.cumsum``
+    adds in dp_accounting's order), the exponentials by numpy (within an ulp of ``math.exp``);
     :func:`.pld.epsilon_for_delta` is the loop's float bit for bit, at the cost of a Python ``math.exp`` per
     entry walked."""
-    import numpy as np
-
-    inf_mass = pmf._infinity_mass  # noqa: SLF001
-    if inf_mass > delta:
-        return math.inf
-    d = pmf._discretization  # noqa: SLF001
-    probs = np.flip(pmf._probs)  # noqa: SLF001
-    n = len(probs)
-    if n == 0 or (pmf._lower_loss) * d < -700:  # noqa: SLF001 - exp(−loss) could overflow: dp_accounting decides
-        return pld.epsilon_for_delta(pmf, delta)
-    upper, lower, first, start, block = inf_mass, 0.0, (pmf._lower_loss + n - 1) * d, 0, 8192  # noqa: SLF001
-    while start < n:
-        stop = min(n, start + block)
-        steps = np.full(stop - start, -d)
-        steps[0] = first
-        losses = np.cumsum(steps)
-        p = probs[start:stop]
-        ups = np.cumsum(np.concatenate(([upper], p)))
-        lows = np.cumsum(np.concatenate(([lower], np.exp(-losses) * p)))
-        u_before, l_before = ups[:-1], lows[:-1]
-        valid = (u_before > delta) & (l_before > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            brk = valid & (np.log((u_before - delta) / l_before) >= losses)
-        ret = (ups[1:] >= delta) & (lows[1:] == 0)
-        kb = int(np.argmax(brk)) if brk.any() else len(p)
-        kr = int(np.argmax(ret)) if ret.any() else len(p)
-        if kr < kb:
-            return max(0.0, float(losses[kr]))
-        if kb < len(p):
-            upper, lower = ups[kb], lows[kb]
-            break
-        upper, lower, first = ups[-1], lows[-1], losses[-1] - d
-        start, block = stop, 4 * block
-    if upper <= lower + delta:
-        return 0.0
-    if not lower > 0:
-        return pld.epsilon_for_delta(pmf, delta)
-    return math.log((upper - delta) / lower)
+    return _Reader(pmf).epsilon(delta)
 
 
 def _dense(pmf):
@@ -278,15 +302,17 @@ def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretizatio
         up = -math.inf
         for per in ups:
             pmf, err2 = per[e]
-            eps0 = float(epsilon_for_delta(pmf, dlt))
+            read = _Reader(pmf)
+            eps0 = float(read.epsilon(dlt))
             target = dlt - pld.rounding_at(pmf, err2, eps0) if math.isfinite(eps0) else 0.0
-            up = max(up, float(epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+            up = max(up, float(read.epsilon(target)) if target > 0 else math.inf)
         lo = -math.inf
         for per in lows:
             pmf, err2 = per[e]
+            read = _Reader(pmf)
             err_at = dominated_pld._error_at  # noqa: SLF001
-            eps0 = float(epsilon_for_delta(pmf, dlt + err_at(pmf, err2, t, -math.inf)))
-            lo = max(lo, eps0, float(epsilon_for_delta(pmf, dlt + err_at(pmf, err2, t, eps0))))
+            eps0 = float(read.epsilon(dlt + err_at(pmf, err2, t, -math.inf)))
+            lo = max(lo, eps0, float(read.epsilon(dlt + err_at(pmf, err2, t, eps0))))
         width = (up - lo) / up if up > 0 else 0.0
         out.append(poisson_interval._with_cf(lo, up, d, {d: width}, poisson_interval.cf.accounting_epsilon,  # noqa: SLF001
                                              dlt, s, q, t, direction, rel_tol))
