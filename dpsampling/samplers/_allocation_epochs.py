@@ -26,7 +26,7 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
     from dpsampling.engine.result import WIDTH_NOT_MET_FLAG
 
     epochs = [int(e) for e in epochs]
-    if len(epochs) < 2 or steps <= 1 or "grid_step" not in last.accuracy:
+    if last is None or len(epochs) < 2 or steps <= 1 or "grid_step" not in last.accuracy:
         return None
     rel_width = last.accuracy["rel_width_target"]
     tail = al._TAIL_PER_DELTA * float(delta) / (int(last_epoch) * (math.log2(int(steps)) + 2))  # noqa: SLF001 - as epsilon_interval

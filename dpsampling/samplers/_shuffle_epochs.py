@@ -27,6 +27,8 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
 
     epochs = [int(e) for e in epochs]
     shared = [e for e in epochs if e > 1]
+    if last is None:
+        return None
     d = last.accuracy.get("discretization")
     if (mode != "dynamic" or len(shared) < 2 or d is None or options.get("discretization") not in (None, d)
             or float(delta) < ms.RELIABLE_DELTA_FLOOR or last.method != ms.PLD_METHOD):

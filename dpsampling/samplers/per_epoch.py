@@ -2,8 +2,8 @@
 
 The answer after epoch e is the one :func:`dpsampling.samplers.account` gives for ``epochs=e`` at the sampler's
 default method (the same AccountingResult, so each end keeps its side and its method).  A sampler whose spec has
-``epsilon_epochs`` answers the epochs before the last at once, given the last epoch's answer (from account), and
-shares work between them (poisson and wor: one transform per end at the last epoch's discretisation,
+``epsilon_epochs`` answers the epochs before the last at once, given the last epoch's answer (account's, or its
+own where it is account's bit for bit: ``last=None``), and shares work between them (poisson and wor: one transform per end at the last epoch's discretisation,
 :mod:`dpsampling.engine.epochs`; balls_and_bins: one epoch's laws composed epoch by epoch); any other sampler is
 asked once per epoch.  Answers are kept in a bounded
 module-level LRU cache keyed by the run's parameters and the epoch, so asking again with one more epoch (a
@@ -100,8 +100,11 @@ def _compute(spec, method, delta, sigma, steps, q, force, missing, options, acco
     check_cost(spec, Question("epsilon", sigma=sigma, steps=steps, epochs=max(missing), q=q, target=delta,
                               method=method, options=kw), force=force)
     last = max(missing)
-    found = {last: account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=last, q=q, force=True,
-                           **options)}
+    # the last epoch: the spec's own answer where it gives account's (last=None asks for that), else account's
+    top = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=[last], q=q, last_epoch=last, last=None, **kw)
+    top = top[0] if top else None
+    found = {last: top if top is not None else account(spec.name, "epsilon", delta, sigma=sigma, steps=steps,
+                                                       epochs=last, q=q, force=True, **options)}
     rest = [e for e in missing if e != last]
     if rest:
         shared = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=rest, q=q, last_epoch=last,

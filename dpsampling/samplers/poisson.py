@@ -118,14 +118,15 @@ def calibrate(epsilon, delta, direction, kw, scale=1.0):
 
 def answer_epochs(delta, sigma, direction, kw, epochs, last):
     """ε(δ) at the default method (the certified interval) after each epoch of ``epochs`` (epoch numbers before the
-    last, in order), ``kw`` as for :func:`answer`, ``last`` the last epoch's answer: one epoch is :func:`answer`'s
-    result there; several are certified intervals at ``last``'s discretisation from one transform per end
+    last, in order, or the last itself with ``last=None``), ``kw`` as for :func:`answer`, ``last`` the last epoch's
+    answer: one epoch is :func:`answer`'s result there (the one-step PLDs kept between calls); several are certified
+    intervals at ``last``'s discretisation from one transform per end
     (:func:`dpsampling.engine.epochs.interval_epsilon_each_epoch`), or :func:`answer`'s where ``last`` has none."""
     check_quantity("epsilon", delta)
     accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", "upper")  # noqa: SLF001
     extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
     steps = kw["total_steps"]
-    d = last.accuracy.get("discretization")
+    d = None if last is None else last.accuracy.get("discretization")
     if len(epochs) > 1 and d is not None and float(kw["q"]) < 1.0 and float(delta) >= RELIABLE_DELTA_FLOOR:
         rows = epochs_engine.interval_epsilon_each_epoch(delta, sigma=float(sigma), q=float(kw["q"]), steps=steps,
                                                          epochs=max(epochs), discretization=d, direction=direction,

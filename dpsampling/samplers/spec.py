@@ -167,8 +167,8 @@ class SamplerSpec:
     #: limit (a required row stops the audit instead)
     audit_optional: bool = False
     #: ε(δ) after each epoch of a list before ``last_epoch`` at the default method, given account's answer ``last``
-    #: there, sharing work between the epochs (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None, or
-    #: None for an epoch: account is asked there)
+    #: there (``last=None``: the last epoch itself, exactly as account), sharing work between the epochs
+    #: (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None, or None for an epoch: account is asked there)
     epsilon_epochs: Callable | None = None
 
     def __post_init__(self):
