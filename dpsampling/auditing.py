@@ -410,7 +410,7 @@ def _verdicts(rows, question, delta, target_epsilon):
 
 
 def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_epsilon=None, samplers=None,
-          accuracy="default", force=False):
+          accuracy="default", force=False, per_epoch=False):
     """One row per batch sampler for a DP-SGD run over ``dataset_size`` examples in batches of ``batch_size``.
 
     ``sigma`` + ``epochs`` → ε(δ); ``target_epsilon`` + ``epochs`` → σ; ``target_epsilon`` + ``sigma`` →
@@ -422,6 +422,8 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     Returns a pandas DataFrame with :data:`COLUMNS` (see the module docstring for ``kind`` and
     ``value``); ``df.attrs["verdicts"]`` is a list of plain-sentence verdicts and
     ``df.attrs["question"]`` the question answered.  Bad input raises ParameterError naming the parameter.
+    ``per_epoch=True`` (an ε question only): ``df.attrs["per_epoch"]``, each computed row's answer after every
+    epoch 1 … E (:mod:`dpsampling.per_epoch_audit`; its epoch-E rows are the table's rows).
     """
     import pandas as pd
 
@@ -460,6 +462,15 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     df.attrs["question"] = question
     df.attrs["verdicts"] = _verdicts(rows, question, delta, target_epsilon)
     df.attrs["skipped"] = skipped
+    # --- per epoch (dpsampling.per_epoch_audit): every computed row's answer after each epoch 1 … E ---
+    if per_epoch:
+        if question != "epsilon":
+            raise ParameterError("per_epoch", "only with sigma and epochs (an ε question)", per_epoch)
+        from . import per_epoch_audit
+
+        df.attrs["per_epoch"] = per_epoch_audit.table([s for s in chosen or _samplers.SAMPLERS if s not in skipped],
+                                                      float(sigma), epochs, run._kw, delta, _forward)
+    # --- end per epoch ---
     return df
 
 

@@ -155,7 +155,11 @@ def _audit_parser(sub) -> None:
     a.add_argument("--accuracy", choices=("default", "fine"), default="default", help=_accuracy_help(reg.specs()))
     a.add_argument("--force", action="store_true", help=f"compute rows predicted beyond {reg.TIME_LIMIT:g} s too")
     a.add_argument("--json", action="store_true",
-                   help="print one JSON object {question, rows, verdicts, not_computed}")
+                   help="print one JSON object {question, rows, verdicts, not_computed} (with --per-epoch: per_epoch)")
+    a.add_argument("--per-epoch", action="store_true",
+                   help="also every sampler's ε after each epoch 1 … E (--json: a list per_epoch)")
+    a.add_argument("--plot", metavar="FILE", help="draw the per-epoch intervals to FILE (.png or .pdf; implies "
+                                                  "--per-epoch; needs the 'pipeline' extra)")
 
 
 #: what to change in an audit when a row costs too much: its cost drivers are the run's steps and epochs
@@ -231,8 +235,13 @@ def _audit_json(df) -> str:
 
     rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict("records")]
     not_computed = {k: _audit_error_text(v) for k, v in df.attrs.get("skipped", {}).items()}
-    return json.dumps({"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"],
-                       "not_computed": not_computed})
+    out = {"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"],
+           "not_computed": not_computed}
+    if "per_epoch" in df.attrs:
+        from .per_epoch_audit import records
+
+        out["per_epoch"] = records(df.attrs["per_epoch"])
+    return json.dumps(out)
 
 
 def _audit_error_text(exc) -> str:
@@ -248,14 +257,39 @@ def _audit_error_text(exc) -> str:
 def _audit_main(a) -> int:
     from .auditing import audit
 
+    per_epoch = a.per_epoch or a.plot is not None
+    if a.plot is not None:  # a path or a missing extra is refused before anything is computed
+        from .plot import PlotError, check_available, check_path
+
+        try:
+            check_path(a.plot)
+            check_available()
+        except PlotError as exc:
+            return _fail(str(exc), 2)
     try:
         df = audit(a.dataset_size, a.batch_size, delta=a.delta, epochs=a.epochs, sigma=a.sigma,
-                   target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy, force=a.force)
+                   target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy, force=a.force,
+                   per_epoch=per_epoch)
     except ValueError as exc:
         return _fail(_audit_error_text(exc), 2)
     except (RuntimeError, ArithmeticError) as exc:
         return _fail(str(exc) or type(exc).__name__, 1)
+    if a.plot is not None:  # the picture, before anything is printed
+        from .plot import PlotError, plot_per_epoch
+
+        r0 = df.iloc[0]
+        try:
+            plot_per_epoch(df.attrs["per_epoch"], a.plot,
+                           title=f"N = {r0['dataset_size']}, B = {r0['batch_size']}, σ = {r0['sigma']:g}, "
+                                 f"δ = {r0['delta']:g}: ε after each epoch")
+        except PlotError as exc:
+            return _fail(str(exc), 2)
     print(_audit_json(df) if a.json else _audit_text(df))
+    if per_epoch and not a.json:  # the per-epoch table after the audit's
+        from .engine.result import interval_text
+        from .per_epoch_audit import text
+
+        print("\nε after each epoch:\n" + text(df.attrs["per_epoch"], interval_text))
     return 0
 
 

@@ -112,3 +112,55 @@ def _gaussian_eps(mu_inv, delta):
         return mp.ncdf(1 / (2 * s) - e * s) - mp.exp(e) * mp.ncdf(-1 / (2 * s) - e * s) - delta
 
     return float(mp.findroot(d, (mp.mpf(0), mp.mpf(100)), solver="bisect", tol=1e-30))
+
+
+#: the modules of the `pipeline` extra, kept out of the core install (pyproject.toml)
+PIPELINE_MODULES = ("snakemake", "matplotlib", "numba", "llvmlite", "PLD_accounting", "pygments", "yaml")
+
+CORE = """
+import importlib.abc, io, json, sys, contextlib
+BLOCKED = %r
+class Block(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ImportError("not installed: " + name)
+sys.meta_path.insert(0, Block())
+from dpsampling import cli
+out = {}
+for name, argv in [
+        ("epsilon", ["epsilon", "--sampler", "balls_and_bins", "--sigma", "1.1", "--steps", "50", "--epochs", "2",
+                     "--delta", "1e-5"]),
+        ("sigma", ["sigma", "--sampler", "poisson", "--epsilon", "2", "--delta", "1e-5", "--q", "0.01", "--steps", "100"]),
+        ("audit", ["audit", "--dataset-size", "6000", "--batch-size", "120", "--epochs", "2", "--sigma", "1.1",
+                   "--delta", "1e-5", "--json"]),
+        ("statement", ["statement", "--dataset-size", "6000", "--batch-size", "120", "--epochs", "2", "--sigma", "1.1",
+                       "--delta", "1e-5", "--sampler", "poisson"]),
+        ("pld", ["epsilon", "--sampler", "balls_and_bins", "--method", "pld", "--sigma", "1.1", "--steps", "50",
+                 "--delta", "1e-5"]),
+        ("plot", ["audit", "--dataset-size", "6000", "--batch-size", "120", "--epochs", "2", "--sigma", "1.1",
+                  "--delta", "1e-5", "--plot", "eps.png"])]:
+    o, e = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(o), contextlib.redirect_stderr(e):
+        rc = cli.main(argv)
+    out[name] = {"rc": rc, "out": o.getvalue(), "err": e.getvalue()}
+out["loaded"] = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
+print(json.dumps(out))
+"""
+
+
+def test_the_core_path_needs_no_pipeline_extra(tmp_path):
+    # the CLI (epsilon, sigma, audit, statement) runs with every module of the `pipeline` extra unimportable; the
+    # two features that need it (balls_and_bins' pld method, --plot) exit with one line naming the extra
+    code = CORE % (PIPELINE_MODULES,)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["loaded"] == []
+    for name in ("epsilon", "sigma", "audit", "statement"):
+        assert res[name]["rc"] == 0, (name, res[name]["err"])
+    rows = {r["sampler"]: r for r in json.loads(res["audit"]["out"])["rows"]}
+    assert rows["balls_and_bins"]["lower"] <= rows["balls_and_bins"]["upper"] <= rows["deterministic"]["value"]
+    for name in ("pld", "plot"):
+        assert res[name]["rc"] != 0 and res[name]["out"] == ""
+        assert res[name]["err"].count("\n") == 1 and "pip install 'dpsampling[pipeline]'" in res[name]["err"]
+    assert not (tmp_path / "eps.png").exists()

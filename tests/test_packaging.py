@@ -11,7 +11,9 @@ def _name(req: str) -> str:
 
 
 def test_environment_yml_matches_pyproject(repo_root):
-    deps = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]["dependencies"]
+    # the conda route runs the pipeline: the core dependencies plus the `pipeline` extra
+    project = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]
+    deps = project["dependencies"] + project["optional-dependencies"]["pipeline"]
     env = yaml.safe_load((repo_root / "environment.yml").read_text())["dependencies"]
     conda = {_name(d) for d in env if isinstance(d, str)} - {"python", "pip"}
     pip = {_name(d) for d in next(d["pip"] for d in env if isinstance(d, dict)) if not d.startswith("-")}
@@ -35,3 +37,18 @@ def test_ci_runs_the_readme_test_command(repo_root):
     assert integrations > slurm  # then the integration step
     assert any("tests/install/run.sh" in ln for ln in commands[integrations + 1:])  # then the install check
     assert "snakemake --cores all" in readme
+
+
+#: what the pipeline and --plot need, kept out of the core install
+PIPELINE_ONLY = {"snakemake", "matplotlib", "pygments", "mpmath", "pld-accounting", "numba", "pyyaml"}
+
+
+def test_core_install_is_light_and_the_pipeline_an_extra(repo_root):
+    project = tomllib.loads((repo_root / "pyproject.toml").read_text())["project"]
+    core = {_name(d) for d in project["dependencies"]}
+    assert core == {"numpy", "scipy", "pandas", "dp-accounting"}
+    assert PIPELINE_ONLY <= {_name(d) for d in project["optional-dependencies"]["pipeline"]}
+    readme = (repo_root / "README.md").read_text()
+    assert "pip install -e '.[pipeline]' && .venv/bin/snakemake --cores all" in readme  # set-up command 1
+    ci = (repo_root / ".ci" / "run").read_text()
+    assert "'.[test,pipeline,slurm]'" in ci  # the test command installs the pipeline (the smoke run needs it)

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 from scipy import fft as sp_fft
 from scipy import signal, special
@@ -58,6 +57,28 @@ from .errors import InternalError, ParameterError
 from .numerics import fft_error
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_delta, check_epsilon, check_int, check_positive
+
+
+def _kernel(fn):
+    """numba compiles the pair kernels; without numba (the core install) the same sums run as numpy row blocks
+    (:mod:`._allocation_numpy`, one function of the same name per kernel)."""
+    try:
+        import numba
+    except ImportError:
+        from . import _allocation_numpy
+
+        return getattr(_allocation_numpy, fn.__name__)
+    return numba.njit(cache=True)(fn)
+
+
+def _inline_kernel(fn):
+    """A helper of the kernels, inlined into them by numba; plain Python without numba (unused then: the numpy row
+    blocks do not call it)."""
+    try:
+        import numba
+    except ImportError:
+        return fn
+    return numba.njit(cache=True, inline="always")(fn)
 
 #: mass budget of each truncation (floor, cap, composition tails) for ε(δ), per unit of δ and of stage × epoch
 _TAIL_PER_DELTA = 1e-4
@@ -131,7 +152,7 @@ def _offsets(step, n):
     return a, np.clip(omega, 0.0, 1.0)
 
 
-@numba.njit(cache=True, inline="always")
+@_inline_kernel
 def _pair(wi, bj, i, j, ii, jj, same, off, k0):
     """(mass, cell, |ii − jj|) of the pair of atoms at grid indices ii and jj: mass wi·bj, doubled in a self-sum
     (``same``: the pair (j, i) is not visited), cell min(ii, jj) + a(|ii − jj|) − k0 (:func:`_offsets`)."""
@@ -143,7 +164,7 @@ def _pair(wi, bj, i, j, ii, jj, same, off, k0):
     return p, jj + off[ii - jj] - k0, ii - jj
 
 
-@numba.njit(cache=True)
+@_kernel
 def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
     """Pairs of grid atoms (a at ka + i, b at kb + j) split to their two neighbouring grid points."""
     na, nb = a.shape[0], b.shape[0]
@@ -160,7 +181,7 @@ def _conv_upper(a, ka, b, kb, same, off, omega, out, k0):
             out[c + 1] += p * w
 
 
-@numba.njit(cache=True)
+@_kernel
 def _conv_lower(a, xa, ka, b, xb, kb, same, off, grid, mass, mom, k0):
     """Pairs of cell atoms (mass a at position xa in cell ka + i, ...) summed into per-cell mass and moment."""
     for i in range(a.shape[0]):

@@ -48,4 +48,17 @@ def function(module_name: str, name: str):
     return call
 
 
-__all__ = ["function", "module"]
+class MissingExtra(RuntimeError):
+    """An optional dependency is not installed: the message names the extra that installs it (one line)."""
+
+
+def require(module_name: str, what: str, extra: str = "pipeline"):
+    """Module ``module_name``, imported now; if it is not installed, :class:`MissingExtra` saying that ``what``
+    needs the ``extra``: "<what> needs the 'pipeline' extra: pip install 'dpsampling[pipeline]'"."""
+    try:
+        return importlib.import_module(module_name)
+    except ImportError as exc:
+        raise MissingExtra(f"{what} needs the '{extra}' extra: pip install 'dpsampling[{extra}]'") from exc
+
+
+__all__ = ["MissingExtra", "function", "module", "require"]

@@ -357,6 +357,7 @@ def _allocation_seconds(question):
 
 
 def _spec():
+    from . import _allocation_epochs
     from .spec import Option, SamplerSpec
 
     mc, pld, certified = ("montecarlo",), ("pld",), ("allocation", "pld")
@@ -393,6 +394,7 @@ def _spec():
         ),
         audit_kind="interval", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
         relation="zero_out", loader="balls_and_bins", label="balls-and-bins",
+        epsilon_epochs=_allocation_epochs.epsilon_epochs,
         drawn="balls-and-bins (each epoch every example in one uniformly random step)")
 
 

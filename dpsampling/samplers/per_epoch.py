@@ -1,18 +1,116 @@
-"""ε after every epoch of one run: :func:`epsilon_per_epoch` (a plain stand-in that asks :func:`account` per epoch)."""
+"""ε after every epoch of one run: :func:`epsilon_per_epoch`.
+
+The answer after epoch e is the one :func:`dpsampling.samplers.account` gives for ``epochs=e`` at the sampler's
+default method (the same AccountingResult, so each end keeps its side and its method).  A sampler whose spec has
+``epsilon_epochs`` answers the epochs before the last at once, given the last epoch's answer (account's, or its
+own where it is account's bit for bit: ``last=None``), and shares work between them (poisson and wor: one transform per end at the last epoch's discretisation,
+:mod:`dpsampling.engine.epochs`; balls_and_bins: one epoch's laws composed epoch by epoch); any other sampler is
+asked once per epoch.  Answers are kept in a bounded
+module-level LRU cache keyed by the run's parameters and the epoch, so asking again with one more epoch (a
+training loop's accountant after every epoch) computes only the new epoch.
+"""
 
 from __future__ import annotations
 
-_DONE: dict = {}
+from collections import OrderedDict
+
+from dpsampling.engine.errors import ParameterError
+
+#: (run key, epoch) -> AccountingResult, least recently used first
+_CACHE: OrderedDict = OrderedDict()
+#: at most this many kept answers (a few hundred bytes each)
+CACHE_SIZE = 8192
 
 
-def epsilon_per_epoch(sampler, delta, *, sigma, steps, epochs, q=None, force=False, **options):
-    """ε(δ) after epochs 1..``epochs``: a list of AccountingResult, the e-th equal to ``account(sampler, "epsilon",
-    delta, sigma=sigma, steps=steps, epochs=e, q=q, force=force, **options)`` (each answer kept for later calls)."""
-    from dpsampling.samplers import account
+def clear_cache():
+    """Forget every kept answer (and the engine's kept one-step PLDs)."""
+    _CACHE.clear()
+    from dpsampling.engine import lazy
 
-    key = (sampler, delta, sigma, steps, q, tuple(sorted(options.items())))
-    done = _DONE.setdefault(key, [])
-    while len(done) < epochs:
-        done.append(account(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=len(done) + 1, q=q,
-                            force=force, **options))
-    return done[:epochs]
+    lazy.module("dpsampling.engine.epochs").clear_caches()
+
+
+def _check_epochs(epochs):
+    import numbers
+
+    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or int(epochs) < 1:
+        raise ParameterError("epochs", "an integer >= 1", epochs)
+    return int(epochs)
+
+
+def _key(sampler, delta, sigma, steps, q, options):
+    try:
+        key = (sampler, repr(delta), repr(sigma), repr(steps), repr(q), tuple(sorted(
+            (k, repr(v)) for k, v in options.items())))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def epsilon_per_epoch(sampler, delta, *, sigma, steps, epochs, q=None, force=False, **options) -> list:
+    """ε(δ) after epochs 1, 2, …, ``epochs`` of ``steps`` steps each: a list of AccountingResult, the e-th equal to
+    ``account(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=e, q=q, **options)``.
+
+    ``options`` are :func:`dpsampling.samplers.account`'s (the sampler's options, ``direction``, ``method``,
+    ``bound``); the spec's ``epsilon_epochs`` is used at the default method and bound, every other question is
+    asked epoch by epoch.  The cost limit applies to the last epoch's question (``force=True`` runs beyond).
+    Answers are cached (module docstring)."""
+    from . import _method, _one_batch_per_epoch, account, get_spec
+    from .spec import Question, check_cost
+
+    spec = get_spec(sampler)
+    epochs = _check_epochs(epochs)
+    options = dict(options)
+    method = _method(spec, options.get("method"))
+    key = _key(sampler, delta, sigma, steps, q, options)
+    missing = [e for e in range(1, epochs + 1) if key is None or (key, e) not in _CACHE]
+    found = {}
+    if missing:
+        found = _compute(spec, method, delta, sigma, steps, q, force, missing, options, account, _one_batch_per_epoch,
+                         Question, check_cost)
+    out = []
+    for e in range(1, epochs + 1):
+        if e in found:
+            r = found[e]
+            if key is not None:
+                _CACHE[(key, e)] = r
+        else:
+            r = _CACHE[(key, e)]
+            _CACHE.move_to_end((key, e))
+        out.append(r)
+    while len(_CACHE) > CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return out
+
+
+def _compute(spec, method, delta, sigma, steps, q, force, missing, options, account, one_batch, Question, check_cost):
+    """{epoch: result} for the epochs ``missing``: the spec's ``epsilon_epochs`` where it applies, else account."""
+    shared = (spec.epsilon_epochs is not None and method == spec.default_method
+              and options.get("bound") in (None, spec.default_bound(method))
+              and one_batch(spec, "epsilon", delta, sigma, steps, 1, q, None, method) is None)
+    if not shared:
+        return {e: account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=e, q=q, force=force,
+                           **options) for e in missing}
+    kw = {k: v for k, v in options.items() if k not in ("method", "bound")}
+    for name, value in kw.items():
+        opt = spec.option(name)
+        if opt is not None:
+            opt.check(value)
+    check_cost(spec, Question("epsilon", sigma=sigma, steps=steps, epochs=max(missing), q=q, target=delta,
+                              method=method, options=kw), force=force)
+    last = max(missing)
+    # the last epoch: the spec's own answer where it gives account's (last=None asks for that), else account's
+    top = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=[last], q=q, last_epoch=last, last=None, **kw)
+    top = top[0] if top else None
+    found = {last: top if top is not None else account(spec.name, "epsilon", delta, sigma=sigma, steps=steps,
+                                                       epochs=last, q=q, force=True, **options)}
+    rest = [e for e in missing if e != last]
+    if rest:
+        shared = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=rest, q=q, last_epoch=last,
+                                     last=found[last], **kw)
+        shared = [None] * len(rest) if shared is None else shared  # None: nothing shared there, ask account
+        shared = [r if r is not None else account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=e,
+                                                  q=q, force=True, **options) for e, r in zip(rest, shared)]
+        found.update(zip(rest, shared))
+    return found

@@ -14,13 +14,14 @@ import dataclasses
 
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import lazy
-from dpsampling.engine.result import AccountingResult
+from dpsampling.engine.result import RELIABLE_DELTA_FLOOR, AccountingResult
 from dpsampling.engine.validation import check_choice, check_steps
 
 from ._checks import check_epochs, check_quantity
 
 accountant = lazy.module("dpsampling.engine.accountant")  # heavy (dp_accounting): loaded on first use
 poisson_interval = lazy.module("dpsampling.engine.poisson_interval")
+epochs_engine = lazy.module("dpsampling.engine.epochs")
 
 NAME = "poisson"
 BOUNDS = ("upper", "lower")
@@ -116,6 +117,34 @@ def calibrate(epsilon, delta, direction, kw, scale=1.0):
     up = None if r.upper is None else r.upper * scale
     lo = None if r.lower is None else r.lower * scale
     return dataclasses.replace(r, value=r.value * scale, lower=lo, upper=up)
+
+
+def answer_epochs(delta, sigma, direction, kw, epochs, last):
+    """ε(δ) at the default method (the certified interval) after each epoch of ``epochs`` (epoch numbers before the
+    last, in order, or the last itself with ``last=None``), ``kw`` as for :func:`answer`, ``last`` the last epoch's
+    answer: one epoch is :func:`answer`'s result there (the one-step PLDs kept between calls); several are certified
+    intervals at ``last``'s discretisation from one transform per end
+    (:func:`dpsampling.engine.epochs.interval_epsilon_each_epoch`), or :func:`answer`'s where ``last`` has none."""
+    check_quantity("epsilon", delta)
+    accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", "upper")  # noqa: SLF001
+    extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
+    steps = kw["total_steps"]
+    d = None if last is None else last.accuracy.get("discretization")
+    if len(epochs) > 1 and d is not None and float(kw["q"]) < 1.0 and float(delta) >= RELIABLE_DELTA_FLOOR:
+        rows = epochs_engine.interval_epsilon_each_epoch(delta, sigma=float(sigma), q=float(kw["q"]), steps=steps,
+                                                         epochs=max(epochs), discretization=d, direction=direction,
+                                                         rel_tol=kw["rel_tol"])
+        return [rows[e - 1] for e in epochs]
+    return epochs_engine.interval_epsilon_epochs(delta, sigma=float(sigma), q=float(kw["q"]), steps=steps,
+                                                 epochs=epochs, direction=direction, rel_tol=kw["rel_tol"], **extra)
+
+
+def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, direction="add_remove", rel_tol=None,
+                   **options):
+    """ε(δ) after each epoch of ``epochs`` (before ``last_epoch``, whose answer is ``last``) at the default method:
+    :func:`answer_epochs`."""
+    kw = _kw(q, steps, 1, NAME, None, rel_tol, options)
+    return answer_epochs(delta, sigma, direction, kw, list(epochs), last)
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
@@ -232,4 +261,5 @@ def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relati
 SPEC = _spec(NAME, "Poisson subsampling: each record joins each batch with probability q",
              "(N(0,σ²), (1-q)N(0,σ²) + qN(1,σ²))", "((1-q)N(0,σ²) + qN(1,σ²), N(0,σ²))", delta, epsilon, sigma,
              relation="add_remove", loader="poisson", role="baseline", label="Poisson",
+             epsilon_epochs=epsilon_epochs,
              drawn="Poisson sampling (each example in each step independently with probability B/N)")

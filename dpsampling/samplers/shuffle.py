@@ -168,6 +168,7 @@ def _cost(question):
 
 
 def _spec():
+    from . import _shuffle_epochs
     from .spec import Option, SamplerSpec
 
     return SamplerSpec(
@@ -187,6 +188,7 @@ def _spec():
         drawn="shuffling (a fresh random permutation each epoch, cut into batches of B)", loader="shuffle",
         upper_certified=False, label="shuffling", run_words="a shuffled run", lower_source="Chua et al. 2024",
         upper_source="the once-per-epoch value (Chua et al. 2024, Thm 4.1)", upper_method="deterministic",
+        epsilon_epochs=_shuffle_epochs.epsilon_epochs,
         audit_options={"sigma": {"bound": "lower"}})
 
 

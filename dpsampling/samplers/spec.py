@@ -183,6 +183,10 @@ class SamplerSpec:
     lower_source: str = ""
     upper_source: str = ""
     upper_method: str = ""
+    #: ε(δ) after each epoch of a list before ``last_epoch`` at the default method, given account's answer ``last``
+    #: there (``last=None``: the last epoch itself, exactly as account), sharing work between the epochs
+    #: (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None, or None for an epoch: account is asked there)
+    epsilon_epochs: Callable | None = None
 
     def __post_init__(self):
         if self.batch not in BATCH_MODELS:

@@ -47,8 +47,18 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, method=None, direction="ad
                              scale=SENSITIVITY)
 
 
+def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, direction="add_remove", rel_tol=None,
+                   **options):
+    """ε(δ) after each epoch of ``epochs`` (before ``last_epoch``, whose answer is ``last``) at the default method:
+    the Poisson-subsampled Gaussian at σ/2 (Prop. 9), :func:`.poisson.answer_epochs`."""
+    kw = _kw(q, steps, 1, NAME, None, rel_tol, options)
+    check_positive("sigma", sigma)
+    return poisson.answer_epochs(delta, sigma / SENSITIVITY, direction, kw, list(epochs), last)
+
+
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
 SPEC = poisson._spec(NAME, "sampling without replacement: a fixed batch of b = q·n records",
                      "Poisson's add pair at σ/2 (sensitivity 2)", "Poisson's remove pair at σ/2 (sensitivity 2)",
                      delta, epsilon, sigma, relation="replace_one", loader=None, label="WOR",
+                     epsilon_epochs=epsilon_epochs,
                      drawn="sampling without replacement (a fresh batch of B distinct examples each step)")

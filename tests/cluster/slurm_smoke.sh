@@ -31,7 +31,7 @@ elif [[ -x "$REPO/.venv/bin/python" ]]; then PY="$REPO/.venv/bin/python"
 else PY=python3; fi
 [[ $PY == */* ]] && PY="$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY")"  # absolute: the runs cd elsewhere
 "$PY" -c "import snakemake, snakemake_executor_plugin_slurm" 2>/dev/null ||
-    fail "$PY lacks snakemake or the SLURM executor plugin: pip install -e '.[slurm]'"
+    fail "$PY lacks snakemake or the SLURM executor plugin: pip install -e '.[pipeline,slurm]'"
 
 # --- SLURM and munge installed? ---------------------------------------------------------------------------
 if ! command -v slurmctld >/dev/null || ! command -v slurmd >/dev/null || ! command -v munged >/dev/null ||

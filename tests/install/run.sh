@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # The install check: what a user gets from the wheel on a fresh machine.  Builds the wheel from a clean copy of the
-# sources (the files git tracks), installs it with pip into a fresh virtual environment resolving every dependency
-# from the package index (no editable install, nothing borrowed from another environment), and from a directory
-# outside the repository runs the installed `dpsampling` console script on the README's audit example (the command
-# read from the README), `python -m dpsampling --help` and the README's Python API call.  Each must print the same
-# text as the development environment, and the audit exactly the README's block.
+# sources (the files git tracks) and installs it with pip into a fresh virtual environment resolving every dependency
+# from the package index (no editable install, nothing borrowed from another environment), in two stages:
+#
+#   1. the core install (`pip install dpsampling`): the pipeline's stack (snakemake, matplotlib, numba,
+#      PLD_accounting, pygments, pyyaml) is absent; from a directory outside the repository the installed `dpsampling`
+#      console script runs the README's audit example (the command read from the README), `python -m dpsampling
+#      --help`, a statement, and `--plot` says which extra to install.  The audit and --help must print the same text
+#      as the development environment, and the audit exactly the README's block.
+#   2. the pipeline extra (`pip install 'dpsampling[pipeline]'`) added to the same venv: snakemake runs, `audit
+#      --per-epoch --plot` writes its PNG, and the README's Python API call prints the development environment's
+#      numbers to the last digit (the allocation kernels are numba's in both).
 #
 #   tests/install/run.sh
 #
@@ -12,7 +18,8 @@
 # cannot install the wheel's dependencies).  Interpreters: the wheel and the venv are made by $DPSAMPLING_BASE_PYTHON
 # (default python3, the interpreter a user starts from); the development environment compared against is
 # $DPSAMPLING_PYTHON, else ./.venv/bin/python (the README's test command makes it).  pip uses its usual cache, so
-# after the README's test command the dependencies come from it (timings: docs/benchmarks.md).
+# after the README's test command the dependencies come from it (timings: docs/benchmarks.md).  Each stage prints
+# the venv's size (du -sh).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,7 +33,7 @@ if [[ -n "${DPSAMPLING_PYTHON:-}" ]]; then DEV=$DPSAMPLING_PYTHON
 elif [[ -x "$REPO/.venv/bin/python" ]]; then DEV="$REPO/.venv/bin/python"
 else fail "no development environment to compare with: run the README's test command first, or set DPSAMPLING_PYTHON"; fi
 [[ $DEV == */* ]] && DEV="$(cd "$(dirname "$DEV")" && pwd)/$(basename "$DEV")"  # absolute: the runs cd elsewhere
-"$DEV" -c "import dpsampling" 2>/dev/null || fail "$DEV cannot import dpsampling: pip install -e '.[test]' first"
+"$DEV" -c "import dpsampling" 2>/dev/null || fail "$DEV cannot import dpsampling: pip install -e '.[test,pipeline]' first"
 "$BASE" -c "import sys; sys.exit(sys.version_info < (3, 11))" 2>/dev/null || fail "$BASE is not Python >= 3.11"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/dpsampling_install.XXXXXX")
@@ -59,7 +66,7 @@ WHEEL=$(ls "$WORK"/dist/dpsampling-*.whl)
 # --- a fresh venv, the wheel and its dependencies from the index -------------------------------------------------
 clean "$BASE" -m venv "$WORK/venv"
 V="$WORK/venv/bin"
-say "pip install $(basename "$WHEEL") into a fresh venv (dependencies from the index)"
+say "pip install $(basename "$WHEEL") into a fresh venv: the core install (dependencies from the index)"
 t0=$(date +%s)
 clean "$V/pip" install "$WHEEL" >"$WORK/pip.log" 2>&1 ||
     { tail -5 "$WORK/pip.log"; skip "pip could not install the wheel's dependencies (its last lines above)"; }
@@ -105,6 +112,33 @@ clean "$V/dpsampling" --help >"$WORK/help.script" || fail "dpsampling --help fai
 dev -m dpsampling --help >"$WORK/help.dev" || fail "the development environment's --help failed"
 same "python -m dpsampling --help and dpsampling --help" "$WORK/help.script" "$WORK/help.installed"
 same "the installed and the development --help" "$WORK/help.dev" "$WORK/help.installed"
+
+say "the core install: the pipeline's stack is absent"
+clean "$V/python" - <<'EOF' || fail "the core install pulled in a package of the 'pipeline' extra"
+import importlib.util, sys
+present = [m for m in ("snakemake", "matplotlib", "numba", "PLD_accounting", "pygments", "yaml")
+           if importlib.util.find_spec(m) is not None]
+sys.exit(f"present without the extra: {present}" if present else 0)
+EOF
+say "dpsampling statement (core)"
+clean "$V/dpsampling" statement --dataset-size 60000 --batch-size 256 --epochs 60 --sigma 1.1 --delta 1e-5 \
+    --sampler poisson >"$WORK/statement.installed" || fail "dpsampling statement failed in the core install"
+grep -q "60000 examples" "$WORK/statement.installed" || fail "the statement does not describe the run"
+say "--plot without the extra names it"
+rc=0; clean "$V/dpsampling" "${AUDIT[@]}" --plot "$WORK/core.png" >"$WORK/plot.out" 2>"$WORK/plot.err" || rc=$?
+[[ $rc -eq 2 && ! -e "$WORK/core.png" ]] || fail "--plot without matplotlib: exit $rc (expected 2), or a file was left"
+grep -q "pip install 'dpsampling\[pipeline\]'" "$WORK/plot.err" || { cat "$WORK/plot.err"; fail "--plot does not name the extra"; }
+
+# --- stage 2: the pipeline extra --------------------------------------------------------------------------------
+say "pip install '$(basename "$WHEEL")[pipeline]' into the same venv"
+t0=$(date +%s)
+clean "$V/pip" install "$WHEEL[pipeline]" >"$WORK/pip2.log" 2>&1 ||
+    { tail -5 "$WORK/pip2.log"; skip "pip could not install the pipeline extra's dependencies (its last lines above)"; }
+say "installed in $(($(date +%s) - t0)) s: venv $(du -sh "$WORK/venv" | cut -f1) with the pipeline extra"
+clean "$V/snakemake" --version >/dev/null || fail "snakemake does not run after installing the pipeline extra"
+clean "$V/dpsampling" "${AUDIT[@]}" --per-epoch --plot "$WORK/per_epoch.png" >/dev/null ||
+    fail "audit --per-epoch --plot failed with the pipeline extra"
+head -c 4 "$WORK/per_epoch.png" | grep -q PNG || fail "--plot did not write a PNG"
 
 say "the Python API (README: dpsampling.audit(...))"
 API='

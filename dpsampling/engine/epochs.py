@@ -1,0 +1,365 @@
+"""The certified interval of :mod:`.poisson_interval` after each of several epochs, sharing the one-step PLDs.
+
+An ε(δ) question after E epochs of T steps asks for the T·E-fold composition of the subsampled Gaussian's
+one-step pair.  Asked epoch by epoch, most of the work of each question is rebuilding the same one-step pmfs
+(the pessimistic connect-the-dots pmf of :func:`.pld.pessimistic_pld` and the dominated pmf of
+:func:`.dominated_pld.dominated_pmf`, at each discretisation the refinement visits); their compositions differ
+per epoch.  Here the one-step pmfs are built once per (σ, q, discretisation) and kept (:func:`_one_step_upper`,
+:func:`_one_step_lower`, bounded LRU caches), and each epoch's composition, its rounding bound, its reading and
+the refinement over discretisations are exactly those of :func:`.poisson_interval.epsilon`: the same functions on
+the same pmfs, so every epoch's interval is the one :func:`.poisson_interval.epsilon` gives at T·e steps, bit for
+bit (``tests/engine/test_epochs.py`` compares them), and each end is valid for the reason given there.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from dp_accounting.pld import pld_pmf as _pmflib
+
+from . import dominated_pld, pld, poisson_interval
+from .result import RELIABLE_DELTA_FLOOR
+
+
+@lru_cache(maxsize=16)
+def _one_step_upper(sigma: float, q: float, discretization: float):
+    """:func:`.pld.pessimistic_pld` (cached; treat as immutable)."""
+    return pld.pessimistic_pld(sigma, q, discretization)
+
+
+@lru_cache(maxsize=32)
+def _one_step_lower(sigma: float, q: float, discretization: float, direction: str):
+    """:func:`.dominated_pld.dominated_pmf` of one direction (cached; treat as immutable)."""
+    return dominated_pld.dominated_pmf(sigma, q, discretization, direction)
+
+
+@lru_cache(maxsize=4)
+def _upper_pmfs(sigma, q, total_steps, direction, discretization):
+    """= :func:`.pld._upper_pmfs` (the composed pessimistic pmfs with their rounding bounds), from the cached
+    one-step PLD."""
+    one = _one_step_upper(sigma, q, discretization)
+    comp = pld.self_compose(one, int(total_steps))
+    out = []
+    for one_pmf, pmf in zip(pld.direction_pmfs(one, direction), pld.direction_pmfs(comp, direction)):
+        if total_steps == 1:
+            out.append((pmf, 0.0, 0.0))
+        elif isinstance(pmf, _pmflib.DensePLDPmf):
+            dense = pld._dense_unless_sparse_result(one_pmf, int(total_steps))  # noqa: SLF001
+            dense = dense if isinstance(dense, _pmflib.DensePLDPmf) else dense.to_dense_pmf()
+            out.append((pmf, pld.composition_error(dense._probs, int(total_steps), pmf._probs), 0.0))  # noqa: SLF001
+        else:
+            import numpy as np
+
+            size, t = one_pmf.size, int(total_steps)
+            out.append((pmf, 0.0, 1.01 * (t - 1) * (size**t + t) * np.finfo(float).eps / 2))
+    return tuple(out)
+
+
+def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
+    """= :func:`.pld.certified_epsilon` (an upper bound on ε(δ)), from the cached one-step PLD."""
+    out = []
+    for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction, float(discretization)):
+        eps0 = float(pld.epsilon_for_delta(pmf, float(delta)))
+        target = float(delta) - pld._upper_error(pmf, err2, flat, eps0) if math.isfinite(eps0) else 0.0  # noqa: SLF001
+        out.append(float(pld.epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+    return max(out)
+
+
+@lru_cache(maxsize=4)
+def _lower_composed(sigma, q, total_steps, discretization, direction):
+    """= :func:`.dominated_pld.composed`, from the cached one-step dominated pmf."""
+    return dominated_pld._compose_pmf(_one_step_lower(sigma, q, discretization, direction), int(total_steps))  # noqa: SLF001
+
+
+def dominated_epsilon(delta, sigma, q, total_steps, direction, discretization):
+    """= :func:`.dominated_pld.epsilon` (a lower bound on ε(δ)), from the cached one-step dominated pmf."""
+    out = []
+    for d in dominated_pld._directions(direction):  # noqa: SLF001
+        pmf, err2 = _lower_composed(float(sigma), float(q), int(total_steps), float(discretization), d)
+        err_at = dominated_pld._error_at  # noqa: SLF001
+        eps0 = float(pld.epsilon_for_delta(pmf, float(delta) + err_at(pmf, err2, total_steps, -math.inf)))
+        out.append(max(eps0, float(pld.epsilon_for_delta(pmf, float(delta) + err_at(pmf, err2, total_steps, eps0)))))
+    return max(out)
+
+
+def interval_epsilon_epochs(delta, *, sigma, q, steps, epochs, direction="add_remove", rel_tol=1e-3,
+                            finest_discretization=None, discretization=None):
+    """:func:`.poisson_interval.epsilon` at ``steps``·e compositions for each e of ``epochs`` (epoch numbers, in
+    order): a list of AccountingResult, each the same as that function's (module docstring)."""
+    finest = poisson_interval._check_finest(finest_discretization)  # noqa: SLF001
+    s, q, dlt = float(sigma), float(q), float(delta)
+    out = []
+    for e in epochs:
+        t = int(steps) * int(e)
+        if q == 1.0 or dlt < RELIABLE_DELTA_FLOOR:  # closed form, or the φ accountant alone: nothing to share
+            out.append(poisson_interval.epsilon(dlt, sigma=s, q=q, total_steps=t, direction=direction,
+                                                rel_tol=rel_tol, finest_discretization=finest_discretization,
+                                                discretization=discretization))
+            continue
+        lo, up, d, widths = poisson_interval._refine(  # noqa: SLF001
+            lambda dd, t=t: certified_epsilon(dlt, s, q, t, direction, dd),
+            lambda dd, t=t: dominated_epsilon(dlt, s, q, t, direction, dd), rel_tol, finest, discretization)
+        out.append(poisson_interval._with_cf(lo, up, d, widths, poisson_interval.cf.accounting_epsilon,  # noqa: SLF001
+                                             dlt, s, q, t, direction, rel_tol))
+    return out
+
+
+def clear_caches():
+    """Forget the kept one-step pmfs and compositions."""
+    for f in (_one_step_upper, _one_step_lower, _upper_pmfs, _lower_composed):
+        f.cache_clear()
+
+
+# --------------------------------------------------------------------------- every epoch at one discretisation
+# The interval above refines the discretisation per epoch and composes T·e steps from scratch each time.  Asked
+# for every epoch of one run, the epochs before the last are taken at the last epoch's discretisation d (its
+# refinement reached the width there, and an earlier epoch's composition is narrower), from one transform per
+# direction and end: the one-step pmf's transform raised to the power T once, then multiplied in once per epoch.
+
+def _chernoff_window(probs, tail_mass_truncation=pld.TAIL_MASS_TRUNCATION):
+    """A function T -> (lower, upper): dp_accounting's window of the T-fold composition of ``probs``
+    (``common.compute_self_convolve_bounds`` over its 40 orders), with the 40 log-MGFs computed once."""
+    import numpy as np
+    from scipy import special
+
+    n = len(probs)
+    orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
+    log_mgfs = special.logsumexp(np.outer(orders, np.arange(n)), b=probs, axis=1)
+    log_tail = math.log(2 / tail_mass_truncation)
+
+    def window(num_times):
+        lower, upper = 0, (n - 1) * num_times
+        for order, log_mgf in zip(orders, log_mgfs):
+            bound = (num_times * float(log_mgf) + log_tail) / order
+            if not math.isfinite(bound):
+                continue
+            if order > 0:
+                upper = min(upper, math.ceil(bound))
+            else:
+                lower = max(lower, math.floor(bound))
+        return lower, upper
+
+    return window
+
+
+def _epoch_error(probs, total_steps, epoch, steps, out, transform_len, norms=None):
+    """A bound on the 2-norm of the rounding error of the masses ``out`` of the ``total_steps``-fold composition
+    computed as F⁻¹((F p)^steps · … · (F p)^steps) (``epoch`` factors, F of length ``transform_len``).
+
+    :func:`.numerics.fft_error` bounds the one-power computation (F p)^T; the product here differs only in the
+    power's own rounding: ``epoch`` powers each with relative error r(steps) (numpy's z**steps: ≤ 3u·steps by
+    squaring below 100, ≤ 6u(steps(π + 1) + 1) by cpow from there; the |log|z|| part of cpow sums over the
+    factors to the same ≤ 6u/e absolute as for one power) and e − 1 complex multiplications (≤ 3u each, Higham
+    Lemma 3.5), so the relative error of the product exceeds fft_error's r(T) by at most 9u·e + 6u; that excess
+    times (‖c‖₂ + g·spread) with Young's spread T‖p‖₂‖p‖₁^{T−1} ≥ fft_error's is added."""
+    import numpy as np
+
+    from .numerics import UNIT_ROUNDOFF, fft_error
+
+    s1, s2 = norms if norms is not None else (math.fsum(probs), float(np.linalg.norm(probs)))
+    c2 = float(np.linalg.norm(out)) + pld.TAIL_MASS_TRUNCATION
+    power = "cpow" if steps >= pld._CPOW_MIN_EXPONENT else "multiply"  # noqa: SLF001 - how _power raised it
+    base = fft_error([(s1, s2, int(total_steps))], len(out), transform_len, out_norm2=c2, norm=2, power=power)
+    u = UNIT_ROUNDOFF
+    g = 8.0 * u * (math.log2(max(2, int(transform_len))) + 1.0)
+    spread = total_steps * s2 * s1 ** (total_steps - 1)
+    return base + (9.0 * u * epoch + 6.0 * u) * (c2 + g * spread)
+
+
+def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass):
+    """[(DensePLDPmf, err2)] after each epoch 1 … ``epochs`` of ``steps`` compositions of the one-step pmf
+    (``probs`` at losses (lower_loss + i)·d, ``inf_mass`` at +∞): dp_accounting's window and (pessimistic) +∞
+    mass for each T = steps·e, the masses from one circular transform of the last epoch's length (a longer
+    transform than T·e needs only folds less of the ≤ τ mass outside the window back in), err2 of
+    :func:`_epoch_error`."""
+    import numpy as np
+    from scipy import fft
+
+    window = _chernoff_window(probs)
+    wins = [window(steps * e) for e in range(1, epochs + 1)]
+    n_fft = fft.next_fast_len(max(max(up - lo + 1 for lo, up in wins), len(probs)))
+    step_power = pld._power(fft.fft(probs, n_fft), steps)  # noqa: SLF001 - the engine's z**T
+    acc = step_power
+    norms = (math.fsum(probs), float(np.linalg.norm(probs)))
+    out = []
+    for e, (lo, up) in enumerate(wins, 1):
+        t = steps * e
+        if e > 1:
+            acc = acc * step_power
+        if t == 1:  # one step: the pmf itself, no composition
+            out.append((_pmflib.DensePLDPmf(d, lower_loss, np.asarray(probs), inf_mass, pessimistic), 0.0))
+            continue
+        full = np.real(fft.ifft(acc))
+        out_len, start = up - lo + 1, lo % n_fft
+        masses = np.concatenate((full[start:start + out_len], full[:max(0, out_len - (n_fft - start))]))
+        inf = (pld.TAIL_MASS_TRUNCATION - math.expm1(t * math.log1p(-inf_mass))) if pessimistic else 0.0
+        pmf = _pmflib.DensePLDPmf(d, lower_loss * t + lo, masses, inf, pessimistic)
+        out.append((pmf, _epoch_error(probs, t, e, steps, masses, n_fft, norms)))
+    return out
+
+
+class _Reader:
+    """ε(δ) of one dense pmf at several δ (:func:`epsilon_for_delta`), its running sums computed once, in blocks from
+    the largest loss (each 4× the last) as far as a reading needs them."""
+
+    def __init__(self, pmf):
+        import numpy as np
+
+        self.pmf, self.blocks = pmf, []
+        self.probs = np.flip(pmf._probs)  # noqa: SLF001
+        self.d, self.n = pmf._discretization, len(self.probs)  # noqa: SLF001
+        self.inf = pmf._infinity_mass  # noqa: SLF001
+        self.fallback = self.n == 0 or pmf._lower_loss * self.d < -700  # noqa: SLF001 - exp(−loss) could overflow
+        self.next = (self.inf, 0.0, (pmf._lower_loss + self.n - 1) * self.d, 0, 8192)  # noqa: SLF001
+
+    def _block(self, k):
+        import numpy as np
+
+        while len(self.blocks) <= k:
+            upper, lower, first, start, block = self.next
+            stop = min(self.n, start + block)
+            steps = np.full(stop - start, -self.d)
+            steps[0] = first
+            losses = np.cumsum(steps)
+            p = self.probs[start:stop]
+            ups = np.cumsum(np.concatenate(([upper], p)))
+            lows = np.cumsum(np.concatenate(([lower], np.exp(-losses) * p)))
+            self.blocks.append((losses, ups, lows))
+            self.next = (ups[-1], lows[-1], losses[-1] - self.d, stop, 4 * block)
+        return self.blocks[k]
+
+    def epsilon(self, delta):
+        import numpy as np
+
+        if self.inf > delta:
+            return math.inf
+        if self.fallback:
+            return pld.epsilon_for_delta(self.pmf, delta)
+        k, upper, lower = 0, self.inf, 0.0
+        while not (k == len(self.blocks) and self.next[3] >= self.n):  # until every entry is walked
+            losses, ups, lows = self._block(k)
+            u_before, l_before = ups[:-1], lows[:-1]
+            valid = (u_before > delta) & (l_before > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                brk = valid & (np.log((u_before - delta) / l_before) >= losses)
+            ret = (ups[1:] >= delta) & (lows[1:] == 0)
+            m = losses.size
+            kb = int(np.argmax(brk)) if brk.any() else m
+            kr = int(np.argmax(ret)) if ret.any() else m
+            if kr < kb:
+                return max(0.0, float(losses[kr]))
+            if kb < m:
+                upper, lower = ups[kb], lows[kb]
+                break
+            upper, lower, k = ups[-1], lows[-1], k + 1
+        if upper <= lower + delta:
+            return 0.0
+        if not lower > 0:
+            return pld.epsilon_for_delta(self.pmf, delta)
+        return math.log((upper - delta) / lower)
+
+
+def epsilon_for_delta(pmf, delta):
+    """ε(δ) of a dense pmf by dp_accounting 0.6's rule (``pld_pmf._get_epsilon_for_delta``: walking down from the
+    largest loss, stop at the first loss ℓ with log((U − δ)/W) ≥ ℓ, U the mass so far (with +∞'s), W its Σ e^{−ℓ}p;
+    ε = log((U − δ)/W)) on arrays, in blocks from the top (:class:`_Reader`): the same running sums (``np.cumsum``
+    adds in dp_accounting's order), the exponentials by numpy (within an ulp of ``math.exp``);
+    :func:`.pld.epsilon_for_delta` is the loop's float bit for bit, at the cost of a Python ``math.exp`` per
+    entry walked."""
+    return _Reader(pmf).epsilon(delta)
+
+
+def _dense(pmf):
+    return pmf if isinstance(pmf, _pmflib.DensePLDPmf) else pmf.to_dense_pmf()
+
+
+def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretization, direction="add_remove",
+                                rel_tol=1e-3):
+    """[lower, upper] on ε(δ) after each epoch 1 … ``epochs`` of ``steps`` compositions, all at one
+    ``discretization`` d: a list of AccountingResult as :func:`.poisson_interval.epsilon` makes them.
+
+    upper: per direction the pessimistic connect-the-dots one-step pmf (:func:`.pld.pessimistic_pld`, it
+    dominates the true pair), composed (:func:`_epoch_pmfs`: dp_accounting's window, the truncated tail at +∞)
+    and read as :func:`.pld.certified_epsilon` reads it, with the rounding bound of :func:`_epoch_error`;
+    lower: the dominated one-step pmf (:func:`.dominated_pld.dominated_pmf`), composed the same way with no
+    +∞ mass, read as :func:`.dominated_pld.epsilon` reads it (the folded mass τ and the rounding added to δ).
+    q < 1 and δ at or above the PLD reliability floor (the caller asks :func:`.poisson_interval.epsilon` else).
+    """
+    s, q, d, dlt = float(sigma), float(q), float(discretization), float(delta)
+    steps, epochs = int(steps), int(epochs)
+    ups, lows = [], []
+    one = _one_step_upper(s, q, d)
+    for pmf in pld.direction_pmfs(one, direction):
+        pmf = _dense(pmf)
+        ups.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, True, pmf._infinity_mass))  # noqa: SLF001
+    for dd in dominated_pld._directions(direction):  # noqa: SLF001
+        pmf = _one_step_lower(s, q, d, dd)
+        lows.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, False, 0.0))  # noqa: SLF001
+    out = []
+    for e in range(epochs):
+        t = steps * (e + 1)
+        up = -math.inf
+        for per in ups:
+            pmf, err2 = per[e]
+            read = _Reader(pmf)
+            eps0 = float(read.epsilon(dlt))
+            target = dlt - pld.rounding_at(pmf, err2, eps0) if math.isfinite(eps0) else 0.0
+            up = max(up, float(read.epsilon(target)) if target > 0 else math.inf)
+        lo = -math.inf
+        for per in lows:
+            pmf, err2 = per[e]
+            read = _Reader(pmf)
+            err_at = dominated_pld._error_at  # noqa: SLF001
+            eps0 = float(read.epsilon(dlt + err_at(pmf, err2, t, -math.inf)))
+            lo = max(lo, eps0, float(read.epsilon(dlt + err_at(pmf, err2, t, eps0))))
+        width = (up - lo) / up if up > 0 else 0.0
+        out.append(poisson_interval._with_cf(lo, up, d, {d: width}, poisson_interval.cf.accounting_epsilon,  # noqa: SLF001
+                                             dlt, s, q, t, direction, rel_tol))
+    return out
+
+
+# --------------------------------------------------------------------------- random allocation (balls-and-bins)
+
+def allocation_epsilon_each_epoch(delta, *, sigma, steps, epochs, step, loss_step, tail):
+    """[(lower, upper)] on ε(δ) of random allocation after each epoch 1 … ``epochs`` (max over ADD and REMOVE),
+    from one epoch's laws at grid step ``step`` (:func:`.allocation.epoch_laws`, truncation budget ``tail``; the
+    upper law dominates one epoch, the lower one is dominated) composed one epoch at a time
+    (:func:`.allocation._compose`: each convolution's FFT rounding goes to +∞ for the upper end and is carried and
+    subtracted for the lower end, each truncated tail goes to +∞ (upper) or is dropped (lower)), read by
+    :func:`.allocation.epsilon_of`.  Each end is valid for the reasons :mod:`.allocation` gives for its E-fold
+    products, at any grid step, loss step and budget; the last epoch's settings make the earlier epochs at least
+    as fine."""
+    from . import allocation as al
+
+    up_law, lo_law = al.epoch_laws(float(sigma), int(steps), float(step), float(tail))
+    ups, lows = al.upper_pmfs(up_law, float(step)), al.lower_pmfs(lo_law, float(loss_step))
+    acc_u, acc_l = list(ups), list(lows)
+    out = []
+    for e in range(1, int(epochs) + 1):
+        if e > 1:
+            acc_u = [al._compose(a, p, True, tail) for a, p in zip(acc_u, ups)]  # noqa: SLF001
+            acc_l = [al._compose(a, p, False, tail) for a, p in zip(acc_l, lows)]  # noqa: SLF001
+        out.append((max(al.epsilon_of(p, float(delta)) for p in acc_l),
+                    max(al.epsilon_of(p, float(delta)) for p in acc_u)))
+    return out
+
+
+# --------------------------------------------------------------------------- a dominated one-epoch pmf, every epoch
+
+def lower_epsilon_each_epoch(delta, pmfs, epochs):
+    """{epoch: (ε, per direction)} lower bounds on ε(δ) after each epoch 1 … ``epochs`` for one-epoch pmfs that are
+    dominated by the true pair (optimistic, no +∞ mass; ``pmfs``: direction -> DensePLDPmf): each composed
+    (:func:`_epoch_pmfs`) and read as :func:`.dominated_pld.epsilon` reads its compositions (the folded mass τ and
+    the rounding bound added to δ); epoch 1 is the pmf itself."""
+    per = {}
+    for name, pmf in pmfs.items():
+        rows = _epoch_pmfs(pmf._probs, pmf._lower_loss, pmf._discretization, 1, int(epochs), False, 0.0)  # noqa: SLF001
+        out = []
+        for e, (comp, err2) in enumerate(rows, 1):
+            err_at = dominated_pld._error_at  # noqa: SLF001
+            eps0 = float(epsilon_for_delta(comp, float(delta) + err_at(comp, err2, e, -math.inf)))
+            out.append(max(0.0, eps0, float(epsilon_for_delta(comp, float(delta) + err_at(comp, err2, e, eps0)))))
+        per[name] = out
+    return {e: (max(v[e - 1] for v in per.values()), {k: v[e - 1] for k, v in per.items()})
+            for e in range(1, int(epochs) + 1)}

@@ -1,0 +1,72 @@
+"""The audit's ε after every epoch (``dpsampling audit … --per-epoch``, ``dpsampling.audit(…, per_epoch=True)``).
+
+Each sampler's ε after epochs 1 … E comes from :func:`dpsampling.samplers.per_epoch.epsilon_per_epoch` (the e-th
+is ``account(…, epochs=e)``, so the epoch-E row is the plain audit's row), and each answer becomes a row the
+way the audit makes its own rows (the audit passes its row maker), so every row has its sampler's ``kind``,
+``lower`` and ``upper`` as the audit's table has them.
+"""
+
+from __future__ import annotations
+
+#: the columns of the per-epoch table (``df.attrs["per_epoch"]``)
+COLUMNS = ("sampler", "epoch", "lower", "upper", "kind", "method", "value", "flags")
+
+
+class _Answered:
+    """Stands for the audit's run: its ``epsilon`` returns an answer already computed."""
+
+    def __init__(self, answer):
+        self._answer = answer
+
+    def epsilon(self, sampler, sigma, epochs):
+        return self._answer
+
+
+def table(samplers, sigma, epochs, kw_of, delta, make_row):
+    """A DataFrame with :data:`COLUMNS`: one row per (sampler, epoch 1 … ``epochs``).
+
+    ``kw_of(sampler)``: the sampler's keywords for account (steps, q, options); ``make_row(run, sampler, sigma,
+    epochs)``: the audit's row maker (it calls ``run.epsilon(sampler, sigma, epochs)``)."""
+    import pandas as pd
+
+    from dpsampling.samplers.per_epoch import epsilon_per_epoch
+
+    rows = []
+    for sampler in samplers:
+        answers = epsilon_per_epoch(sampler, delta, sigma=sigma, epochs=epochs, force=True, **kw_of(sampler))
+        for e, r in enumerate(answers, 1):
+            row = make_row(_Answered(r), sampler, sigma, e)
+            rows.append({"sampler": sampler, "epoch": e, **{k: row[k] for k in COLUMNS[2:]}})
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def records(per_epoch) -> list:
+    """The per-epoch table as JSON-ready dicts (NaN -> None)."""
+    import math
+
+    def clean(x):
+        if isinstance(x, float) and math.isnan(x):
+            return None
+        return x.item() if hasattr(x, "item") else x
+
+    return [{k: clean(v) for k, v in r.items()} for r in per_epoch.to_dict("records")]
+
+
+def text(per_epoch, interval_text) -> str:
+    """ε after each epoch as an aligned table: one line per epoch, one column per sampler (``interval_text`` of
+    its lower and upper end, or the value where the row is exact)."""
+    import math
+
+    samplers = list(dict.fromkeys(per_epoch["sampler"]))
+    cells = {}
+    for r in per_epoch.to_dict("records"):
+        lo, up = r["lower"], r["upper"]
+        if r["kind"] == "exact" or lo is None or up is None or math.isnan(lo) or math.isnan(up):
+            cell = f"{r['value']:.4g}"
+        else:
+            cell = interval_text(lo, up)
+        cells[(r["epoch"], r["sampler"])] = cell
+    epochs = sorted({e for e, _ in cells})
+    lines = [("epoch", *samplers)] + [(str(e), *(cells.get((e, s), "-") for s in samplers)) for e in epochs]
+    w = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join("  ".join(c.rjust(w[i]) for i, c in enumerate(line)).rstrip() for line in lines)

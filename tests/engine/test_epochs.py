@@ -1,0 +1,55 @@
+"""engine.epochs: the Poisson interval after each epoch, against poisson_interval and dp_accounting's own PLDs."""
+
+import math
+
+import pytest
+from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+from dpsampling.engine import epochs, pld, poisson_interval
+
+S, Q, STEPS, DELTA = 1.1, 1 / 200, 40, 1e-5
+
+
+def test_each_epoch_one_by_one_is_poisson_interval_bit_for_bit():
+    rows = epochs.interval_epsilon_epochs(DELTA, sigma=S, q=Q, steps=STEPS, epochs=[1, 3, 4])
+    for e, r in zip([1, 3, 4], rows):
+        assert r == poisson_interval.epsilon(DELTA, sigma=S, q=Q, total_steps=STEPS * e)
+
+
+def _dp_accounting_eps(pessimistic, total_steps, d):
+    one = pldlib.from_gaussian_mechanism(S, pessimistic_estimate=pessimistic, value_discretization_interval=d,
+                                         sampling_prob=Q, use_connect_dots=pessimistic)
+    return one.self_compose(total_steps).get_epsilon_for_delta(DELTA)
+
+
+def test_every_epoch_at_one_discretisation_is_certified():
+    d = 1e-3
+    rows = epochs.interval_epsilon_each_epoch(DELTA, sigma=S, q=Q, steps=STEPS, epochs=4, discretization=d)
+    for e, r in enumerate(rows, 1):
+        # dp_accounting's own optimistic PLD lies below the true ε up to its discretisation, its pessimistic one
+        # above: a certified interval must reach below the pessimistic reading and above the optimistic one
+        assert r.lower <= _dp_accounting_eps(True, STEPS * e, d)
+        assert r.upper >= _dp_accounting_eps(False, STEPS * e, d)
+        ref = poisson_interval.epsilon(DELTA, sigma=S, q=Q, total_steps=STEPS * e, discretization=d)
+        assert max(r.lower, ref.lower) <= min(r.upper, ref.upper)
+        assert r.upper == pytest.approx(ref.upper, rel=1e-8) and r.lower == pytest.approx(ref.lower, rel=1e-8)
+    assert all(a.upper < b.upper for a, b in zip(rows, rows[1:]))
+
+
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-8, 0.5])
+def test_vectorised_reading_is_dp_accountings(delta):
+    comp = pld.composed(S, Q, 200, True, 1e-3)
+    for pmf in pld.direction_pmfs(comp, "add_remove"):
+        assert epochs.epsilon_for_delta(pmf, delta) == pytest.approx(pmf.get_epsilon_for_delta(delta), rel=1e-12,
+                                                                    abs=1e-12)
+
+
+def test_window_is_dp_accountings():
+    from dp_accounting.pld import common
+
+    one = pld.pessimistic_pld(S, Q, 1e-3)
+    probs = one._pmf_remove.to_dense_pmf()._probs if hasattr(one._pmf_remove, "to_dense_pmf") else one._pmf_remove._probs
+    window = epochs._chernoff_window(probs)
+    for t in (2, 40, 400):
+        assert window(t) == common.compute_self_convolve_bounds(probs, t, pld.TAIL_MASS_TRUNCATION)
+    assert math.isfinite(window(400)[1])

@@ -1,0 +1,54 @@
+"""audit(per_epoch=True) / --per-epoch: each sampler's interval after every epoch; epoch E is the plain row."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import dpsampling
+from dpsampling import samplers
+from dpsampling.engine.errors import ParameterError
+
+RUN = dict(delta=1e-5, epochs=3, sigma=1.1)
+
+
+def test_last_epoch_is_the_plain_row_and_first_is_one_epoch():
+    df = dpsampling.audit(600, 20, per_epoch=True, **RUN)
+    per = df.attrs["per_epoch"]
+    assert set(per["sampler"]) == set(df["sampler"])
+    for row in df.to_dict("records"):
+        rows = per[per["sampler"] == row["sampler"]].sort_values("epoch")
+        assert list(rows["epoch"]) == [1, 2, 3]
+        last = rows.iloc[-1]
+        for k in ("lower", "upper", "kind", "value"):
+            assert last[k] == row[k], (row["sampler"], k)
+        one = dpsampling.audit(600, 20, delta=1e-5, epochs=1, sigma=1.1, samplers=[row["sampler"]]).iloc[0]
+        first = rows.iloc[0]
+        assert max(first["lower"], one["lower"]) <= min(first["upper"], one["upper"])  # both certified
+        assert first["upper"] == pytest.approx(one["upper"], rel=1e-6) and first["kind"] == one["kind"]
+
+
+def test_epoch_one_matches_the_epsilon_command():
+    out = subprocess.run([sys.executable, "-m", "dpsampling.cli", "epsilon", "--sampler", "deterministic", "--sigma",
+                          "1.1", "--steps", "30", "--epochs", "1", "--delta", "1e-5"], capture_output=True, text=True,
+                         check=True)
+    df = dpsampling.audit(600, 20, per_epoch=True, samplers=["deterministic"], **RUN)
+    assert df.attrs["per_epoch"].iloc[0]["value"] == json.loads(out.stdout)["value"]
+
+
+def test_json_has_per_epoch_rows():
+    out = subprocess.run([sys.executable, "-m", "dpsampling.cli", "audit", "--dataset-size", "600", "--batch-size",
+                          "20", "--epochs", "2", "--sigma", "1.1", "--delta", "1e-5", "--samplers",
+                          "poisson,deterministic", "--per-epoch", "--json"], capture_output=True, text=True, check=True)
+    rows = json.loads(out.stdout)["per_epoch"]
+    assert [(r["sampler"], r["epoch"]) for r in rows] == [("poisson", 1), ("poisson", 2), ("deterministic", 1),
+                                                           ("deterministic", 2)]
+    assert all({"sampler", "epoch", "lower", "upper", "kind"} <= set(r) for r in rows)
+    assert all(r["lower"] <= r["upper"] for r in rows)
+
+
+def test_per_epoch_only_for_an_epsilon_question():
+    with pytest.raises(ParameterError) as err:
+        dpsampling.audit(600, 20, delta=1e-5, epochs=3, target_epsilon=2.0, per_epoch=True)
+    assert err.value.param == "per_epoch"
