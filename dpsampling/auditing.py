@@ -433,6 +433,8 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
         raise ParameterError("accuracy", "one of default, fine", accuracy)
     run = _Run(n, b, delta, accuracy, force)
     question = "epsilon" if target_epsilon is None else ("sigma" if sigma is None else "epochs")
+    if per_epoch and question != "epsilon":
+        raise ParameterError("per_epoch", "only with sigma and epochs (an ε question)", per_epoch)
     rows, skipped = [], {}
     for sampler in chosen or _samplers.SAMPLERS:
         spec = _samplers.get_spec(sampler)
@@ -462,15 +464,11 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     df.attrs["question"] = question
     df.attrs["verdicts"] = _verdicts(rows, question, delta, target_epsilon)
     df.attrs["skipped"] = skipped
-    # --- per epoch (dpsampling.per_epoch_audit): every computed row's answer after each epoch 1 … E ---
-    if per_epoch:
-        if question != "epsilon":
-            raise ParameterError("per_epoch", "only with sigma and epochs (an ε question)", per_epoch)
+    if per_epoch:  # every computed row's answer after each epoch 1 … E (its epoch-E rows are the table's)
         from . import per_epoch_audit
 
         df.attrs["per_epoch"] = per_epoch_audit.table([s for s in chosen or _samplers.SAMPLERS if s not in skipped],
                                                       float(sigma), epochs, run._kw, delta, _forward)
-    # --- end per epoch ---
     return df
 
 

@@ -7,7 +7,6 @@ import sys
 import pytest
 
 import dpsampling
-from dpsampling import samplers
 from dpsampling.engine.errors import ParameterError
 
 RUN = dict(delta=1e-5, epochs=3, sigma=1.1)
