@@ -54,12 +54,17 @@ import math
 
 from dpsampling import samplers as _samplers
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, bound_text, ends_text, separating_text
-from dpsampling.engine.validation import check_delta, check_int
+from dpsampling.engine.result import (BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, bound_text, ends_text, interval_text,
+                                      separating_text)
+from dpsampling.engine.validation import as_number, check_delta, check_int
 from dpsampling.samplers.spec import CostError, check_cost
 
 #: epochs search stops here (the answer is then "at least MAX_EPOCHS")
 MAX_EPOCHS = 10_000
+#: ``max_batch_size`` asking for the smallest cap whose certified ε is within CAP_FACTOR of the baseline's
+SMALLEST = "smallest"
+#: how far above the baseline's certified upper ε a cap may leave ε (relative)
+CAP_FACTOR = 0.01
 #: flag of a row predicted beyond the time limit (listed, not computed)
 SKIPPED_COST = "skipped_cost"
 #: flag of a row that cannot be computed at all (its reason in ``df.attrs["skipped"]``)
@@ -76,6 +81,8 @@ _NAN = float("nan")
 
 
 def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon, samplers):
+    dataset_size, batch_size, delta, epochs, sigma, target_epsilon = map(
+        as_number, (dataset_size, batch_size, delta, epochs, sigma, target_epsilon))
     n = check_int("dataset_size", dataset_size, 1)
     b = check_int("batch_size", batch_size, 1)
     if b > n:
@@ -85,9 +92,9 @@ def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon
         epochs = check_int("epochs", epochs, 1)
         if epochs > MAX_EPOCHS:
             raise ParameterError("epochs", f"an integer in [1, {MAX_EPOCHS}]", epochs)
-    if sigma is not None:
-        if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma > 0):
-            raise ParameterError("sigma", "a finite number > 0", sigma)
+    if sigma is not None:  # σ = 0 is a non-private baseline: every sampler answers it exactly
+        if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0):
+            raise ParameterError("sigma", "a finite number >= 0", sigma)
     if target_epsilon is not None:
         if not (isinstance(target_epsilon, (int, float)) and math.isfinite(target_epsilon) and target_epsilon > 0):
             raise ParameterError("target_epsilon", "a finite number > 0", target_epsilon)
@@ -109,13 +116,32 @@ def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon
         if bad or not samplers:
             raise ParameterError("samplers", f"a non-empty list of {', '.join(known)}", samplers)
         samplers = tuple(dict.fromkeys(samplers))
-    return n, b, float(delta), epochs, samplers
+    return n, b, float(delta), epochs, sigma, target_epsilon, samplers
+
+
+def _check_cap(max_batch_size, chosen, question):
+    """The cap of the samplers whose batches are capped (``spec.batch`` "capped"): None (such a sampler joins the
+    audit only when asked for, and then needs a cap), an integer ≥ 1, or :data:`SMALLEST` (the smallest cap within
+    :data:`CAP_FACTOR` of the baseline, an ε question only)."""
+    capped = [s for s in (chosen or ()) if _samplers.get_spec(s).batch == "capped"]
+    if max_batch_size is None:
+        if capped:
+            raise ParameterError("max_batch_size", f"an integer >= 1 or {SMALLEST!r} (sampler {capped[0]} caps its "
+                                 f"batches)", None)
+        return None
+    if max_batch_size == SMALLEST:
+        if question != "epsilon":
+            raise ParameterError("max_batch_size", f"an integer >= 1 ({SMALLEST!r} only with sigma and epochs)",
+                                 max_batch_size)
+        return SMALLEST
+    return check_int("max_batch_size", as_number(max_batch_size), 1)
 
 
 class _Run:
     """The run's fixed parameters and the one question per sampler to :func:`account`."""
 
-    def __init__(self, n, b, delta, accuracy, force=False):
+    def __init__(self, n, b, delta, accuracy, force=False, cap=None):
+        self.n, self.b, self.cap = n, b, cap
         self.steps = math.ceil(n / b)
         self.q = b / n
         self.delta = delta
@@ -128,6 +154,8 @@ class _Run:
         kw = {"steps": self.steps}
         if spec.batch in ("rate", "capped"):
             kw["q"] = self.q
+        if spec.batch == "capped":
+            kw.update(dataset_size=self.n, max_batch_size=self.cap)
         if spec.option("accuracy") is not None:  # the audit's accuracy setting is the sampler option of that name
             kw["accuracy"] = self.accuracy
         return kw
@@ -410,14 +438,18 @@ def _verdicts(rows, question, delta, target_epsilon):
 
 
 def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_epsilon=None, samplers=None,
-          accuracy="default", force=False, per_epoch=False):
+          accuracy="default", force=False, per_epoch=False, max_batch_size=None):
     """One row per batch sampler for a DP-SGD run over ``dataset_size`` examples in batches of ``batch_size``.
 
     ``sigma`` + ``epochs`` → ε(δ); ``target_epsilon`` + ``epochs`` → σ; ``target_epsilon`` + ``sigma`` →
-    the most epochs (≤ :data:`MAX_EPOCHS`).  ``samplers``: a subset of the registered samplers (default: all).
-    A row predicted beyond the time limit is listed, not computed (flag ``skipped_cost``; the reason in
-    ``df.attrs["skipped"]``), unless ``force``.  ``accuracy``: the setting of samplers with an ``accuracy`` option
-    (balls_and_bins: relative width ≤ 1e-2 / 1e-3 for "default"/"fine"); the other samplers use their default accuracy.
+    the most epochs (≤ :data:`MAX_EPOCHS`).  ``samplers``: a subset of the registered samplers (default: all but
+    those that cap their batches, unless ``max_batch_size`` is given).  A row predicted beyond the time limit is
+    listed, not computed (flag ``skipped_cost``; the reason in ``df.attrs["skipped"]``), unless ``force``.
+    ``accuracy``: the setting of samplers with an ``accuracy`` option (balls_and_bins: relative width ≤ 1e-2 / 1e-3
+    for "default"/"fine"); the other samplers use their default accuracy.  ``max_batch_size``: the cap of a sampler
+    whose batches are capped (``spec.batch`` "capped"), or ``"smallest"``: the smallest cap whose certified upper ε
+    is within :data:`CAP_FACTOR` of the baseline's; with an ε question the smallest cap is also reported
+    (``df.attrs["smallest_cap"]``: sampler -> the spec's ``cap_search`` answer, and a verdict).
 
     Returns a pandas DataFrame with :data:`COLUMNS` (see the module docstring for ``kind`` and
     ``value``); ``df.attrs["verdicts"]`` is a list of plain-sentence verdicts and
@@ -427,19 +459,40 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     """
     import pandas as pd
 
-    n, b, delta, epochs, chosen = _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon,
-                                                samplers)
+    n, b, delta, epochs, sigma, target_epsilon, chosen = _check_inputs(dataset_size, batch_size, delta, epochs, sigma,
+                                                                       target_epsilon, samplers)
     if accuracy not in ("default", "fine"):
         raise ParameterError("accuracy", "one of default, fine", accuracy)
-    run = _Run(n, b, delta, accuracy, force)
     question = "epsilon" if target_epsilon is None else ("sigma" if sigma is None else "epochs")
     if per_epoch and question != "epsilon":
         raise ParameterError("per_epoch", "only with sigma and epochs (an ε question)", per_epoch)
+    cap = _check_cap(max_batch_size, chosen, question)
+    names = chosen or tuple(s for s in _samplers.SAMPLERS if cap is not None or _samplers.get_spec(s).batch != "capped")
+    run = _Run(n, b, delta, accuracy, force, cap)
+    caps = _smallest_caps(run, names, sigma, epochs) if question == "epsilon" and cap is not None else {}
+    rows, skipped = _rows(run, names, chosen, question, sigma, epochs, target_epsilon, force)
+    df = pd.DataFrame(rows, columns=list(COLUMNS))
+    df.attrs["question"] = question
+    df.attrs["verdicts"] = _verdicts(rows, question, delta, target_epsilon) + [_cap_verdict(c, rows, cap)
+                                                                              for c in caps.items()]
+    df.attrs["skipped"] = skipped
+    df.attrs["smallest_cap"] = caps
+    if per_epoch:  # every computed row's answer after each epoch 1 … E (its epoch-E rows are the table's)
+        from . import per_epoch_audit
+
+        df.attrs["per_epoch"] = per_epoch_audit.table([s for s in names if s not in skipped], float(sigma), epochs,
+                                                      run._kw, delta, _forward)
+    return df
+
+
+def _rows(run, names, chosen, question, sigma, epochs, target_epsilon, force):
+    """(rows, skipped): one row per sampler of ``names``; a row that cannot be computed is listed with why (in
+    ``skipped``) and the others still answer (the audit raises only if none does)."""
     rows, skipped = [], {}
-    for sampler in chosen or _samplers.SAMPLERS:
+    for sampler in names:
         spec = _samplers.get_spec(sampler)
         try:
-            row = _answer(run, spec, question, sigma, epochs, target_epsilon, delta, force, chosen)
+            row = _answer(run, spec, question, sigma, epochs, target_epsilon, run.delta, force, chosen)
         except CostError as exc:
             if not exc.why and (chosen is not None or not spec.audit_optional):
                 raise  # a row asked for (or a required one) that --force would run: the question is refused
@@ -452,24 +505,44 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
             skipped[sampler] = exc  # this sampler's accountant cannot answer these inputs; the others still do
             row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
                        (NOT_COMPUTED,))
-        row.update(dataset_size=n, batch_size=b, steps=run.steps,
+        row.update(dataset_size=run.n, batch_size=run.b, steps=run.steps,
                    total_steps=_NAN if question == "epochs" else run.steps * epochs, q=run.q,
                    epochs=_NAN if question == "epochs" else epochs,
                    sigma=row["value"] if question == "sigma" else float(sigma),
-                   delta=delta, target_epsilon=_NAN if target_epsilon is None else float(target_epsilon))
+                   delta=run.delta, target_epsilon=_NAN if target_epsilon is None else float(target_epsilon))
         rows.append(row)
     if skipped and len(skipped) == len(rows):
         raise next(iter(skipped.values()))  # no row answers: the first refusal says why
-    df = pd.DataFrame(rows, columns=list(COLUMNS))
-    df.attrs["question"] = question
-    df.attrs["verdicts"] = _verdicts(rows, question, delta, target_epsilon)
-    df.attrs["skipped"] = skipped
-    if per_epoch:  # every computed row's answer after each epoch 1 … E (its epoch-E rows are the table's)
-        from . import per_epoch_audit
+    return rows, skipped
 
-        df.attrs["per_epoch"] = per_epoch_audit.table([s for s in chosen or _samplers.SAMPLERS if s not in skipped],
-                                                      float(sigma), epochs, run._kw, delta, _forward)
-    return df
+
+def _smallest_caps(run, names, sigma, epochs):
+    """sampler -> its spec's ``cap_search`` answer (the smallest cap within :data:`CAP_FACTOR` of the baseline's
+    certified upper ε), for every capped sampler of ``names``; a cap asked as :data:`SMALLEST` becomes the run's."""
+    out = {}
+    for name in names:
+        spec = _samplers.get_spec(name)
+        if spec.batch != "capped" or spec.cap_search is None:
+            continue
+        kw = {k: v for k, v in run._kw(name).items() if k != "max_batch_size"}
+        out[name] = spec.cap_search(run.delta, sigma=float(sigma), epochs=epochs, factor=CAP_FACTOR, **kw)
+        if run.cap == SMALLEST:
+            run.cap = out[name].max_batch_size
+    return out
+
+
+def _cap_verdict(item, rows, asked):
+    """The smallest cap in words: which cap keeps ε within the factor of the baseline's, and what the asked cap
+    gives."""
+    name, c = item
+    spec, base = _samplers.get_spec(name), _samplers.with_role("baseline")
+    row = next(r for r in rows if r["sampler"] == name)
+    text = (f"{spec.words}: the smallest cap whose certified ε is within {c.factor:.0%} of {base.words}'s "
+            f"(ε ≤ {bound_text(c.poisson_epsilon, 'upper', VERDICT_DIGITS + 1)}) is B = {c.max_batch_size} "
+            f"(the mean batch is {c.mean_batch_size:.4g}; there ε ≤ {bound_text(c.epsilon, 'upper', VERDICT_DIGITS + 1)})")
+    if asked != SMALLEST and _has_interval(row):
+        text += f"; the cap asked, B = {asked}, gives ε ∈ {interval_text(row['lower'], row['upper'])}"
+    return text + "."
 
 
 def _answer(run, spec, question, sigma, epochs, target_epsilon, delta, force, chosen):

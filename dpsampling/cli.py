@@ -13,6 +13,7 @@ ParameterError is mapped to its flag through the option tables (:data:`FLAGS`, t
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import math
@@ -139,6 +140,14 @@ def _parser() -> argparse.ArgumentParser:
 
 # --------------------------------------------------------------------------- audit
 
+def _cap_arg(text):
+    """--max-batch-size: an integer, or 'smallest' (checked by the audit, which names the flag)."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def _audit_parser(sub) -> None:
     reg = _registry()
     a = sub.add_parser("audit", help="ε (or σ, or the most epochs) of a training run under every batch sampler",
@@ -156,6 +165,9 @@ def _audit_parser(sub) -> None:
     a.add_argument("--force", action="store_true", help=f"compute rows predicted beyond {reg.TIME_LIMIT:g} s too")
     a.add_argument("--json", action="store_true",
                    help="print one JSON object {question, rows, verdicts, not_computed} (with --per-epoch: per_epoch)")
+    a.add_argument("--max-batch-size", type=_cap_arg, metavar="B|smallest",
+                   help="the cap of a sampler that caps its batches (adds its row), or 'smallest': the smallest cap "
+                        "whose certified ε is within 1%% of the baseline's")
     a.add_argument("--per-epoch", action="store_true",
                    help="also every sampler's ε after each epoch 1 … E (--json: a list per_epoch)")
     a.add_argument("--plot", metavar="FILE", help="draw the per-epoch intervals to FILE (.png or .pdf; implies "
@@ -237,6 +249,8 @@ def _audit_json(df) -> str:
     not_computed = {k: _audit_error_text(v) for k, v in df.attrs.get("skipped", {}).items()}
     out = {"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"],
            "not_computed": not_computed}
+    if df.attrs.get("smallest_cap"):
+        out["smallest_cap"] = {k: dataclasses.asdict(v) for k, v in df.attrs["smallest_cap"].items()}
     if "per_epoch" in df.attrs:
         from .per_epoch_audit import records
 
@@ -269,7 +283,7 @@ def _audit_main(a) -> int:
     try:
         df = audit(a.dataset_size, a.batch_size, delta=a.delta, epochs=a.epochs, sigma=a.sigma,
                    target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy, force=a.force,
-                   per_epoch=per_epoch)
+                   per_epoch=per_epoch, max_batch_size=a.max_batch_size)
     except ValueError as exc:
         return _fail(_audit_error_text(exc), 2)
     except (RuntimeError, ArithmeticError) as exc:

@@ -11,6 +11,7 @@ from dp_accounting.pld import privacy_loss_distribution as pldm
 import dpsampling
 from dpsampling import cli
 from dpsampling.engine import gaussian
+from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import bound_text
 from dpsampling.samplers import account
 from dpsampling.papers.chua import shuffle_epsilon_lower
@@ -267,3 +268,42 @@ def test_a_row_that_cannot_be_computed_is_listed_and_the_others_answer(capsys):
     code, out, _ = run(capsys, "--dataset-size", "60000", "--batch-size", "256", "--epochs", "60", "--sigma", "0.05",
                        "--delta", "1e-5", "--samplers", "poisson,deterministic", "--json")
     assert "poisson" in json.loads(out)["not_computed"]
+
+
+# --------------------------------------------------------------------------- a sampler that caps its batches
+def test_capped_row_joins_only_with_a_cap_and_a_cap_at_n_is_poisson():
+    """truncated_poisson (batch "capped") is not in a default audit; with a cap at the dataset size its row is
+    Poisson's interval (no batch can exceed n), computed independently by the Poisson sampler's own row."""
+    plain = dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=None)
+    assert "truncated_poisson" not in set(plain["sampler"])
+    df = dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=("poisson", "truncated_poisson"),
+                          max_batch_size=1000).set_index("sampler")
+    t, p = df.loc["truncated_poisson"], df.loc["poisson"]
+    assert t["relation"] == "add_remove" and t["kind"] == "interval"
+    assert t["lower"] == pytest.approx(p["lower"], rel=1e-6) and t["upper"] == pytest.approx(p["upper"], rel=1e-6)
+    with pytest.raises(ParameterError) as e:
+        dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=("truncated_poisson",))
+    assert e.value.param == "max_batch_size"
+
+
+def test_smallest_cap_is_the_rows_cap_and_its_verdict_holds():
+    """max_batch_size="smallest": the row is computed at the cap the spec's cap_search finds, whose certified upper
+    ε is within 1 % of Poisson's upper end (checked against the Poisson row, not the search's own number); a cap
+    below it is not (checked by asking that cap)."""
+    kw = dict(epochs=2, sigma=1.0, delta=1e-5, samplers=("poisson", "truncated_poisson"))
+    df = dpsampling.audit(2000, 100, max_batch_size="smallest", **kw)
+    cap = df.attrs["smallest_cap"]["truncated_poisson"]
+    rows = df.set_index("sampler")
+    assert rows.loc["truncated_poisson", "upper"] <= 1.01 * rows.loc["poisson", "upper"] * (1 + 1e-3)
+    below = dpsampling.audit(2000, 100, max_batch_size=cap.max_batch_size - 1, **kw).set_index("sampler")
+    assert below.loc["truncated_poisson", "upper"] > 1.01 * cap.poisson_epsilon
+    assert any(f"B = {cap.max_batch_size}" in v for v in df.attrs["verdicts"])
+
+
+def test_cli_max_batch_size_errors_name_the_flag(capsys):
+    code, out, err = run(capsys, "--dataset-size", "1000", "--batch-size", "100", "--epochs", "2", "--sigma", "1",
+                         "--delta", "1e-5", "--max-batch-size", "0")
+    assert code == 2 and "--max-batch-size" in err and len(err.strip().splitlines()) == 1
+    code, out, err = run(capsys, "--dataset-size", "1000", "--batch-size", "100", "--target-epsilon", "2",
+                         "--epochs", "2", "--delta", "1e-5", "--max-batch-size", "smallest")
+    assert code == 2 and "--max-batch-size" in err

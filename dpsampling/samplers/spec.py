@@ -187,6 +187,10 @@ class SamplerSpec:
     #: there (``last=None``: the last epoch itself, exactly as account), sharing work between the epochs
     #: (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None, or None for an epoch: account is asked there)
     epsilon_epochs: Callable | None = None
+    #: a sampler that caps its batches (batch "capped"): the smallest cap whose certified upper ε(δ) is within
+    #: ``factor`` of the baseline's, ``cap_search(delta, *, sigma, steps, epochs, q, dataset_size, factor)`` -> an
+    #: object with ``max_batch_size``, ``epsilon``, ``poisson_epsilon``, ``factor``, ``mean_batch_size``
+    cap_search: Callable | None = None
 
     def __post_init__(self):
         if self.batch not in BATCH_MODELS:

@@ -193,7 +193,7 @@ def _spec():
                     "sensitivity 2",
         batch="capped", bounds={None: ("upper", "lower")}, sigma_bounds=("upper",), methods=(),
         options=_options(), audit_kind="interval", cost=cost, delta=delta, epsilon=epsilon, sigma=sigma,
-        relation="add_remove", loader="truncated_poisson", label="truncated Poisson",
+        relation="add_remove", loader="truncated_poisson", label="truncated Poisson", cap_search=smallest_cap,
         drawn="truncated Poisson sampling (each example in each step independently with probability B/N, a batch "
               "larger than the cap cut to the cap uniformly)",
         directions=("add_remove",))

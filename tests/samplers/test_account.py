@@ -4,7 +4,7 @@
 import mpmath
 import pytest
 
-from dpsampling.samplers import SAMPLERS, account
+from dpsampling.samplers import SAMPLERS, account, get_spec
 from dpsampling.samplers import _max_statistic as ms
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.samplers import deterministic, shuffle
@@ -16,7 +16,7 @@ FAST_BNB = {"loss_discretization": 0.05, "tail_truncation": 1e-8}
 
 
 def test_balls_and_bins_is_registered():
-    assert SAMPLERS == ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins")
+    assert SAMPLERS == ("poisson", "wor", "shuffle", "deterministic", "balls_and_bins", "truncated_poisson")
 
 
 @pytest.mark.parametrize("sigma,steps", [(0.5, 10_000), (1.0, 100)])
@@ -96,7 +96,9 @@ def test_balls_and_bins_through_account_equals_the_module():
 def test_lower_le_upper_for_every_sampler(sigma, epochs):
     steps, delta = 10, 1e-5
     for sampler in SAMPLERS:
-        extra = {"q": 1.0 / steps, "rel_tol": 1e-2} if sampler in ("poisson", "wor") else {}
+        batch = get_spec(sampler).batch
+        extra = ({"q": 1.0 / steps, "rel_tol": 1e-2} if batch == "rate"
+                 else {"q": 0.1, "dataset_size": 100, "max_batch_size": 12} if batch == "capped" else {})
         r = account(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, **extra)
         assert r.lower is not None and r.upper is not None, sampler
         assert 0 <= r.lower <= r.upper * (1 + 1e-12), (sampler, r)
