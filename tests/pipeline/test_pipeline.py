@@ -226,3 +226,14 @@ def test_killed_run_resumes_to_identical_results(smoke, tmp_path):
     assert ours.keys() == ref.keys()
     for name in ref:
         pd.testing.assert_frame_equal(ours[name], ref[name], check_exact=True, obj=name)
+
+
+def test_every_job_wrote_its_benchmark_file(smoke):
+    """Every rule has a benchmark file (workflow/rules/benchmarks.smk), one per job, next to its log."""
+    logs = {p.relative_to(smoke / "logs").with_suffix("") for p in (smoke / "logs").rglob("*.log")}
+    bench = {p.relative_to(smoke / "benchmarks").with_suffix("") for p in (smoke / "benchmarks").rglob("*.tsv")}
+    assert logs and bench == logs
+    for p in (smoke / "benchmarks").rglob("*.tsv"):
+        head, row = p.read_text().splitlines()[:2]
+        cols = dict(zip(head.split("\t"), row.split("\t")))
+        assert float(cols["s"]) >= 0 and {"max_rss", "cpu_time"} <= set(cols), p
