@@ -36,14 +36,14 @@ def check_rows(rows, where):
                                f"fails at {where}")
 
 
-def compute_point(p, balls_and_bins_max_steps=0, pld_accuracy="default", rel_tol=1e-3):
+def compute_point(p, balls_and_bins_max_steps=0, accuracy="default", rel_tol=1e-3):
     """rel_tol: must be the accountant default (1e-3), which `dpsampling audit` uses."""
     if rel_tol != 1e-3:
         raise ValueError(f"settings: rel_tol must be 0.001 for sampler_audit (the audit default; got {rel_tol!r})")
     steps = math.ceil(p["dataset_size"] / p["batch_size"])
     samplers = SAMPLERS + (("balls_and_bins",) if steps * p["epochs"] <= balls_and_bins_max_steps else ())
     df = _audit(p["dataset_size"], p["batch_size"], epochs=p["epochs"], sigma=p["sigma"], delta=p["delta"],
-                samplers=samplers, accuracy=pld_accuracy)
+                samplers=samplers, accuracy=accuracy)
     rows = [{k: r[k] for k in KEEP} for r in df.to_dict("records")]
     check_rows(rows, p)
     by = {r["sampler"]: r for r in rows}
