@@ -94,6 +94,7 @@ def _wait_smoke_run():
     return _SMOKE["work"]
 
 
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection: a run that only deselected smoke tests starts none
 def pytest_collection_modifyitems(session, config, items):
     def needs_smoke(item):
         return "smoke_run" in getattr(item, "fixturenames", ())
