@@ -27,7 +27,8 @@ include: "workflow/rules/sampler_audit.smk"
 include: "workflow/rules/certified_intervals.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/gallery.smk"
-include: "workflow/rules/groups.smk"  # last: groups rules by name (cluster runs)
+include: "workflow/rules/groups.smk"  # groups rules by name (cluster runs)
+include: "workflow/rules/benchmarks.smk"  # last: a benchmark file for every rule
 
 
 rule all:

@@ -20,34 +20,16 @@ import json
 import numpy as np
 
 
-#: config keys renamed to the one word per concept (issues 13 and 22): old name -> new name; the Monte Carlo
-#: settings take the library's keyword names (``dpsampling.samplers.balls_and_bins_mc``)
-RENAMED_KEYS = {"gamma": "q", "k": "steps",
-                "mc_n": "mc_samples", "mc_beta": "mc_failure_prob", "mc_alpha": "mc_half_width"}
-
-
-def _parameter_blocks(config: dict, settings: bool = False):
-    """(computation, place, parameters) for every ``fixed`` block and ``grid`` entry of the config (and, with
-    ``settings``, every ``settings`` block)."""
+def _parameter_blocks(config: dict):
+    """(computation, place, parameters) for every ``fixed`` block and ``grid`` entry of the config."""
     for name, block in config.items():
         if not isinstance(block, dict):
             continue
-        places = [("settings", block.get("settings"))] if settings else []
-        places += [("fixed", block.get("fixed"))]
+        places = [("fixed", block.get("fixed"))]
         places += [(f"grid[{i}]", sub) for i, sub in enumerate(block.get("grid") or [])]
         for where, params in places:
             if isinstance(params, dict):
                 yield name, where, params
-
-
-def check_renamed_keys(config: dict) -> None:
-    """Raise ValueError naming the first parameter that still uses an old name (``RENAMED_KEYS``),
-    its place in the config and its new name; the schema alone would only say 'unexpected'."""
-    for name, where, params in _parameter_blocks(config, settings=True):
-        for key in params:
-            if key in RENAMED_KEYS:
-                raise ValueError(f"config key {name}.{where}.{key} was renamed: use "
-                                 f"'{RENAMED_KEYS[key]}' instead of '{key}'")
 
 
 def check_samplers(config: dict) -> None:

@@ -47,6 +47,17 @@ WOR_SENSITIVITY = 2.0
 C_STEP, C_MAX = 0.01, 100.0
 #: the kinds of reference and how an interval is checked against each
 CHECKS = {"point": "contains", "interval": "overlaps", "lower end": "equals lower end"}
+#: the sensitivity of a rate sampler's dominating Poisson-subsampled Gaussian pair, by its neighbouring relation:
+#: add/remove is Poisson's own pair, replace-one is Poisson's at sensitivity 2 (Lebeda et al. 2024, Prop. 9)
+PLD_SENSITIVITY = {"add_remove": 1.0, "replace_one": WOR_SENSITIVITY}
+#: default methods whose interval PLD_accounting recomputes (Feldman & Shenfeld's allocation PLDs)
+ALLOCATION_METHODS = ("allocation",)
+#: where PLD_accounting was measured not to finish (steps per epoch, epochs, seconds)
+ALLOCATION_UNFINISHED = (235, 60, 420)
+#: the Monte Carlo failure probability the library uses by default (its KL band needs ln(4/β)/δ samples)
+MC_FAILURE_PROB = 0.01
+#: relative slack of the Chua et al. Thm 4.1 check (a shuffled run's lower end ≤ the deterministic value)
+THM41_SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -81,6 +92,90 @@ def agrees(lower: float, upper: float, ref: Reference) -> bool:
     if ref.kind == "lower end":
         return abs(lo - ref.lower) <= slack(ref.lower)
     return lo - slack(lo) <= ref.upper and ref.lower <= up + slack(up)
+
+
+# --------------------------------------------------------------------------- which reference a row gets
+
+
+def _ends(method):
+    """(lower method, upper method) from a label 'lower / upper' (one label: both ends)."""
+    parts = [s.strip() for s in str(method).split(" / ")]
+    return (parts[0], parts[-1])
+
+
+def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points: float = 1_200_000,
+           allocation_max_steps: int = 100, allocation_accuracy: float = 0.01):
+    """(Reference or None, note): the independent reference of one audit row (``sampler``, ``steps``,
+    ``q``, ``discretization``, ``upper``, ``method``), chosen by what the sampler's spec says it is, so that a
+    sampler registered later gets the reference its description calls for:
+
+    * an exact answer of one batch per step (``audit_kind`` "exact"): :func:`gaussian_epsilon` at σ/√E;
+    * a rate sampler whose relation has a dominating Poisson pair (:data:`PLD_SENSITIVITY`): :func:`pld_pair` at
+      a tenth of the row's discretisation where its predicted grid has at most ``max_pld_points`` points, else
+      :func:`phi_interval` (``note`` says why);
+    * an allocation accountant (:data:`ALLOCATION_METHODS`): :func:`allocation_range` with a gap of
+      ``allocation_accuracy`` × the upper end where steps per epoch × epochs ≤ ``allocation_max_steps``, else
+      :func:`allocation_fine`;
+    * a best-known upper end of one batch per step (``upper_certified`` False): :func:`shuffle_ec_lower` where
+      the lower end is the one-epoch E_C bound; else none.
+
+    ``note`` is "" when a reference was computed as planned, else why it differs or is absent."""
+    from dpsampling import samplers
+    from dpsampling.engine.cf import CFAccuracyError
+
+    spec = samplers.get_spec(row["sampler"])
+    steps = int(row["steps"])
+    if spec.audit_kind == "exact" and spec.batch == "one_per_step":
+        return gaussian_epsilon(delta, sigma, epochs), ""
+    if spec.batch == "rate" and spec.relation in PLD_SENSITIVITY:
+        from dpsampling.samplers.poisson import pld_size_estimate
+
+        sens, q, total = PLD_SENSITIVITY[spec.relation], float(row["q"]), steps * epochs
+        d = float(row["discretization"]) / 10 if math.isfinite(float(row["discretization"])) else math.nan
+        points = pld_size_estimate(sigma / sens, q, total, d)[0] if math.isfinite(d) else math.inf
+        if points <= max_pld_points:
+            return pld_pair(delta, sigma=sigma, q=q, total_steps=total, discretization=d, sensitivity=sens), ""
+        why = (f"dp_accounting pair at d = {d:.0e}: about {points:.2g} grid points "
+               f"(> reference_max_pld_points = {max_pld_points:.2g})")
+        try:
+            return phi_interval(spec.name, delta, sigma=sigma, q=q, steps=steps, epochs=epochs), why
+        except CFAccuracyError as exc:
+            return None, f"{why}; φ accountant: {str(exc).split(':')[-1].strip()}"
+    if spec.default_method in ALLOCATION_METHODS:
+        if steps * epochs <= allocation_max_steps:
+            return allocation_range(delta, sigma=sigma, steps=steps, epochs=epochs,
+                                    accuracy=allocation_accuracy * float(row["upper"])), ""
+        t, e, s = ALLOCATION_UNFINISHED
+        return allocation_fine(delta, sigma=sigma, steps=steps, epochs=epochs), (
+            f"PLD_accounting only where steps × epochs ≤ {allocation_max_steps} (at {t} × {e} it did not "
+            f"finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {math.log(4 / MC_FAILURE_PROB) / delta:.1e} "
+            f"samples per direction (β = {MC_FAILURE_PROB}); so the same accountant on a 10× finer grid")
+    if not spec.upper_certified and spec.batch == "one_per_step":
+        lower_method = _ends(row["method"])[0]
+        if epochs == 1 and lower_method == "E_C sets":
+            return shuffle_ec_lower(delta, sigma, steps), ""
+        return None, (f"lower end {lower_method} (E = {epochs}): no cheap independent recomputation; "
+                      "lower ≤ deterministic checked")
+    return None, f"no reference for sampler {spec.name}"
+
+
+def check_below_deterministic(rows, where) -> None:
+    """Raise RuntimeError if a one-batch-per-step row whose upper end is only the best known one (a shuffled run)
+    has a lower end above the exact row of one batch per step (fixed order) at the same point: shuffling never
+    does worse than the fixed order (Chua et al. ICML 2024, Thm 4.1), so such a lower end is a bug."""
+    from dpsampling import samplers
+
+    specs = {r["sampler"]: samplers.get_spec(r["sampler"]) for r in rows}
+    exact = [r for r in rows
+             if specs[r["sampler"]].audit_kind == "exact" and specs[r["sampler"]].batch == "one_per_step"]
+    if not exact:
+        return
+    bound = exact[0]["value"] * (1 + THM41_SLACK)
+    for r in rows:
+        sp = specs[r["sampler"]]
+        if not sp.upper_certified and sp.batch == "one_per_step" and r["lower"] > bound:
+            raise RuntimeError(f"{r['sampler']} at {where}: lower bound {r['lower']!r} exceeds the deterministic "
+                               f"value {exact[0]['value']!r}: contradicts Chua Thm 4.1, a bug")
 
 
 # --------------------------------------------------------------------------- deterministic: the Gaussian, mpmath
@@ -196,5 +291,5 @@ def shuffle_ec_lower(delta: float, sigma: float, steps: int) -> Reference:
     return Reference(value, value, "lower end", "E_C sets (mpmath)")
 
 
-__all__ = ["CHECKS", "Reference", "agrees", "allocation_range", "gaussian_epsilon", "phi_interval", "pld_pair",
-           "shuffle_ec_lower"]
+__all__ = ["CHECKS", "Reference", "agrees", "allocation_fine", "allocation_range", "check_below_deterministic",
+           "choose", "gaussian_epsilon", "phi_interval", "pld_pair", "shuffle_ec_lower"]

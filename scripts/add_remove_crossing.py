@@ -1,6 +1,6 @@
 """Lebeda et al. Fig. 1 (§5, App. B.2): add vs remove curves of the subsampled Laplace mechanism.
 
-One grid point = one (mechanism, sampler, scale, γ, k, seed).  Rows (column ``quantity``):
+One grid point = one (mechanism, sampler, scale, γ, k, mc_seed).  Rows (column ``quantity``):
 
 - ``delta``: δ(ε) per ``direction`` (add / remove): Monte Carlo (``method=montecarlo``,
   ``kind=estimate``, ``lower``/``upper`` = estimate ∓ α, the simultaneous Hoeffding band of
@@ -38,7 +38,7 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretiz
     c = directions.add_remove_comparison(
         p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"],
         mc_half_width=mc_half_width, mc_failure_prob=mc_failure_prob, n_eps=n_eps, n_eps_pld=n_eps_pld,
-        mc_seed=p["seed"], discretization=discretization)
+        mc_seed=p["mc_seed"], discretization=discretization)
     rows = []
     for d in ONE_WAY_DIRECTIONS:
         mc, check = c.mc[d], c.mc_check(d)

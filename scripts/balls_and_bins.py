@@ -7,8 +7,8 @@ flagged).  Rows:
 
 - deterministic: exact (Gaussian at σ/√E);
 - poisson: q = 1/T over T·E steps, dp_accounting PLD upper and lower bound (add/remove max);
-- balls_and_bins: the certified upper and lower bound of method ``bnb_method`` (allocation, the default, or pld:
-  PLD_accounting) at accuracy ``pld_accuracy``, and for
+- balls_and_bins: the certified upper and lower bound of method ``method`` (allocation, the default, or pld:
+  PLD_accounting) at accuracy ``accuracy``, and for
   ``delta_vs_eps`` a Monte Carlo estimate at ``n_eps_mc`` ε values with its Chernoff–KL
   interval (``mc_samples`` samples per direction, failure probability ``mc_failure_prob``).
 
@@ -86,7 +86,7 @@ def _poisson(quantity, target, sigma, steps, epochs, bound, rel_tol):
                    method="pld", direction="add_remove", rel_tol=rel_tol)
 
 
-def _one(p, quantity, target, pld_accuracy, rel_tol, bnb_method="allocation"):
+def _one(p, quantity, target, accuracy, rel_tol, method="allocation"):
     s, T, E = p["sigma"], p["steps"], p["epochs"]
     rows = []
     if p["sampler"] == "deterministic":
@@ -97,8 +97,8 @@ def _one(p, quantity, target, pld_accuracy, rel_tol, bnb_method="allocation"):
     else:
         call = bnb.epsilon if quantity == "epsilon" else bnb.delta
         for bound in ("upper", "lower"):
-            rows.append(_row(call(target, sigma=s, steps=T, epochs=E, bound=bound, method=bnb_method,
-                                  accuracy=pld_accuracy)))
+            rows.append(_row(call(target, sigma=s, steps=T, epochs=E, bound=bound, method=method,
+                                  accuracy=accuracy)))
     for produce in LOWER_BOUND_ROWS:
         rows += [{**r, "_target": target} for r in produce(p, quantity, target)]
     if p["sampler"] == "balls_and_bins":
@@ -118,16 +118,16 @@ def check_mc(mc_lower, mc_upper, pld_lower, pld_upper, where):
                            f"[{pld_lower!r}, {pld_upper!r}] at {where}: a bug (probability ≤ β otherwise)")
 
 
-def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0, n_eps_mc=5, mc_samples=100000,
-                  mc_failure_prob=0.01, bnb_method="allocation"):
+def compute_point(p, accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0, n_eps_mc=5, mc_samples=100000,
+                  mc_failure_prob=0.01, method="allocation"):
     if p["view"] == "eps_vs_sigma":
-        return _one(p, "epsilon", p["delta"], pld_accuracy, rel_tol, bnb_method)
+        return _one(p, "epsilon", p["delta"], accuracy, rel_tol, method)
     eps = [float(e) for e in np.linspace(0.0, eps_max, n_eps)[1:]]
     if p["sampler"] != "balls_and_bins":
-        return [r for e in eps for r in _one(p, "delta", e, pld_accuracy, rel_tol, bnb_method)]
+        return [r for e in eps for r in _one(p, "delta", e, accuracy, rel_tol, method)]
     kw = dict(sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"])
     eps_mc = [float(e) for e in np.linspace(0.0, eps_max, n_eps_mc + 1)[1:]]
-    curves = {b: bnb.delta_curve(eps + eps_mc, bound=b, method=bnb_method, accuracy=pld_accuracy, **kw)
+    curves = {b: bnb.delta_curve(eps + eps_mc, bound=b, method=method, accuracy=accuracy, **kw)
               for b in ("upper", "lower")}
     rows = []
     for b, curve in curves.items():
@@ -138,7 +138,7 @@ def compute_point(p, pld_accuracy="default", rel_tol=1e-2, n_eps=21, eps_max=4.0
                                                                  "delta": r["value"]} for r in ms_rows]
     for i, e in enumerate(eps_mc):
         lo, up = curves["lower"][len(eps) + i].value, curves["upper"][len(eps) + i].value
-        mc = bnb.delta(e, method="montecarlo", mc_samples=mc_samples, mc_seed=p.get("seed", 0),
+        mc = bnb.delta(e, method="montecarlo", mc_samples=mc_samples, mc_seed=p.get("mc_seed", 0),
                        mc_failure_prob=mc_failure_prob, **kw)
         check_mc(mc.lower, mc.upper, lo, up, f"{p}, ε={e}")
         rows.append(_row(mc, quantity="delta", epsilon=e, delta=mc.value, pld_lower=lo, pld_upper=up,

@@ -3,8 +3,9 @@ reference (issue 23).  One grid point = one (run, dataset_size, batch_size, σ, 
 from :func:`dpsampling.audit` (the answer the command line prints: default method and accuracy, the cost limit),
 with the CPU seconds of that row (``cpu_seconds``) and of its reference (``reference_cpu_seconds``).
 
-Reference per row (:mod:`dpsampling.references`; ``reference_method``, ``reference_check``, ``reference_lower`` /
-``reference_upper``, ``contains_reference``; ``reference_note`` says why a row has none):
+Reference per row (:func:`dpsampling.references.choose`, from the sampler's spec; ``reference_method``,
+``reference_check``, ``reference_lower`` / ``reference_upper``, ``contains_reference``; ``reference_note`` says why
+a row has none):
 
 * deterministic: the Gaussian at σ/√E in mpmath (contains);
 * poisson, wor: dp_accounting's PLD pair at a tenth of the row's discretisation where its predicted grid has at
@@ -15,7 +16,8 @@ Reference per row (:mod:`dpsampling.references`; ``reference_method``, ``referen
 * shuffle: the one-epoch E_C lower end recomputed in mpmath (equals); none for E > 1.
 
 Checks (decided here, stop the run with the row named): every row's lower ≤ upper, the shuffle lower end ≤ the
-deterministic value (Chua ICML 2024 Thm 4.1), and every row with a reference agrees with it.
+deterministic value (Chua ICML 2024 Thm 4.1: :func:`dpsampling.references.check_below_deterministic`), and every
+row with a reference agrees with it.
 """
 
 import math
@@ -23,72 +25,22 @@ import time
 
 import _pipeline
 import _style
+import _tables
 
 from dpsampling import audit as _audit
-from dpsampling.engine.result import interval_text
 from dpsampling import references
-from dpsampling.engine.cf import CFAccuracyError
-from dpsampling.samplers.poisson import pld_size_estimate
 
 SAMPLERS = ("poisson", "wor", "balls_and_bins", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
           "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
 KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
         "rel_tol", "est_rel_error", "flags")
-#: the sensitivity of each PLD-pair sampler's dominating pair (WOR: Lebeda et al. Prop. 9)
-PLD_SENSITIVITY = {"poisson": 1.0, "wor": references.WOR_SENSITIVITY}
-#: where PLD_accounting was measured not to finish (steps per epoch, epochs, seconds)
-ALLOCATION_UNFINISHED = (235, 60, 420)
-#: the Monte Carlo failure probability the library uses by default (its KL band needs ln(4/β)/δ samples)
-MC_FAILURE_PROB = 0.01
 
 
 def _ends(method):
     """(lower method, upper method) from a label 'lower / upper' (one label: both ends)."""
     parts = [s.strip() for s in str(method).split(" / ")]
     return (parts[0], parts[-1])
-
-
-def _none(note):
-    return None, note
-
-
-def choose_reference(row, p, reference_max_pld_points, allocation_reference_max_steps,
-                     allocation_reference_accuracy):
-    """(Reference or None, note): the independent reference of one row (module docstring)."""
-    sampler, steps, epochs = row["sampler"], int(row["steps"]), int(p["epochs"])
-    delta, sigma = float(p["delta"]), float(p["sigma"])
-    if sampler == "deterministic":
-        return references.gaussian_epsilon(delta, sigma, epochs), ""
-    if sampler in PLD_SENSITIVITY:
-        sens, q, total = PLD_SENSITIVITY[sampler], float(row["q"]), steps * epochs
-        d = float(row["discretization"]) / 10 if math.isfinite(float(row["discretization"])) else math.nan
-        points = pld_size_estimate(sigma / sens, q, total, d)[0] if math.isfinite(d) else math.inf
-        if points <= reference_max_pld_points:
-            return references.pld_pair(delta, sigma=sigma, q=q, total_steps=total, discretization=d,
-                                       sensitivity=sens), ""
-        why = (f"dp_accounting pair at d = {d:.0e}: about {points:.2g} grid points "
-               f"(> reference_max_pld_points = {reference_max_pld_points:.2g})")
-        try:
-            return references.phi_interval(sampler, delta, sigma=sigma, q=q, steps=steps, epochs=epochs), why
-        except CFAccuracyError as exc:
-            return _none(f"{why}; φ accountant: {str(exc).split(':')[-1].strip()}")
-    if sampler == "balls_and_bins":
-        if steps * epochs <= allocation_reference_max_steps:
-            accuracy = allocation_reference_accuracy * float(row["upper"])
-            return references.allocation_range(delta, sigma=sigma, steps=steps, epochs=epochs,
-                                               accuracy=accuracy), ""
-        t, e, s = ALLOCATION_UNFINISHED
-        return references.allocation_fine(delta, sigma=sigma, steps=steps, epochs=epochs), (
-            f"PLD_accounting only where steps × epochs ≤ {allocation_reference_max_steps} (at {t} × {e} it did not "
-            f"finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {math.log(4 / MC_FAILURE_PROB) / delta:.1e} "
-            f"samples per direction (β = {MC_FAILURE_PROB}); so the same accountant on a 10× finer grid")
-    if sampler == "shuffle":
-        if epochs == 1 and _ends(row["method"])[0] == "E_C sets":
-            return references.shuffle_ec_lower(delta, sigma, steps), ""
-        return _none(f"lower end {_ends(row['method'])[0]} (E = {epochs}): no cheap independent recomputation; "
-                     "lower ≤ deterministic checked")
-    return _none(f"no reference for sampler {sampler}")
 
 
 def _reference_of(r):
@@ -103,10 +55,7 @@ def _reference_of(r):
 def check_rows(rows, where):
     """Raise RuntimeError naming the row if a bracket is inverted, the shuffle lower end exceeds the
     deterministic value, or an interval disagrees with its reference (recomputed from the row's columns)."""
-    by = {r["sampler"]: r for r in rows}
-    if "shuffle" in by and "deterministic" in by and by["shuffle"]["lower"] > by["deterministic"]["value"] * (1 + 1e-9):
-        raise RuntimeError(f"shuffle at {where}: lower bound {by['shuffle']['lower']!r} exceeds the deterministic "
-                           f"value {by['deterministic']['value']!r}: contradicts Chua Thm 4.1, a bug")
+    references.check_below_deterministic(rows, where)
     for r in rows:
         if not r["lower"] <= r["upper"]:
             raise RuntimeError(f"{r['sampler']} at {where}: lower {r['lower']!r} > upper {r['upper']!r}")
@@ -134,8 +83,10 @@ def compute_point(p, rel_tol=1e-3, reference_max_pld_points=1_200_000, allocatio
         r.update(lower_method=lo_m, upper_method=up_m,
                  rel_width=(r["upper"] - r["lower"]) / r["upper"] if r["upper"] > 0 else 0.0)
         t = time.process_time()
-        ref, note = choose_reference(r, p, reference_max_pld_points, allocation_reference_max_steps,
-                                     allocation_reference_accuracy)
+        ref, note = references.choose(r, delta=float(p["delta"]), sigma=float(p["sigma"]), epochs=int(p["epochs"]),
+                                      max_pld_points=reference_max_pld_points,
+                                      allocation_max_steps=allocation_reference_max_steps,
+                                      allocation_accuracy=allocation_reference_accuracy)
         r.update(reference_method="none" if ref is None else ref.method,
                  reference_check="none" if ref is None else ref.check,
                  reference_lower=math.nan if ref is None else ref.lower,
@@ -218,7 +169,7 @@ def plot(df, paths):
 
 def value_text(lower, upper):
     """An exact value at 6 digits, else the interval as the audit prints it (rounded outward)."""
-    return f"{lower:#.6g} (exact)" if lower == upper else interval_text(lower, upper)
+    return f"{lower:#.6g} (exact)" if lower == upper else _tables.interval_text(lower, upper)
 
 
 def _mark(r):
@@ -236,25 +187,14 @@ def markdown(df):
             value += f" · {r['rel_width']:.1e}"
         return f"{value} · {r['cpu_seconds']:.2f} s · {_mark(r)}"
 
-    lines = ["# certified_intervals: every sampler's certified ε(δ) interval, checked against an independent reference",
-             "",
-             ("Each cell: [lower, upper] rounded outward · relative width (upper − lower)/upper · CPU seconds of the "
-              "row · reference check: ✓ agrees with an independent reference (the CSV's `reference_method` and "
-              "`reference_check`: contains its point, overlaps its interval, or equals its lower end), none: no "
-              "affordable reference (the reason in `reference_note`), –: no row.  Methods of each end: the CSV's "
-              "`lower_method` / `upper_method`.  Shuffle: [lower bound, deterministic value] (no tighter upper "
-              "bound is known)."), "",
-             "| run | N | B | σ | δ | epochs | " + " | ".join(SAMPLERS) + " |",
-             "|" + "---|" * (6 + len(SAMPLERS))]
-    for run in _runs(df):
-        g = df[df["run"] == run]
-        for e in sorted(g["epochs"].unique()):
-            h = g[g["epochs"] == e]
-            by = {r["sampler"]: r for r in h.to_dict("records")}
-            r0 = h.iloc[0]
-            lines.append(f"| {run} | {int(r0['dataset_size'])} | {int(r0['batch_size'])} | {r0['sigma']:g} | "
-                         f"{r0['delta']:g} | {int(e)} | " + " | ".join(cell(by.get(s)) for s in SAMPLERS) + " |")
-    return "\n".join(lines) + "\n"
+    return _tables.runs_table(
+        df, "certified_intervals: every sampler's certified ε(δ) interval, checked against an independent reference",
+        ("Each cell: [lower, upper] rounded outward · relative width (upper − lower)/upper · CPU seconds of the "
+         "row · reference check: ✓ agrees with an independent reference (the CSV's `reference_method` and "
+         "`reference_check`: contains its point, overlaps its interval, or equals its lower end), none: no "
+         "affordable reference (the reason in `reference_note`), –: no row.  Methods of each end: the CSV's "
+         "`lower_method` / `upper_method`.  Shuffle: [lower bound, deterministic value] (no tighter upper "
+         "bound is known)."), SAMPLERS, cell)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_exact, discret
     rows += [{**common, "quantity": "hockey_stick", "epsilon": e, "value": v, "kind": "exact", "method": "quad",
               "quad_error": q} for e, v, q in zip(e_ex, exact, err)]
     n = montecarlo.hoeffding_samples(mc_half_width, mc_failure_prob, n_eps)
-    mc = substitution.mc_curve(e_mc, pair, n, p["seed"], mc_failure_prob=mc_failure_prob, scale=b, q=g)
+    mc = substitution.mc_curve(e_mc, pair, n, p["mc_seed"], mc_failure_prob=mc_failure_prob, scale=b, q=g)
     ref = substitution.exact_curve(e_mc, pair, scale=b, q=g)
     excess = np.abs(mc.estimate - ref) / mc.mc_half_width
     if np.any(excess > 2.0):

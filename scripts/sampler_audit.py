@@ -5,17 +5,20 @@ balls_and_bins (its default method, the allocation interval: under a second per 
 only where steps × epochs ≤ ``balls_and_bins_max_steps`` (a setting); elsewhere it is absent from the CSV.
 
 Checks (decided here, stop the run): on every point the shuffle lower bound ≤ the deterministic value
-(Chua ICML 2024 Thm 4.1: shuffling cannot hurt) and lower ≤ value ≤ upper on every row.
+(Chua ICML 2024 Thm 4.1: shuffling cannot hurt; :func:`dpsampling.references.check_below_deterministic`) and
+lower ≤ value ≤ upper on every row.
 """
 
 import math
 
 import _pipeline
 import _style
+import _tables
 import numpy as np
 
 from dpsampling import audit as _audit
-from dpsampling.engine.result import interval_text
+from dpsampling import references
+from dpsampling.engine.result import BELOW_FLOOR_FLAG
 
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
@@ -26,28 +29,25 @@ KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_
 
 def check_rows(rows, where):
     """Raise if a shuffle lower bound exceeds the deterministic value, or a row's bracket is inverted."""
-    by = {r["sampler"]: r for r in rows}
-    if "shuffle" in by and "deterministic" in by and by["shuffle"]["lower"] > by["deterministic"]["value"] * (1 + 1e-9):
-        raise RuntimeError(f"shuffle lower bound {by['shuffle']['lower']!r} exceeds the deterministic value "
-                           f"{by['deterministic']['value']!r} at {where}: contradicts Chua Thm 4.1, a bug")
+    references.check_below_deterministic(rows, where)
     for r in rows:
         if not (r["lower"] <= r["value"] * (1 + 1e-9) and r["value"] <= r["upper"] * (1 + 1e-9)):
             raise RuntimeError(f"{r['sampler']}: lower {r['lower']!r} <= value {r['value']!r} <= upper {r['upper']!r} "
                                f"fails at {where}")
 
 
-def compute_point(p, balls_and_bins_max_steps=0, pld_accuracy="default", rel_tol=1e-3):
+def compute_point(p, balls_and_bins_max_steps=0, accuracy="default", rel_tol=1e-3):
     """rel_tol: must be the accountant default (1e-3), which `dpsampling audit` uses."""
     if rel_tol != 1e-3:
         raise ValueError(f"settings: rel_tol must be 0.001 for sampler_audit (the audit default; got {rel_tol!r})")
     steps = math.ceil(p["dataset_size"] / p["batch_size"])
     samplers = SAMPLERS + (("balls_and_bins",) if steps * p["epochs"] <= balls_and_bins_max_steps else ())
     df = _audit(p["dataset_size"], p["batch_size"], epochs=p["epochs"], sigma=p["sigma"], delta=p["delta"],
-                samplers=samplers, accuracy=pld_accuracy)
+                samplers=samplers, accuracy=accuracy)
     rows = [{k: r[k] for k in KEEP} for r in df.to_dict("records")]
     check_rows(rows, p)
     by = {r["sampler"]: r for r in rows}
-    wrong = bool(by["shuffle"]["value"] > by["poisson"]["value"] and "delta_below" not in by["poisson"]["flags"])
+    wrong = bool(by["shuffle"]["value"] > by["poisson"]["value"] and BELOW_FLOOR_FLAG not in str(by["poisson"]["flags"]).split(";"))
     for r in rows:
         r["poisson_provably_wrong_for_shuffle"] = wrong
     return rows
@@ -103,28 +103,18 @@ def markdown(df):
         if r is None:
             return "–"
         if r["kind"] != "exact" and math.isfinite(r["lower"]) and math.isfinite(r["upper"]):
-            return interval_text(r["lower"], r["upper"])
+            return _tables.interval_text(r["lower"], r["upper"])
         return f"{r['value']:.4g}"
 
     cols = ["poisson", "wor", "shuffle", "deterministic", "balls_and_bins"]
-    lines = ["# sampler_audit: ε(δ) per batch sampler over epochs", "",
-             "poisson, wor, balls_and_bins: certified intervals [lower, upper], rounded outward (methods: the CSV's "
-             "`method`); deterministic: exact (Gaussian at σ/√E); "
-             "shuffle: interval [lower bound (Chua et al.), deterministic]. **wrong**: Poisson accounting of a "
-             "shuffled run is provably wrong (shuffle lower bound > Poisson upper bound).", "",
-             "| run | N | B | σ | δ | epochs | " + " | ".join(cols) + " | Poisson for shuffle |",
-             "|" + "---|" * (7 + len(cols))]
-    for run in _runs(df):
-        g = df[df["run"] == run]
-        for e in sorted(g["epochs"].unique()):
-            h = g[g["epochs"] == e]
-            by = {r["sampler"]: r for r in h.to_dict("records")}
-            r0 = h.iloc[0]
-            verdict = "**wrong**" if bool(r0["poisson_provably_wrong_for_shuffle"]) else "not provably wrong"
-            lines.append(f"| {run} | {int(r0['dataset_size'])} | {int(r0['batch_size'])} | {r0['sigma']:g} | "
-                         f"{r0['delta']:g} | {int(e)} | " + " | ".join(cell(by.get(c)) for c in cols) +
-                         f" | {verdict} |")
-    return "\n".join(lines) + "\n"
+    return _tables.runs_table(
+        df, "sampler_audit: ε(δ) per batch sampler over epochs",
+        ("poisson, wor, balls_and_bins: certified intervals [lower, upper], rounded outward (methods: the CSV's "
+         "`method`); deterministic: exact (Gaussian at σ/√E); "
+         "shuffle: interval [lower bound (Chua et al.), deterministic]. **wrong**: Poisson accounting of a "
+         "shuffled run is provably wrong (shuffle lower bound > Poisson upper bound)."), cols, cell,
+        extra=("Poisson for shuffle", lambda r0: "**wrong**" if bool(r0["poisson_provably_wrong_for_shuffle"])
+               else "not provably wrong"))
 
 
 if __name__ == "__main__":

@@ -51,7 +51,7 @@ SMOKE_CMD = [sys.executable, "-m", "snakemake", "--cores", "2", "--scheduler", "
 SMOKE_DIR_ENV = "DPSAMPLING_SMOKE_DIR"
 SMOKE_OK = ".smoke_ok"
 #: what a previous run leaves behind; a directory holding any of these is refused (results must not mix)
-SMOKE_LEFTOVERS = (*WORKFLOW_PARTS, "results", "figures", "logs", ".snakemake", SMOKE_OK)
+SMOKE_LEFTOVERS = (*WORKFLOW_PARTS, "results", "figures", "logs", "benchmarks", ".snakemake", SMOKE_OK)
 
 
 def _smoke_workdir(tmp_path_factory):
@@ -94,6 +94,7 @@ def _wait_smoke_run():
     return _SMOKE["work"]
 
 
+@pytest.hookimpl(trylast=True)  # after -k / -m deselection: a run that only deselected smoke tests starts none
 def pytest_collection_modifyitems(session, config, items):
     def needs_smoke(item):
         return "smoke_run" in getattr(item, "fixturenames", ())

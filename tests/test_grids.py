@@ -1,4 +1,3 @@
-import re
 
 import pytest
 
@@ -56,26 +55,3 @@ def test_chunk_by_keeps_curves_together():
     for p in pts:
         by_eps.setdefault(p["epsilon"], set()).add(p["chunk"])
     assert all(len(c) == 1 for c in by_eps.values())
-
-
-@pytest.mark.parametrize("place,old,new", [("fixed", "gamma", "q"), ("grid", "k", "steps")])
-def test_old_key_names_its_new_name(place, old, new):
-    cfg = {"demo": block(), "claims": {"file": "x"}}
-    if place == "fixed":
-        cfg["demo"]["fixed"][old] = 0.5
-        where = "fixed"
-    else:
-        cfg["demo"]["grid"].append({old: [1, 2]})
-        where = "grid[1]"
-    with pytest.raises(ValueError, match=rf"demo\.{re.escape(where)}\.{old} was renamed: use '{new}' instead of '{old}'"):
-        grids.check_renamed_keys(cfg)
-    grids.check_renamed_keys({"demo": block()})  # the new names pass
-
-
-@pytest.mark.parametrize("old,new", [("mc_n", "mc_samples"), ("mc_beta", "mc_failure_prob"),
-                                     ("mc_alpha", "mc_half_width")])
-def test_old_monte_carlo_setting_names_its_new_name(old, new):
-    cfg = {"demo": block(settings={"rel_tol": 1e-3, old: 0.01})}
-    with pytest.raises(ValueError, match=rf"demo\.settings\.{old} was renamed: use '{new}' instead of '{old}'"):
-        grids.check_renamed_keys(cfg)
-    grids.check_renamed_keys({"demo": block(settings={"rel_tol": 1e-3, new: 0.01})})  # the new name passes

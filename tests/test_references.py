@@ -49,3 +49,55 @@ def test_agrees_by_kind():
 def test_bad_kind_is_refused():
     with pytest.raises(ValueError, match="kind must be one of point, interval, lower end"):
         R.Reference(1.0, 1.0, "upper", "x")
+
+
+@pytest.fixture
+def clone():
+    """clone(name, **fields): a sampler registered at run time, a copy of a registered one's spec."""
+    import dataclasses
+
+    from dpsampling import samplers
+
+    added = []
+
+    def make(original, **fields):
+        spec = dataclasses.replace(samplers.get_spec(original), name=f"toy_{original}", **fields)
+        samplers.register(spec)
+        added.append(spec.name)
+        return spec.name
+
+    yield make
+    for name in added:
+        samplers.unregister(name)
+
+
+ROW = {"steps": 10, "q": 0.1, "discretization": 1e-3, "upper": 1.0, "method": "m"}
+
+
+def test_choose_reads_the_spec_not_the_name(clone):
+    """A clone of WOR (replace-one, rate) gets dp_accounting's pair at sensitivity 2, a clone of the deterministic
+    sampler the Gaussian at σ/√E, whatever their names: the same values as the reference functions called directly."""
+    ref, note = R.choose({**ROW, "sampler": clone("wor")}, delta=1e-5, sigma=1.0, epochs=2)
+    direct = R.pld_pair(1e-5, sigma=1.0, q=0.1, total_steps=20, discretization=1e-4, sensitivity=2.0)
+    assert ref == direct and note == ""
+    assert ref != R.pld_pair(1e-5, sigma=1.0, q=0.1, total_steps=20, discretization=1e-4, sensitivity=1.0)
+    ref, note = R.choose({**ROW, "sampler": clone("deterministic")}, delta=1e-5, sigma=1.0, epochs=3)
+    assert ref == R.gaussian_epsilon(1e-5, 1.0, 3) and note == ""
+
+
+def test_choose_explains_a_missing_reference(clone):
+    ref, note = R.choose({**ROW, "sampler": clone("shuffle"), "method": "E_C sets / deterministic"}, delta=1e-5,
+                         sigma=1.0, epochs=2)
+    assert ref is None and "no cheap independent recomputation" in note
+    ref, note = R.choose({**ROW, "sampler": clone("poisson", relation="zero_out")}, delta=1e-5, sigma=1.0, epochs=1)
+    assert ref is None and note == "no reference for sampler toy_poisson"
+
+
+def test_shuffled_lower_end_above_the_fixed_order_is_refused(clone):
+    shuffled, fixed = clone("shuffle"), clone("deterministic")
+    rows = [{"sampler": shuffled, "lower": 2.0, "value": 2.0}, {"sampler": fixed, "lower": 2.0, "value": 2.0}]
+    R.check_below_deterministic(rows, "here")  # equal: allowed (Thm 4.1 is ≤)
+    rows[0]["lower"] = 2.0 * 1.001
+    with pytest.raises(RuntimeError, match=r"toy_shuffle at here: lower bound .* contradicts Chua Thm 4.1"):
+        R.check_below_deterministic(rows, "here")
+    R.check_below_deterministic(rows[:1], "here")  # no fixed-order row: nothing to compare with

@@ -29,6 +29,12 @@ def rows(script):
     return script.compute_point(dict(POINT), **SETTINGS)
 
 
+@pytest.fixture(scope="module")
+def rows_two_epochs(script):
+    """The same run over two epochs: no cheap shuffle reference, balls-and-bins beyond PLD_accounting's reach."""
+    return {r["sampler"]: r for r in script.compute_point(dict(POINT, epochs=2), **SETTINGS)}
+
+
 def test_point_has_every_reference_kind_and_passes(script, rows):
     by = {r["sampler"]: r for r in rows}
     assert set(by) == {"poisson", "wor", "balls_and_bins", "shuffle", "deterministic"}
@@ -62,19 +68,16 @@ def test_check_rejects_an_inverted_bracket_and_a_shuffle_lower_end_above_determi
         script.check_rows(bad, "test")
 
 
-def test_a_row_without_reference_says_why(script):
-    p = dict(POINT, epochs=2)
-    rows = {r["sampler"]: r for r in script.compute_point(p, **SETTINGS)}
-    r = rows["shuffle"]
+def test_a_row_without_reference_says_why(rows_two_epochs):
+    r = rows_two_epochs["shuffle"]
     assert r["reference_check"] == "none" and r["contains_reference"] is None
     assert "no cheap independent" in r["reference_note"]
 
 
-def test_balls_and_bins_beyond_peer_reach_is_checked_on_a_finer_grid(script):
+def test_balls_and_bins_beyond_peer_reach_is_checked_on_a_finer_grid(rows_two_epochs):
     """Beyond allocation_reference_max_steps PLD_accounting does not finish: the reference is the allocation
     accountant at accuracy "fine", the note says why, and it is a real check (agrees is recomputed)."""
-    p = dict(POINT, epochs=2)
-    r = {r["sampler"]: r for r in script.compute_point(p, **SETTINGS)}["balls_and_bins"]
+    r = rows_two_epochs["balls_and_bins"]
     assert r["reference_method"].startswith("allocation accountant, accuracy fine")
     assert r["reference_check"] == "overlaps" and r["contains_reference"] is True
     assert "Monte Carlo needs" in r["reference_note"] and "finer grid" in r["reference_note"]
@@ -82,7 +85,7 @@ def test_balls_and_bins_beyond_peer_reach_is_checked_on_a_finer_grid(script):
 
 
 def test_value_text_rounds_outward_as_the_audit_prints(script):
-    """The table's intervals are the audit's text (dpsampling.audit.interval_text): rounded outward, so the printed
+    """The table's intervals are the audit's text (dpsampling.engine.result.interval_text): rounded outward, so the printed
     interval contains the certified one, with the digits that show its width."""
     cases = [((2.385073733, 2.385210788), "[2.38507, 2.38522]"),  # width 5.7e-5: 6 digits
              ((2.3851215361, 2.3851215898), "[2.3851215, 2.3851216]"),

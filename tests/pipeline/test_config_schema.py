@@ -91,7 +91,7 @@ def test_script_defaults_are_the_schema_defaults(repo_root, schema, script, func
 
 def test_grid_parameter_defaults_are_the_scripts(repo_root, schema):
     params = schema["$defs"]["params"]["properties"]
-    assert _get_defaults(repo_root, "balls_and_bins")["seed"] == params["seed"]["default"]
+    assert _get_defaults(repo_root, "balls_and_bins")["mc_seed"] == params["mc_seed"]["default"]
     assert _get_defaults(repo_root, "_samplers")["method"] == params["method"]["default"]
 
 

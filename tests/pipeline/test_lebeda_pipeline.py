@@ -165,7 +165,7 @@ def test_laplace_substitution_intervals_and_mc(scripts, smoke_cfg):
 
 # --------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize("path,value,needle", [
-    (("add_remove_crossing", "fixed", "seed"), -1, "seed"),
+    (("add_remove_crossing", "fixed", "mc_seed"), -1, "mc_seed"),
     (("add_remove_crossing", "fixed", "mechanism"), "gauss", "mechanism"),
     (("add_remove_crossing", "grid", 0, "scale"), 0, "scale"),
     (("add_remove_crossing", "grid", 0, "q"), 1.5, "q"),

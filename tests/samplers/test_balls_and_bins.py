@@ -219,14 +219,14 @@ def test_pipeline_stops_when_mc_misses_the_certified_bracket(repo_root, monkeypa
         return r
 
     monkeypatch.setattr(script.bnb, "delta", biased)
-    p = {"view": "delta_vs_eps", "sampler": "balls_and_bins", "sigma": 1.0, "steps": 5, "epochs": 1, "seed": 0}
+    p = {"view": "delta_vs_eps", "sampler": "balls_and_bins", "sigma": 1.0, "steps": 5, "epochs": 1, "mc_seed": 0}
     with pytest.raises(RuntimeError, match="misses the certified"):
         script.compute_point(p, n_eps=2, eps_max=1.0, n_eps_mc=1, mc_samples=1000)
 
 
 @pytest.mark.parametrize("path,value,needle", [
     (("balls_and_bins", "fixed", "epochs"), 0, "epochs"),
-    (("balls_and_bins", "settings", "pld_accuracy"), "medium", "pld_accuracy"),
+    (("balls_and_bins", "settings", "accuracy"), "medium", "accuracy"),
     (("balls_and_bins", "settings", "mc_failure_prob"), 1.0, "mc_failure_prob"),
     (("balls_and_bins", "settings", "mc_samples"), 0, "mc_samples"),
 ])

@@ -12,7 +12,6 @@ min_version("9.0")
 
 from dpsampling import grids
 
-grids.check_renamed_keys(config)  # an old key (gamma, k, mc_n, ...) fails naming its new name (grids.RENAMED_KEYS)
 # The schema gives every key its `default` (the value used when the key is absent).  Snakemake's validate would write
 # each of them into the config, into every computation's `settings` and grid blocks, where a computation that does not
 # read a key would be handed it; so validation sets none, and the defaults the workflow reads from the config are
