@@ -111,12 +111,15 @@ def _run_of(history, sampler):
     return sigma, q, sum(int(plain(n)) for _, _, n in history)
 
 
-def steps_per_epoch(sample_rate, sampler=""):
-    """T with ``sample_rate = 1/T`` (one batch per step); ValueError naming the rate if there is no such integer."""
+def steps_of_rate(sample_rate, sampler=""):
+    """The steps per epoch T with ``sample_rate = 1/T`` (one batch per step); ParameterError naming the rate if there
+    is no such integer."""
     t = round(1.0 / sample_rate)
     if t < 1 or abs(t * sample_rate - 1.0) > 1e-9:
-        raise ValueError(f"sample_rate must be 1/steps_per_epoch for sampler '{sampler}' (one batch per step; Opacus "
-                         f"sets it to 1/len(data_loader)), got {sample_rate!r} = 1/{1.0 / sample_rate:.6g}")
+        raise ParameterError("sample_rate", "1/steps for an integer steps", sample_rate,
+                             message=f"sample_rate must be 1/steps (steps per epoch) for sampler '{sampler}' (one batch "
+                                     f"per step; Opacus sets it to 1/len(data_loader)), got {sample_rate!r} = "
+                                     f"1/{1.0 / sample_rate:.6g}")
     return t
 
 
@@ -148,7 +151,7 @@ def _account(sampler, delta, sigma, q, total_steps, force=False, bound=None):
     key = (sampler, sigma, q, total_steps, delta, bound)
     if key not in _MEMO:
         if samplers.get_spec(sampler).batch == "one_per_step":
-            t = steps_per_epoch(q, sampler)
+            t = steps_of_rate(q, sampler)
             kw = {"steps": t, "epochs": total_steps // t}
         else:
             kw = {"steps": total_steps, "q": q}
@@ -262,7 +265,7 @@ class DpsamplingAccountant(IAccountant):
             return None
         sigma, q, total_steps = run
         if self.spec.batch == "one_per_step":
-            t = steps_per_epoch(q, self.SAMPLER)
+            t = steps_of_rate(q, self.SAMPLER)
             up_epochs, lo_epochs = -(-total_steps // t), total_steps // t
             if self._assigned:  # σ calibration: one question per σ
                 up = _account(self.SAMPLER, delta, sigma, q, up_epochs * t, self.force)
@@ -293,7 +296,7 @@ class DpsamplingAccountant(IAccountant):
         sigma, q, total_steps = run
         if self._assigned and len(self._history) == 1:
             if self.spec.batch == "one_per_step":
-                t = steps_per_epoch(q, self.SAMPLER)
+                t = steps_of_rate(q, self.SAMPLER)
                 total_steps = -(-total_steps // t) * t
                 kw = {"steps": t, "epochs": total_steps // t}
             else:
@@ -338,7 +341,7 @@ def _best_known_line(acc, delta, r):
     sigma, q, total_steps = _run_of(acc.history, acc.SAMPLER)
     lower, upper = _ends(r)
     claim = _opacus_epsilon(acc.history, delta)
-    when = _when(total_steps, steps_per_epoch(q, acc.SAMPLER))
+    when = _when(total_steps, steps_of_rate(q, acc.SAMPLER))
     head = (f"dpsampling: {acc.spec.drawn}, {when} at σ = {sigma:g}: Poisson accounting would claim "
             f"ε = {claim:.4g} at δ = {delta:g} (Opacus's '{OPACUS_DEFAULT}' accountant)")
     if lower is not None and lower > claim:
@@ -368,7 +371,7 @@ register()
 
 
 class BallsAndBinsBatchSampler(Sampler):
-    """Balls-and-bins batches: each epoch, every example goes to one uniformly random step of ``steps_per_epoch``,
+    """Balls-and-bins batches: each epoch, every example goes to one uniformly random step of ``steps`` (steps per epoch),
     independently of the other examples and of the other epochs (the sampler ``dpsampling_balls_and_bins``
     accounts).
 
@@ -378,22 +381,22 @@ class BallsAndBinsBatchSampler(Sampler):
     would make the number of steps depend on the data), which the DataLoader's ``collate_fn`` must accept.
     """
 
-    def __init__(self, num_examples: int, steps_per_epoch: int, generator: torch.Generator | None = None):
-        num_examples, steps_per_epoch = plain(num_examples), plain(steps_per_epoch)
-        for name, v in (("num_examples", num_examples), ("steps_per_epoch", steps_per_epoch)):
+    def __init__(self, num_examples: int, steps: int, generator: torch.Generator | None = None):
+        num_examples, steps = plain(num_examples), plain(steps)
+        for name, v in (("num_examples", num_examples), ("steps", steps)):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ParameterError(name, "an integer >= 1", v)
         if generator is not None and not isinstance(generator, torch.Generator):
             raise ValueError(f"generator must be a torch.Generator or None (got {type(generator).__name__})")
-        self.num_examples, self.steps_per_epoch, self.generator = num_examples, steps_per_epoch, generator
+        self.num_examples, self.steps, self.generator = num_examples, steps, generator
 
     def __len__(self) -> int:
-        return self.steps_per_epoch
+        return self.steps
 
     def __iter__(self):
-        bins = torch.randint(self.steps_per_epoch, (self.num_examples,), generator=self.generator)
+        bins = torch.randint(self.steps, (self.num_examples,), generator=self.generator)
         order = torch.argsort(bins, stable=True)
-        counts = torch.bincount(bins, minlength=self.steps_per_epoch).tolist()
+        counts = torch.bincount(bins, minlength=self.steps).tolist()
         start = 0
         for c in counts:
             yield order[start:start + c].tolist()
@@ -628,5 +631,5 @@ __all__ = [
     "loader_kind",
     "register",
     "sampler_for",
-    "steps_per_epoch",
+    "steps_of_rate",
 ]

@@ -166,14 +166,14 @@ def test_bad_histories_are_refused():
         acc.get_epsilon(DELTA)
     acc = dpo.ACCOUNTANTS["deterministic"]()
     acc.history = [(1.0, 0.3, 10)]
-    with pytest.raises(ValueError, match="sample_rate must be 1/steps_per_epoch"):
+    with pytest.raises(ValueError, match="sample_rate must be 1/steps"):
         acc.get_epsilon(DELTA)
     acc = dpo.ACCOUNTANTS["poisson"]()
     acc.history = [(1.0, 0.3, 10)]
     for bad in (0, 1, -1e-5, math.nan):
         with pytest.raises(ValueError, match="delta must be in"):
             acc.get_epsilon(bad)
-    with pytest.raises(ValueError, match="steps_per_epoch"):
+    with pytest.raises(ValueError, match="steps"):
         dpo.BallsAndBinsBatchSampler(10, 0)
 
 
