@@ -100,17 +100,22 @@ def _lower_hull(x, y):
     slopes = np.diff(y) / np.diff(x)
     if np.all(np.diff(slopes) >= 0):
         return np.arange(len(x))
+    return np.asarray(lower_chain(x, y, np.arange(len(x))))
+
+
+def lower_chain(x, y, idx):
+    """The lower convex hull (monotone chain) of the points ``idx`` (increasing) of (x, y): a point on or above the
+    chord of its neighbours is dropped."""
     hull = []
-    for i in range(len(x)):
+    for i in idx.tolist():
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
-            # drop b if it lies on or above the chord a -> i
             if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
                 hull.pop()
             else:
                 break
         hull.append(i)
-    return np.asarray(hull)
+    return hull
 
 
 def dominated_pmf(sigma: float, q: float, discretization: float, direction: str, sensitivity: float = 1.0):

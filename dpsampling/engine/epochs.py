@@ -126,19 +126,9 @@ def _chernoff_window(probs, tail_mass_truncation=pld.TAIL_MASS_TRUNCATION):
     n = len(probs)
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
     log_mgfs = special.logsumexp(np.outer(orders, np.arange(n)), b=probs, axis=1)
-    log_tail = math.log(2 / tail_mass_truncation)
 
     def window(num_times):
-        lower, upper = 0, (n - 1) * num_times
-        for order, log_mgf in zip(orders, log_mgfs):
-            bound = (num_times * float(log_mgf) + log_tail) / order
-            if not math.isfinite(bound):
-                continue
-            if order > 0:
-                upper = min(upper, math.ceil(bound))
-            else:
-                lower = max(lower, math.floor(bound))
-        return lower, upper
+        return pld.mgf_window(orders, log_mgfs, n, num_times, tail_mass_truncation)
 
     return window
 

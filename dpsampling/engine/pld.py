@@ -248,8 +248,15 @@ def _self_convolve_bounds(probs, num_times, tail_mass_truncation):
     block = max(1, min(len(rows), 4_000_000 // max(n, 1)))  # ≤ 32 MB per block
     log_mgfs = np.concatenate([special.logsumexp(np.outer(orders[rows[i:i + block]], idx), b=probs, axis=1)
                                for i in range(0, len(rows), block)])
+    return mgf_window(orders[rows], log_mgfs, n, num_times, tail_mass_truncation)
+
+
+def mgf_window(orders, log_mgfs, n, num_times, tail_mass_truncation):
+    """[lower, upper] support of ``num_times`` self-compositions of a pmf on 0 … n − 1 outside which at most
+    ``tail_mass_truncation`` of mass lies, from its log-MGFs at ``orders`` (Chernoff's bound on each side, as
+    dp_accounting's own truncation)."""
     lower, upper = 0, (n - 1) * num_times
-    for order, log_mgf in zip(orders[rows], log_mgfs):
+    for order, log_mgf in zip(orders, log_mgfs):
         bound = (num_times * float(log_mgf) + math.log(2 / tail_mass_truncation)) / order
         if not math.isfinite(bound):
             continue

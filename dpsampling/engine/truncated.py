@@ -161,20 +161,6 @@ def _profile_on_grid(pmf, lo, hi, d):
     return np.clip(pmf._infinity_mass + sp[j] - np.exp(np.arange(lo, hi + 1) * d) * sq[j], 0.0, 1.0)  # noqa: SLF001
 
 
-def _chain(x, y, idx):
-    """Lower hull (monotone chain) of the points idx (increasing) of (x, y)."""
-    hull = []
-    for i in idx.tolist():
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
-                hull.pop()
-            else:
-                break
-        hull.append(i)
-    return hull
-
-
 def _convex_minorant(x, y):
     """Indices of the lower convex hull of (x, y): the monotone chain run only on windows around the non-convex
     vertices (doubled until the whole polyline is convex; the rest is convex already)."""
@@ -185,7 +171,8 @@ def _convex_minorant(x, y):
     w = 64
     while True:
         a, b = max(0, int(bad[0]) - w), min(n - 1, int(bad[-1]) + w)
-        idx = np.concatenate((np.arange(a), _chain(x, y, np.arange(a, b + 1)), np.arange(b + 1, n))).astype(int)
+        idx = np.concatenate((np.arange(a), dominated_pld.lower_chain(x, y, np.arange(a, b + 1)),
+                              np.arange(b + 1, n))).astype(int)
         sl = np.diff(y[idx]) / np.diff(x[idx])
         if np.all(np.diff(sl) >= 0) or (a == 0 and b == n - 1):
             return idx
