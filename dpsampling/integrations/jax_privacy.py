@@ -176,7 +176,9 @@ def _truncated(p, n, c, cap, independent, num_examples, relations, name):
     return Mapping(SAMPLER_NAMES[f"{name}(truncated_batch_size=B)"], _ceil_div(n, c), q=p, relations=relations,
                    options={"dataset_size": group, "max_batch_size": cap},
                    note=f"truncated Poisson at q = {p:g} over ⌈{n}/{c}⌉ eligible steps in EQUAL_SPLIT groups of "
-                        f"{group}, batches cut to {cap}")
+                        f"{group}, batches cut to {cap}: under zero-out or replace-one the changed example keeps its "
+                        f"batch slot, which the add-or-remove analysis does not cover; use cycle_length=1, or a cap "
+                        f">= {group} (never truncates)")
 
 
 def _balls_in_bins(n, c, name):
@@ -215,14 +217,15 @@ def _relation(m, name, relation):
             raise ParameterError("relation", spec.relation, relation,
                                  message=f"{name} is accounted by dpsampling's {m.sampler} sampler, whose analysis "
                                          f"holds under {spec.relation} adjacency; it cannot be accounted under "
-                                         f"{relation} (got relation={relation!r})")
+                                         f"{relation} (got relation={relation!r}; {m.note})")
         return relation
     for r in (spec.relation, *RELATIONS):
         if r in m.relations and _covers(spec, r):
             return r
     raise ParameterError("relation", " or ".join(m.relations), None,
                          message=f"{name} is valid only under {' or '.join(m.relations)} adjacency, and dpsampling's "
-                                 f"{m.sampler} sampler's analysis holds under {spec.relation}: it cannot be accounted")
+                                 f"{m.sampler} sampler's analysis holds under {spec.relation}: it cannot be accounted "
+                                 f"({m.note})")
 
 
 def _with_relation(result, relation):
