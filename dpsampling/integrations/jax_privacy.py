@@ -161,6 +161,9 @@ def _truncated(p, n, c, cap, independent, num_examples, relations, name):
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise ValueError(f"{name}: truncated_batch_size must be an integer >= 1 (got {cap!r})")
     if c == 1:
+        if p * num_examples < 1 - 1e-9:  # the sampler's range for its dataset size, in this library's words
+            raise ParameterError("num_examples", f"an integer >= {math.ceil(1 / p - 1e-9)} (= 1/sampling_prob: at "
+                                                 f"least one example expected per batch, for truncation)", num_examples)
         return Mapping(SAMPLER_NAMES[f"{name}(truncated_batch_size=B)"], n, q=p, relations=relations,
                        options={"dataset_size": num_examples, "max_batch_size": cap},
                        note=f"truncated Poisson at q = {p:g} over {n} steps, batches cut to {cap}, "

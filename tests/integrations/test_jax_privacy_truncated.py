@@ -88,6 +88,10 @@ def test_the_relation_rules_of_the_cyclic_mapping():
                                            truncated_batch_size=120, partition_type=bs.PartitionType.INDEPENDENT)
     with pytest.raises(ValueError, match="INDEPENDENT"):
         djp.epsilon(independent, N, SIGMA, DELTA)
+    with pytest.raises(ParameterError, match="num_examples must be an integer >= 10000") as e:
+        djp.epsilon(bs.CyclicPoissonSampling(sampling_prob=1e-4, iterations=STEPS, truncated_batch_size=5), N, SIGMA,
+                    DELTA)
+    assert e.value.param == "num_examples"
     for cap in (0, -1):
         with pytest.raises(ValueError, match="truncated_batch_size must be an integer >= 1"):
             djp.epsilon(bs.CyclicPoissonSampling(sampling_prob=Q, iterations=STEPS, truncated_batch_size=cap), N,
