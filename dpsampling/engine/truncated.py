@@ -594,5 +594,6 @@ def sigma(epsilon_value, delta, *, q, dataset_size, max_batch_size, total_steps,
     width = (s_up - s_lo) / s_up
     acc = dict(discretization=a["discretization"], rel_tol=rel_tol, rel_width=width, est_rel_error=width,
                lower_method=LOWER + " (provably insufficient σ)", upper_method=UPPER + " (sufficient σ)")
-    flags = ("not_converged",) if width > rel_tol else ()
+    flags = (("not_converged",) if width > rel_tol else ()) + ((POISSON_FLAG,) if a["max_batch_size"] >= a[
+        "dataset_size"] else ())
     return AccountingResult(float(s_up), "upper", f"{LOWER} / {UPPER}", acc, float(s_lo), float(s_up), flags)

@@ -32,15 +32,26 @@ How each strategy is accounted, and where its semantics differ from the sampler'
   E this is one epoch of ``balls_and_bins`` with c steps at noise multiplier σ/√E, which is how we account it
   (exactly when c divides n; otherwise the run is padded to E full cycles, an upper bound since dropping the extra
   steps is a post-processing).  JAX Privacy accounts this strategy by Monte Carlo only.
+* ``CyclicPoissonSampling(sampling_prob=p, iterations=n, truncated_batch_size=B)``, ``cycle_length=1``:
+  ``truncated_poisson`` with ``q = p``, ``dataset_size = num_examples``, ``max_batch_size = B`` over n steps, under
+  add-or-remove with the larger dataset of the pair holding ``num_examples`` records (as JAX Privacy's
+  ``truncated_dpsgd_event`` and dp_accounting's ``TruncatedSubsampledGaussianDpEvent`` assume); its upper end is at
+  most dp_accounting's value.  A cap at or above ``num_examples`` never truncates: the sampler answers as Poisson
+  and says so in its flags.  With ``cycle_length=c > 1`` and EQUAL_SPLIT groups of ``num_examples // c`` records,
+  the strategy is valid only under zero-out or replace-one, where the zeroed example still takes a batch slot:
+  ``truncated_poisson``'s add-or-remove analysis does not cover that mechanism, so it is refused (a ParameterError
+  naming ``relation``), unless the cap is at or above the group size, where nothing is ever truncated and the
+  untruncated mapping above is exact.  An INDEPENDENT partition into c > 1 groups with truncation is refused (the
+  groups' sizes are random; JAX Privacy refuses it too).
 * ``FixedBatchSampling(batch_size=B, iterations=n, replace=False)``: ``wor`` with ``q = B/N`` over n steps (a fresh
   sample of B distinct examples each step, as JAX Privacy's FIXED_BATCH_SIZE analysis assumes).
 
 A question predicted beyond the time limit is refused unless ``force=True``.  numpy, JAX and torch scalars (and 0-d
 arrays) are accepted wherever a number is.
 
-Refused with a ValueError naming the strategy and why (never accounted as Poisson instead): a truncated batch
-(``truncated_batch_size``: JAX Privacy's own PLD accountant handles it), ``FixedBatchSampling(replace=True)``,
-``BMinSepSampling`` and ``UserSelectionStrategy`` (user-level), and any other strategy.
+Refused with a ValueError naming the strategy and why (never accounted as Poisson instead): truncation in cyclic
+groups (above) or at a cap below 1, ``FixedBatchSampling(replace=True)``, ``BMinSepSampling`` and
+``UserSelectionStrategy`` (user-level), and any other strategy.
 """
 
 from __future__ import annotations
@@ -63,7 +74,8 @@ from ._inputs import plain
 #: JAX Privacy's strategies (and the settings that change what they draw) -> the dpsampling sampler that accounts them
 SAMPLER_NAMES = {"CyclicPoissonSampling": "poisson", "CyclicPoissonSampling(sampling_prob=1, cycle_length=1)":
                  "deterministic", "CyclicPoissonSampling(sampling_prob=1, EQUAL_SPLIT)": "shuffle",
-                 "BallsInBinsSampling": "balls_and_bins", "FixedBatchSampling": "wor"}
+                 "BallsInBinsSampling": "balls_and_bins", "FixedBatchSampling": "wor",
+                 "CyclicPoissonSampling(truncated_batch_size=B)": "truncated_poisson"}
 _ALL = RELATIONS
 _NOT_ADD_REMOVE = tuple(r for r in RELATIONS if r != "add_remove")
 
@@ -101,15 +113,16 @@ def to_sampler(strategy, num_examples: int) -> Mapping:
     name = type(strategy).__name__
     if isinstance(strategy, bs.CyclicPoissonSampling):
         p, n, c = float(plain(strategy.sampling_prob)), plain(strategy.iterations), plain(strategy.cycle_length)
-        if strategy.truncated_batch_size is not None:
-            raise ValueError(f"{name} with truncated_batch_size={strategy.truncated_batch_size}: truncated Poisson "
-                             f"batches are not one of dpsampling's samplers (JAX Privacy's DpsgdTrainingAccountant "
-                             f"with a PLD accountant accounts them)")
         if not (0 < p <= 1) or not isinstance(n, int) or not isinstance(c, int) or n < 1 or c < 1:
             raise ValueError(f"{name}: sampling_prob must be in (0, 1], iterations and cycle_length >= 1 "
                              f"(got {p!r}, {n!r}, {c!r})")
         independent = strategy.partition_type == bs.PartitionType.INDEPENDENT
         relations = _ALL if c == 1 or independent else _NOT_ADD_REMOVE
+        cap = plain(strategy.truncated_batch_size)
+        if cap is not None:
+            truncated = _truncated(p, n, c, cap, independent, num_examples, relations, name)
+            if truncated is not None:
+                return truncated
         if p < 1:
             return Mapping(SAMPLER_NAMES[name], _ceil_div(n, c), q=p, relations=relations,
                            note=f"Poisson at q = {p:g} over ⌈{n}/{c}⌉ eligible steps")
@@ -140,6 +153,35 @@ def to_sampler(strategy, num_examples: int) -> Mapping:
         raise ValueError(f"{name}: user-level selection is not accounted by dpsampling (example-level samplers only)")
     raise ValueError(f"strategy {name!r} has no dpsampling sampler; supported: CyclicPoissonSampling, "
                      f"BallsInBinsSampling, FixedBatchSampling(replace=False)")
+
+
+def _truncated(p, n, c, cap, independent, num_examples, relations, name):
+    """The mapping of a truncated strategy (module docstring), or None where it never truncates (a cap at or above
+    its group's size, c > 1: the untruncated strategy's draws exactly)."""
+    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+        raise ValueError(f"{name}: truncated_batch_size must be an integer >= 1 (got {cap!r})")
+    if c == 1:
+        if p * num_examples < 1 - 1e-9:  # the sampler's range for its dataset size, in this library's words
+            raise ParameterError("num_examples", f"an integer >= {math.ceil(1 / p - 1e-9)} (= 1/sampling_prob: at "
+                                                 f"least one example expected per batch, for truncation)", num_examples)
+        return Mapping(SAMPLER_NAMES[f"{name}(truncated_batch_size=B)"], n, q=p, relations=relations,
+                       options={"dataset_size": num_examples, "max_batch_size": cap},
+                       note=f"truncated Poisson at q = {p:g} over {n} steps, batches cut to {cap}, "
+                            f"{num_examples} records in the larger dataset")
+    if independent:
+        raise ValueError(f"{name} with truncated_batch_size={cap} and an INDEPENDENT partition into {c} groups: the "
+                         f"groups' sizes are random, and dpsampling's truncated Poisson analysis needs the number of "
+                         f"records a batch is drawn from (JAX Privacy refuses this combination too); use "
+                         f"cycle_length=1 or no truncation")
+    group = num_examples // c
+    if cap >= group:
+        return None
+    return Mapping(SAMPLER_NAMES[f"{name}(truncated_batch_size=B)"], _ceil_div(n, c), q=p, relations=relations,
+                   options={"dataset_size": group, "max_batch_size": cap},
+                   note=f"truncated Poisson at q = {p:g} over ⌈{n}/{c}⌉ eligible steps in EQUAL_SPLIT groups of "
+                        f"{group}, batches cut to {cap}: under zero-out or replace-one the changed example keeps its "
+                        f"batch slot, which the add-or-remove analysis does not cover; use cycle_length=1, or a cap "
+                        f">= {group} (never truncates)")
 
 
 def _balls_in_bins(n, c, name):
@@ -178,14 +220,15 @@ def _relation(m, name, relation):
             raise ParameterError("relation", spec.relation, relation,
                                  message=f"{name} is accounted by dpsampling's {m.sampler} sampler, whose analysis "
                                          f"holds under {spec.relation} adjacency; it cannot be accounted under "
-                                         f"{relation} (got relation={relation!r})")
+                                         f"{relation} (got relation={relation!r}; {m.note})")
         return relation
     for r in (spec.relation, *RELATIONS):
         if r in m.relations and _covers(spec, r):
             return r
     raise ParameterError("relation", " or ".join(m.relations), None,
                          message=f"{name} is valid only under {' or '.join(m.relations)} adjacency, and dpsampling's "
-                                 f"{m.sampler} sampler's analysis holds under {spec.relation}: it cannot be accounted")
+                                 f"{m.sampler} sampler's analysis holds under {spec.relation}: it cannot be accounted "
+                                 f"({m.note})")
 
 
 def _with_relation(result, relation):
@@ -216,9 +259,10 @@ def _scaled(result, factor):
 
 def epsilon(strategy, num_examples: int, noise_multiplier: float, delta: float, *, relation=None, force=False):
     """ε(δ) of ``strategy`` on ``num_examples`` examples at ``noise_multiplier``: dpsampling's AccountingResult
-    (``value`` the certified end of its ``kind``: upper for poisson/wor/balls_and_bins, exact for full batches, lower
-    for shuffling with ``upper`` the deterministic value), carrying its neighbouring relation (``relation``: the one
-    to account under; ``force=True`` runs a question predicted beyond the time limit)."""
+    (``value`` the certified end of its ``kind``: upper for poisson/wor/balls_and_bins and truncated Poisson, exact
+    for full batches, lower for shuffling with ``upper`` the deterministic value), carrying its neighbouring
+    relation (``relation``: the one to account under; ``force=True`` runs a question predicted beyond the time
+    limit)."""
     m = to_sampler(strategy, num_examples)
     rel = _relation(m, type(strategy).__name__, relation)
     noise_multiplier, delta = plain(noise_multiplier), plain(delta)

@@ -94,7 +94,8 @@ def test_noise_multiplier_certifies_the_target():
 
 
 @pytest.mark.parametrize("strategy,why", [
-    (bs.CyclicPoissonSampling(sampling_prob=0.1, iterations=10, truncated_batch_size=5), "truncated"),
+    (bs.CyclicPoissonSampling(sampling_prob=0.1, iterations=10, truncated_batch_size=5, cycle_length=2,
+                              partition_type=bs.PartitionType.INDEPENDENT), "truncated"),
     (bs.FixedBatchSampling(batch_size=4, iterations=10, replace=True), "replace=True"),
     (bs.BMinSepSampling(sampling_prob=0.1, iterations=10, min_sep=3), "b-min-sep"),
     (bs.UserSelectionStrategy(base_strategy=bs.BallsInBinsSampling(iterations=4, cycle_length=2)), "user-level"),
