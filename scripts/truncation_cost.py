@@ -163,8 +163,9 @@ def plot(df, paths):
         ax.yaxis.set_major_locator(_ticker().LogLocator(subs=(1.0, 2.0, 3.0, 5.0)))
         ax.yaxis.set_minor_formatter(_style.plt.NullFormatter())
         ax.yaxis.set_major_formatter(_ticker().FuncFormatter(lambda v, _: f"{v:g}"))
-        top = ax.secondary_xaxis("top", functions=(lambda b, m=r0["mean_batch_size"], s=r0["sd_batch_size"]: (b - m) / s,
-                                                   lambda k, m=r0["mean_batch_size"], s=r0["sd_batch_size"]: m + k * s))
+        mean, sd = float(r0["mean_batch_size"]), float(r0["sd_batch_size"])
+        top = ax.secondary_xaxis("top", functions=(lambda b, m=mean, s=sd: (b - m) / s,
+                                                   lambda k, m=mean, s=sd: m + k * s))
         top.set_xlabel("(B − mean batch) / sd", fontsize=7, labelpad=2)
         top.tick_params(labelsize=7)
         ax.set_title(f"{run}: N={int(r0['dataset_size'])}, mean batch {int(r0['batch_size'])}, σ={r0['sigma']:g}, "
@@ -175,8 +176,8 @@ def plot(df, paths):
     for ax in axes[0]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             legend.setdefault(lab, h)
-    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=2 if len(runs) > 1 else 1, bbox_to_anchor=(0.5, 0.0),
-               fontsize=7)
+    fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=2 if len(runs) > 1 else 1,
+               bbox_to_anchor=(0.5, 0.0), fontsize=7)
     fig.suptitle("What a batch cap costs: ε of truncated Poisson sampling vs the cap B", fontsize=9, y=1.04)
     _pipeline.save_figure(fig, paths)
 
