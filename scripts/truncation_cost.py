@@ -168,8 +168,8 @@ def plot(df, paths):
                                                    lambda k, m=mean, s=sd: m + k * s))
         top.set_xlabel("(B − mean batch) / sd", fontsize=7, labelpad=2)
         top.tick_params(labelsize=7)
-        ax.set_title(f"{run}: N={int(r0['dataset_size'])}, mean batch {int(r0['batch_size'])}, σ={r0['sigma']:g}, "
-                     f"δ={r0['delta']:g}, {int(r0['epochs'])} epochs", fontsize=8, pad=28)
+        ax.set_title(f"{run}: N={int(r0['dataset_size'])}, mean batch {int(r0['batch_size'])}\n"
+                     f"σ={r0['sigma']:g}, δ={r0['delta']:g}, {int(r0['epochs'])} epochs", fontsize=8, pad=28)
         ax.set_xlabel("cap B (largest batch)")
     axes[0][0].set_ylabel("ε")
     legend = {}
@@ -178,7 +178,7 @@ def plot(df, paths):
             legend.setdefault(lab, h)
     fig.legend(list(legend.values()), list(legend), loc="upper center", ncol=2 if len(runs) > 1 else 1,
                bbox_to_anchor=(0.5, 0.0), fontsize=7)
-    fig.suptitle("What a batch cap costs: ε of truncated Poisson sampling vs the cap B", fontsize=9, y=1.04)
+    fig.suptitle("What a batch cap costs: ε of truncated Poisson sampling vs the cap B", fontsize=9, y=1.08)
     _pipeline.save_figure(fig, paths)
 
 
