@@ -101,3 +101,12 @@ def test_smoke_figure_and_table(smoke_run, smoke_csv):
     assert md.count("| small | 1000 | 100 |") == 3  # three caps
     assert "| small | 100 | 9.49 | 0.01 |" in md  # the smallest-cap line: mean, sd, factor
     assert f"| {int(smoke_csv['smallest_cap'].iloc[0])} |" in md
+
+
+@pytest.mark.parametrize("path,value,needle", [
+    (("truncation_cost", "grid", 0, "cap_sd"), [0, -1], "cap_sd"),
+    (("truncation_cost", "settings", "factor"), 0, "factor"),
+    (("truncation_cost", "settings", "dp_accounting_discretization"), 0.5, "dp_accounting_discretization"),
+])
+def test_schema_rejects_a_bad_cap_factor_or_discretisation(rejects_bad_config, path, value, needle):
+    rejects_bad_config(path, value, needle)
