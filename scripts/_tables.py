@@ -1,10 +1,10 @@
 """The Markdown table of the audit-style computations (sampler_audit, certified_intervals): one line per
 (run, epochs) with the run's N, B, σ, δ and one cell per sampler.  Printed intervals are the audit's text
-(:func:`interval_text`, rounded outward), imported here once for every pipeline table."""
+(:func:`interval_text`, rounded outward; one bound: :func:`bound_text`), imported here once for every pipeline table."""
 
-from dpsampling.engine.result import interval_text
+from dpsampling.engine.result import bound_text, interval_text
 
-__all__ = ["interval_text", "runs_table"]
+__all__ = ["bound_text", "interval_text", "runs_table"]
 
 
 def runs_table(df, title, intro, columns, cell, extra=None) -> str:

@@ -176,7 +176,8 @@ def test_library_edit_reruns_exactly_its_importers(smoke, repo_root, tmp_path):
 
 
 # ---------------------------------------------------------------- interrupted runs
-TIMING_COLUMNS = ("seconds", "cpu_seconds", "reference_cpu_seconds", "wall_seconds", "elapsed", "runtime")  # by name
+TIMING_COLUMNS = ("seconds", "cpu_seconds", "reference_cpu_seconds", "dp_accounting_cpu_seconds",
+                  "smallest_cap_cpu_seconds", "wall_seconds", "elapsed", "runtime")  # by name
 REDO = ("poisson_vs_wor_sigma", "rr_counterexample")  # a two-chunk and a one-chunk computation (each job ~2-3 s)
 
 
