@@ -154,7 +154,7 @@ OK = {"--dataset-size": "100", "--batch-size": "10", "--epochs": "2", "--sigma":
     ({"--epochs": "0"}, "--epochs"),
     ({"--epochs": "1.5"}, "--epochs"),
     ({"--dataset-size": "1e3"}, "--dataset-size"),
-    ({"--sigma": "0"}, "--sigma"),
+    ({"--sigma": "-1"}, "--sigma"),
     ({"--sigma": "nan"}, "--sigma"),
     ({"--delta": "1"}, "--delta"),
     ({"--delta": "0"}, "--delta"),

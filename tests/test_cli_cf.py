@@ -59,7 +59,7 @@ def test_cli_cf_budget_failure_exit_1_one_line(capsys):
 @pytest.mark.parametrize("argv,flag,code", [
     (["epsilon", "--sigma", "1", "--q", "0.1", "--steps", "10", "--delta", "1e-5", "--method", "phi"], "--method", 2),
     (["sigma", "--epsilon", "1", "--delta", "1e-5", "--q", "0.1", "--steps", "10", "--method", "cf"], "--method", 2),
-    (["epsilon", "--sigma", "0", "--q", "0.1", "--steps", "10", "--delta", "1e-5", "--method", "cf"], "--sigma", 2),
+    (["epsilon", "--sigma", "-1", "--q", "0.1", "--steps", "10", "--delta", "1e-5", "--method", "cf"], "--sigma", 2),
 ])
 def test_cli_cf_bad_input(capsys, argv, flag, code):
     with pytest.raises(SystemExit) as e:

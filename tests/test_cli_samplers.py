@@ -1,6 +1,7 @@
 """CLI for Chua et al.'s one-epoch samplers: `--sampler shuffle` (lower bound, E_C sets) and `--sampler deterministic`."""
 
 import json
+import math
 import subprocess
 import sys
 
@@ -92,7 +93,7 @@ def test_theorem_4_1_and_poisson_gap_through_the_cli(capsys):
     (["epsilon", "--sampler", "shuffle", "--sigma", "1", *ONE_EPOCH, "--delta", "1e-5", "--direction", "remove"],
      "--direction"),
     (["epsilon", "--sampler", "shuffle", "--sigma", "-1", *ONE_EPOCH, "--delta", "1e-5"], "--sigma"),
-    (["epsilon", "--sampler", "deterministic", "--sigma", "0", *ONE_EPOCH, "--delta", "1e-5"], "--sigma"),
+    (["epsilon", "--sampler", "deterministic", "--sigma", "-1", *ONE_EPOCH, "--delta", "1e-5"], "--sigma"),
     (["epsilon", "--sampler", "shuffle", "--sigma", "1", *ONE_EPOCH, "--delta", "1.5"], "--delta"),
     (["delta", "--sampler", "deterministic", "--sigma", "1", *ONE_EPOCH, "--epsilon", "-2"], "--epsilon"),
     (["sigma", "--sampler", "deterministic", *ONE_EPOCH, "--epsilon", "1", "--delta", "0"], "--delta"),
@@ -266,3 +267,14 @@ def test_a_certified_interval_that_misses_its_width_exits_1(capsys, monkeypatch)
     monkeypatch.setattr(bnb, "_allocation_interval", missed)
     code, out, err = run(capsys, "epsilon", *BNB, "--delta", "1e-6")
     assert code == 1 and not out and err.count("\n") == 1 and "relative width" in err
+
+
+@pytest.mark.parametrize("sampler,extra", [("deterministic", []), ("poisson", ["--q", "0.01"]),
+                                           ("shuffle", [])])
+def test_sigma_zero_is_a_non_private_run_with_infinite_epsilon(capsys, sampler, extra):
+    """σ = 0: the sums are released without noise, so a record in a batch is revealed and ε(δ) = ∞ for δ below the
+    probability of that (1 for one batch per step; 1 − (1 − q)^T = 0.095 for Poisson here)."""
+    code, out, _ = run(capsys, "epsilon", "--sampler", sampler, "--sigma", "0", "--steps", "10", *extra,
+                       "--delta", "1e-5")
+    res = json.loads(out)
+    assert code == 0 and res["value"] == math.inf and res["kind"] == "exact"

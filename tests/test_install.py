@@ -79,7 +79,7 @@ def test_installed_console_script_runs_the_readme_audit(installed):
     # the deterministic row is closed form: the Gaussian mechanism at σ/√E = 1.1/√60 (Balle & Wang 2018),
     # computed here independently with mpmath's bisection of the analytic δ(ε)
     assert rows["deterministic"]["value"] == pytest.approx(_gaussian_eps(1.1 / 60**0.5, 1e-5), rel=1e-6)
-    assert rows["poisson"]["kind"] == "upper" and rows["poisson"]["value"] < rows["deterministic"]["value"]
+    assert rows["poisson"]["kind"] == "interval" and rows["poisson"]["value"] < rows["deterministic"]["value"]
 
 
 def test_python_m_dpsampling_is_the_cli(installed):

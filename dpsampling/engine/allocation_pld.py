@@ -54,9 +54,6 @@ geometric_kernel = lazy.function("dpsampling.engine.geometric_kernel", "geometri
 _pld_epsilon = lazy.function("dpsampling.engine.pld", "epsilon")
 _bisect = lazy.function("dpsampling.engine.numerics", "bisect")
 
-#: what a missing optional dependency says
-EXTRA = "needs the 'pipeline' extra: pip install 'dpsampling[pipeline]'"
-
 #: PLD_accounting settings.  ``rel_width``: the certified ε(δ) interval is refined until
 #: (upper − lower)/upper ≤ rel_width (:func:`epsilon_interval`).  ``rel_loss_discretization`` r
 #: (:func:`allocation_pld`): loss_discretization = r × ``eps_scale`` (PLD_accounting's meaning: the final
@@ -78,12 +75,10 @@ MAX_TAIL = 1e-7
 
 
 def require(what):
-    """Import PLD_accounting and numba (``what`` needs them); ImportError naming the extra where one is missing."""
-    try:
-        import numba  # noqa: F401
-        import PLD_accounting  # noqa: F401
-    except ImportError as e:
-        raise ImportError(f"{what} {EXTRA}") from e
+    """Import PLD_accounting and numba (``what`` needs them); :class:`~dpsampling.engine.lazy.MissingExtra` naming
+    the extra where one is missing."""
+    for module in ("numba", "PLD_accounting"):
+        lazy.require(module, what)
 
 
 def default_tail(accuracy, delta):

@@ -139,7 +139,7 @@ def test_explicit_pld_method_unchanged():
 def test_mnist_verdict_balls_and_bins_certifiably_below_poisson():
     """The README MNIST run: Poisson's certified interval against balls-and-bins' `--accuracy fine` bracket
     [2.324, 2.345] (issue 23, PLD_accounting): the verdict states the separation with outward-rounded numbers."""
-    from dpsampling import audit as audit_mod
+    from dpsampling import auditing as audit_mod
 
     df = audit_mod.audit(60000, 256, delta=1e-5, epochs=60, sigma=1.1, samplers=("poisson",))
     p = df.iloc[0].to_dict()
@@ -148,8 +148,16 @@ def test_mnist_verdict_balls_and_bins_certifiably_below_poisson():
     v = next(v for v in verdicts if v.startswith("balls-and-bins"))
     assert "certifiably below Poisson" in v and "ε ≤ 2.345 < 2.385 ≤ ε_Poisson" in v, v
     # a registered sampler that is not known to _verdicts gets the same comparison, and overlap says by how much
-    other = dict(bnb, sampler="new_sampler", lower=2.3, upper=2.3851)
-    v = audit_mod._verdicts([p, other], "epsilon", 1e-5, None)[0]
+    import dataclasses
+
+    from dpsampling import samplers
+
+    samplers.register(dataclasses.replace(samplers.get_spec("balls_and_bins"), name="new_sampler", label=""))
+    try:
+        other = dict(bnb, sampler="new_sampler", lower=2.3, upper=2.3851)
+        v = audit_mod._verdicts([p, other], "epsilon", 1e-5, None)[0]
+    finally:
+        samplers.unregister("new_sampler")
     assert v.startswith("new-sampler") and "overlap by" in v and "shrink by at least" in v, v
 
 

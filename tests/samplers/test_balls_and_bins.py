@@ -291,7 +291,9 @@ def test_bracket_is_the_max_over_directions_of_each_directions_bounds():
     params = PrivacyParams(sigma=0.8, num_steps=10, num_epochs=2)
     for bt, end in ((BoundType.DOMINATES, r.upper), (BoundType.IS_DOMINATED, r.lower)):
         full = gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_epsilon_for_delta(1e-6)
-        assert end == pytest.approx(full, rel=1e-12)
+        # the same bins summed in another order (the window-sum kernel against PLD_accounting's own convolution):
+        # they differ by floating-point rounding only, 1.3e-11 relative with numpy 2.4 / numba 0.68
+        assert end == pytest.approx(full, rel=1e-10)
 
 
 def test_upper_and_lower_calls_share_one_bracket():
@@ -571,11 +573,13 @@ def gauss_eps_large(delta, s):
 def test_pld_without_the_pipeline_extra_names_it(monkeypatch):
     import sys
 
+    from dpsampling.engine.lazy import MissingExtra
+
     monkeypatch.setitem(sys.modules, "PLD_accounting", None)  # import PLD_accounting now raises ImportError
     for call in (lambda: bnb.epsilon(1e-5, sigma=1.0, steps=10, method="pld"),
                  lambda: bnb.delta(1.0, sigma=1.0, steps=10, method="pld"),
                  lambda: bnb.sigma(2.0, 1e-5, steps=10, method="pld")):
-        with pytest.raises(ImportError, match=r"method 'pld' .* needs the 'pipeline' extra: pip install "
+        with pytest.raises(MissingExtra, match=r"method 'pld' .* needs the 'pipeline' extra: pip install "
                                               r"'dpsampling\[pipeline\]'"):
             call()
     assert bnb.epsilon(1e-5, sigma=1.0, steps=10).upper > 0  # the default method does not need it

@@ -11,18 +11,23 @@ RUN = dict(sigma=1.1, steps=40, epochs=4)
 
 
 def _q(spec, steps):
-    return 1 / 200 if spec.batch == "rate" else None
+    return 1 / 200 if spec.batch in ("rate", "capped") else None
+
+
+def _cap(spec):
+    """A capped sampler's run: 8000 records (a mean batch of 40), cut at 48."""
+    return {"dataset_size": 8000, "max_batch_size": 48} if spec.batch == "capped" else {}
 
 
 @pytest.mark.parametrize("sampler", samplers.SAMPLERS)
 def test_every_epoch_is_accounts_answer(sampler):
     spec = samplers.get_spec(sampler)
     per_epoch.clear_cache()
-    rows = epsilon_per_epoch(sampler, 1e-5, q=_q(spec, RUN["steps"]), **RUN)
+    rows = epsilon_per_epoch(sampler, 1e-5, q=_q(spec, RUN["steps"]), **RUN, **_cap(spec))
     assert len(rows) == RUN["epochs"]
     for e, row in enumerate(rows, 1):
         ref = samplers.account(sampler, "epsilon", 1e-5, sigma=RUN["sigma"], steps=RUN["steps"], epochs=e,
-                               q=_q(spec, RUN["steps"]))
+                               q=_q(spec, RUN["steps"]), **_cap(spec))
         if e == RUN["epochs"] or spec.epsilon_epochs is None:
             assert row == ref, (sampler, e)  # the last epoch, and every epoch asked one by one: account's answer
         else:  # earlier epochs shared between epochs: certified too, so both intervals contain ε and agree
