@@ -15,8 +15,8 @@ Run: python bench/bench_montecarlo.py
 
 from __future__ import annotations
 
-import time
 
+import _timing
 import numpy as np
 from scipy import stats
 
@@ -54,14 +54,7 @@ def scipy_peer(mechanism, scale, q, steps, eps, n, seed, sampler, direction, chu
 
 
 def best_time(fn, repeat=REPEAT):
-    """Best-of-``repeat`` CPU time of this process (``time.process_time``): the
-    machine is shared, and CPU time excludes the time we are descheduled."""
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t0)
-    return best, out
+    return _timing.best_time(fn, repeat)
 
 
 def main():

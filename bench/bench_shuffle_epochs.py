@@ -12,6 +12,7 @@ same Δ = 1e-3 and slice width; the two answers are printed (they differ only by
 import math
 import time
 
+import _timing
 from dp_accounting.pld import pld_pmf
 from scipy.stats import norm
 
@@ -59,12 +60,7 @@ def peer(delta, sigma, steps, epochs, mean_p=2.0, mean_q=1.0):
 
 
 def timed(f, repeat):
-    best, out = math.inf, None
-    for _ in range(repeat):
-        t = time.perf_counter()
-        out = f()
-        best = min(best, time.perf_counter() - t)
-    return best, out
+    return _timing.best_time(f, repeat, clock=time.perf_counter)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,16 @@ def repo_root():
     return Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="session")
+def pipeline_script(repo_root):
+    """Import a pipeline script (scripts/<name>.py) as a module: ``pipeline_script("sampler_audit")``."""
+    import importlib
+
+    sys.path.insert(0, str(repo_root / "scripts"))
+    yield importlib.import_module
+    sys.path.remove(str(repo_root / "scripts"))
+
+
 def _copy_workflow(root, dest):
     for name in WORKFLOW_PARTS:
         src = root / name

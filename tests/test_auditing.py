@@ -174,14 +174,8 @@ def test_cli_bad_input_one_line_exit_2(capsys, change, flag):
 
 
 @pytest.fixture(scope="module")
-def sampler_audit_script(repo_root):
-    import sys
-
-    sys.path.insert(0, str(repo_root / "scripts"))
-    import sampler_audit
-
-    yield sampler_audit
-    sys.path.remove(str(repo_root / "scripts"))
+def sampler_audit_script(pipeline_script):
+    return pipeline_script("sampler_audit")
 
 
 def test_pipeline_point_and_checks(sampler_audit_script):

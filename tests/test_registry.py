@@ -15,15 +15,20 @@ from dpsampling.samplers import poisson
 from dpsampling.samplers.spec import TIME_LIMIT, CostError, Question, check_cost, in_words
 
 
-@pytest.fixture
-def toy():
-    """Poisson under another name, registered at run time (no other module edited), then removed."""
-    spec = dataclasses.replace(poisson.SPEC, name="toy_poisson", summary="Poisson under another name (test)")
+def _registered(original, name, summary):
+    """``original`` under another ``name``, registered at run time (no other module edited), then removed."""
+    spec = dataclasses.replace(original, name=name, summary=summary)
     samplers.register(spec)
     try:
         yield spec
     finally:
-        samplers.unregister("toy_poisson")
+        samplers.unregister(name)
+
+
+@pytest.fixture
+def toy():
+    """Poisson under another name."""
+    yield from _registered(poisson.SPEC, "toy_poisson", "Poisson under another name (test)")
 
 
 def _main(capsys, argv):
@@ -60,12 +65,7 @@ def toy_bnb():
     removed.  The integrations' tests use it too: an Opacus accountant for it must give its original's values."""
     from dpsampling.samplers import balls_and_bins
 
-    spec = dataclasses.replace(balls_and_bins.SPEC, name="toy_bnb", summary="balls-and-bins under another name (test)")
-    samplers.register(spec)
-    try:
-        yield spec
-    finally:
-        samplers.unregister("toy_bnb")
+    yield from _registered(balls_and_bins.SPEC, "toy_bnb", "balls-and-bins under another name (test)")
 
 
 def test_toy_one_batch_per_step_sampler_joins_every_entry_point(toy_bnb, capsys):
@@ -88,8 +88,7 @@ def test_toy_one_batch_per_step_sampler_joins_every_entry_point(toy_bnb, capsys)
     text, original = (dpsampling.statement(**run, sampler=s) for s in ("toy_bnb", "balls_and_bins"))
     assert "(toy_bnb)" in text and " ".join(text.split()) == " ".join(original.split()).replace("(balls_and_bins)",
                                                                                                 "(toy_bnb)")
-    # TODO(integrations): an Opacus accountant for "toy_bnb" gives balls_and_bins' ε (tests/integrations extends
-    # this with the toy_bnb fixture above).
+    # its Opacus accountant, dpsampling_toy_bnb, gives balls_and_bins' ε: tests/integrations/test_opacus.py
 
 
 def test_registry_after_unregister():

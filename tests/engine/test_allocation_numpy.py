@@ -9,19 +9,20 @@ from dpsampling.engine import allocation as al
 numba = pytest.importorskip("numba")
 
 
-def _inputs(rng, n, step):
+STEP = 0.02
+
+
+def _inputs(rng, n, same):
+    """Two random pmfs (the second the first itself when ``same``: a self-sum) and the grid offsets at STEP."""
     a = rng.random(n) * (rng.random(n) > 0.2)
     b = rng.random(n + 3) * (rng.random(n + 3) > 0.2)
-    off, omega = al._offsets(step, 4 * n + 16)
-    return a / a.sum(), b / b.sum(), off, omega
+    off, omega = al._offsets(STEP, 4 * n + 16)
+    return a / a.sum(), (a / a.sum() if same else b / b.sum()), off, omega
 
 
 @pytest.mark.parametrize("same", [False, True])
 def test_upper_kernel_matches_numba(same):
-    rng = np.random.default_rng(1)
-    step = 0.02
-    a, b, off, omega = _inputs(rng, 300, step)
-    b = a if same else b
+    a, b, off, omega = _inputs(np.random.default_rng(1), 300, same)
     ka, kb = -40, -35 if not same else -40
     k0 = min(ka, kb) - 2
     out_n, out_p = np.zeros(4 * 310), np.zeros(4 * 310)
@@ -33,15 +34,13 @@ def test_upper_kernel_matches_numba(same):
 @pytest.mark.parametrize("same", [False, True])
 def test_lower_kernel_matches_numba(same):
     rng = np.random.default_rng(2)
-    step = 0.02
-    a, b, off, _ = _inputs(rng, 250, step)
-    b = a if same else b
+    a, b, off, _ = _inputs(rng, 250, same)
     ka = kb = -30
     k0 = ka - 2
     n = 4 * 260
-    grid = np.exp((k0 + np.arange(n + 1)) * step)
-    xa = np.exp((ka + np.arange(len(a)) + rng.random(len(a))) * step)
-    xb = xa if same else np.exp((kb + np.arange(len(b)) + rng.random(len(b))) * step)
+    grid = np.exp((k0 + np.arange(n + 1)) * STEP)
+    xa = np.exp((ka + np.arange(len(a)) + rng.random(len(a))) * STEP)
+    xb = xa if same else np.exp((kb + np.arange(len(b)) + rng.random(len(b))) * STEP)
     res = []
     for kern in (al._conv_lower, npk._conv_lower):
         mass, mom = np.zeros(n), np.zeros(n)

@@ -2,7 +2,6 @@
 the figure and table; and the script's check, which must reject an interval shifted by 1 % (so it is not true by
 construction)."""
 
-import sys
 
 import pandas as pd
 import pytest
@@ -16,12 +15,8 @@ SETTINGS = {"reference_max_pld_points": 300_000, "allocation_reference_max_steps
 
 
 @pytest.fixture(scope="module")
-def script(repo_root):
-    sys.path.insert(0, str(repo_root / "scripts"))
-    import certified_intervals
-
-    yield certified_intervals
-    sys.path.remove(str(repo_root / "scripts"))
+def script(pipeline_script):
+    return pipeline_script("certified_intervals")
 
 
 @pytest.fixture(scope="module")

@@ -2,7 +2,6 @@
 bound above Poisson's certified upper end, which is no proof where Poisson's δ is flagged below the reliable PLD
 floor (the flag is the library's constant, dpsampling.engine.result.BELOW_FLOOR_FLAG)."""
 
-import sys
 
 import pandas as pd
 import pytest
@@ -11,12 +10,8 @@ from dpsampling.engine.result import BELOW_FLOOR_FLAG
 
 
 @pytest.fixture(scope="module")
-def script(repo_root):
-    sys.path.insert(0, str(repo_root / "scripts"))
-    import sampler_audit
-
-    yield sampler_audit
-    sys.path.remove(str(repo_root / "scripts"))
+def script(pipeline_script):
+    return pipeline_script("sampler_audit")
 
 
 def fake_audit(poisson_flags):

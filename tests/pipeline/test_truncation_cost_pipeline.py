@@ -3,7 +3,6 @@ script's checks (each must reject a row that breaks it, so none is true by const
 figure and table."""
 
 import math
-import sys
 
 import pandas as pd
 import pytest
@@ -16,12 +15,8 @@ MNIST = {"run": "mnist", "dataset_size": 60000, "batch_size": 256, "sigma": 1.1,
 
 
 @pytest.fixture(scope="module")
-def script(repo_root):
-    sys.path.insert(0, str(repo_root / "scripts"))
-    import truncation_cost
-
-    yield truncation_cost
-    sys.path.remove(str(repo_root / "scripts"))
+def script(pipeline_script):
+    return pipeline_script("truncation_cost")
 
 
 def test_caps_run_from_the_mean_in_standard_deviations(script):
