@@ -38,7 +38,7 @@ import functools
 import math
 
 from dpsampling.engine import allocation_pld as pld_alloc
-from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.errors import InternalError, ParameterError
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
@@ -154,6 +154,10 @@ def _allocation_result(quantity, target, sigma, steps, epochs, bound, options, i
     if interval is None:
         interval = _allocation_interval(quantity, float(target), float(sigma), steps, epochs, rel_width)
     floor = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
+    if floor.value > interval[1]:  # a lower bound above a certified upper end is broken: never printed
+        raise InternalError(f"the max-statistic lower end {floor.value!r} exceeds the certified upper end "
+                            f"{interval[1]!r} of balls_and_bins: the lower bound is not valid at these inputs (σ = "
+                            f"{sigma!r}, {epochs} epochs) and is not reported")
     return allocation.interval_result(quantity, interval, floor, bound, accuracy, rel_width)
 
 

@@ -291,3 +291,18 @@ def test_c_grid_from_spec():
                 {"start": 0, "stop": 1e9, "step": 1e-3}, [[0.0, 1.0]]):
         with pytest.raises(ValueError, match="c_grid"):
             shuffle.c_grid_from_spec(bad)
+
+
+def test_a_lower_end_above_the_exact_deterministic_value_is_never_returned():
+    """σ = 0.2 over 60 epochs (MNIST steps): the deterministic value 914.230002880… (mpmath, 60 digits) bounds shuffle's
+    ε from above (Chua et al. Thm 4.1); the max-statistic PLD lower end comes out at 915.17 there, which cannot be a
+    lower bound, so account refuses (InternalError) rather than print a crossed interval."""
+    from dpsampling.engine.errors import InternalError
+    from dpsampling.samplers import account
+
+    try:
+        r = account("shuffle", "epsilon", 1e-5, sigma=0.2, steps=235, epochs=60)
+    except InternalError as exc:
+        assert "exceeds the exact deterministic value" in str(exc)
+    else:
+        assert r.lower <= r.upper <= 914.2300028805
