@@ -112,10 +112,9 @@ def compute_point(p, rel_tol=1e-3, factor=0.01, dp_accounting_discretization=1e-
     acc = r.accuracy
     row = {"max_batch_size": cap, "mean_batch_size": mean, "sd_batch_size": sd, "q": q, "steps": steps,
            "total_steps": steps * epochs, "truncation_probability": acc.get("truncation_probability", 0.0),
-           "value": r.value, "kind": r.kind, "method": r.method, "lower": r.lower, "upper": r.upper,
+           **_pipeline.result_row(r),
            "lower_method": acc.get("lower_method", r.method), "upper_method": acc.get("upper_method", r.method),
-           "rel_width": (r.upper - r.lower) / r.upper if r.upper > 0 else 0.0,
-           "discretization": acc.get("discretization"), "flags": ";".join(r.flags), "cpu_seconds": cpu,
+           "rel_width": (r.upper - r.lower) / r.upper if r.upper > 0 else 0.0, "cpu_seconds": cpu,
            "dp_accounting_epsilon": theirs, "dp_accounting_cpu_seconds": their_cpu,
            "dp_accounting_discretization": float(dp_accounting_discretization),
            "poisson_lower": p_lo, "poisson_upper": p_up, "poisson_method": p_method,
