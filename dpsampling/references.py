@@ -37,6 +37,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from dpsampling.engine.errors import ParameterError
+
 #: relative slack of every check: floating-point rounding of the two computations, nothing else
 SLACK = 1e-9
 #: digits of the mpmath references
@@ -72,7 +74,8 @@ class Reference:
 
     def __post_init__(self):
         if self.kind not in CHECKS:
-            raise ValueError(f"kind must be one of {', '.join(CHECKS)} (got {self.kind!r})")
+            raise ParameterError('kind', 'one of the CHECKS', self.kind,
+                                 message=f"kind must be one of {', '.join(CHECKS)} (got {self.kind!r})")
 
     @property
     def check(self) -> str:

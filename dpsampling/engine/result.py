@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, field
 
+from .errors import ParameterError
+
 #: ``upper``: a valid upper bound; ``lower``: a valid lower bound; ``exact``: closed form;
 #: ``estimate``: neither (reported with its error); ``interval``: an audit row whose ``lower`` and ``upper`` are both
 #: certified ends (``value`` is the safe one: the upper end of ε or σ, the lower end of the epochs allowed);
@@ -87,7 +89,8 @@ def bound_text(x, side: str, digits: int = 4) -> str:
     surface that prints a bound (statement, audit table and verdicts, CLI text, pipeline tables, warnings) uses this
     function or :func:`interval_text`.  ``inf``/``nan`` print as such; an integer prints as itself."""
     if side not in SIDES:
-        raise ValueError(f"side must be one of {', '.join(SIDES)} (got {side!r})")
+        raise ParameterError('side', 'one of upper, lower, exact, value', side,
+                             message=f"side must be one of {', '.join(SIDES)} (got {side!r})")
     if isinstance(x, bool) or (isinstance(x, int)):
         return str(x)
     x = float(x)

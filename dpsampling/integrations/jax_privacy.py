@@ -114,7 +114,8 @@ def to_sampler(strategy, num_examples: int) -> Mapping:
     if isinstance(strategy, bs.CyclicPoissonSampling):
         p, n, c = float(plain(strategy.sampling_prob)), plain(strategy.iterations), plain(strategy.cycle_length)
         if not (0 < p <= 1) or not isinstance(n, int) or not isinstance(c, int) or n < 1 or c < 1:
-            raise ValueError(f"{name}: sampling_prob must be in (0, 1], iterations and cycle_length >= 1 "
+            raise ParameterError('strategy', 'sampling_prob in (0, 1], iterations and cycle_length >= 1', (p, n, c),
+                                 message=f"{name}: sampling_prob must be in (0, 1], iterations and cycle_length >= 1 "
                              f"(got {p!r}, {n!r}, {c!r})")
         independent = strategy.partition_type == bs.PartitionType.INDEPENDENT
         relations = _ALL if c == 1 or independent else _NOT_ADD_REMOVE
@@ -139,19 +140,28 @@ def to_sampler(strategy, num_examples: int) -> Mapping:
     if isinstance(strategy, bs.FixedBatchSampling):
         b, n = plain(strategy.batch_size), plain(strategy.iterations)
         if strategy.replace:
-            raise ValueError(f"{name}(replace=True): an example can appear more than once in a batch; dpsampling's "
+            raise ParameterError('strategy', 'FixedBatchSampling(replace=False)', name,
+                                 message=f"{name}(replace=True): an example can appear more than once in a batch; "
+                                         f"dpsampling's "
                              f"wor sampler draws distinct examples (use replace=False)")
         if not (1 <= b <= num_examples) or n < 1:
-            raise ValueError(f"{name}: batch_size must be in [1, num_examples={num_examples}] and iterations >= 1 "
+            raise ParameterError('strategy', 'batch_size in [1, num_examples], iterations >= 1', (b, n),
+                                 message=f"{name}: batch_size must be in [1, num_examples={num_examples}] and "
+                                         f"iterations >= 1 "
                              f"(got {b!r}, {n!r})")
         return Mapping(SAMPLER_NAMES[name], n, q=b / num_examples, relations=_NOT_ADD_REMOVE,
                        note=f"fixed batches of {b} distinct examples, fresh each step")
     if isinstance(strategy, bs.BMinSepSampling):
-        raise ValueError(f"{name}: b-min-sep sampling has no dpsampling sampler (JAX Privacy analyses it by Monte "
-                         f"Carlo only)")
+        raise ParameterError('strategy', 'a strategy dpsampling accounts', name,
+                             message=f"{name}: b-min-sep sampling has no dpsampling sampler (JAX Privacy analyses it "
+                                     f"by Monte Carlo only)")
     if isinstance(strategy, bs.UserSelectionStrategy):
-        raise ValueError(f"{name}: user-level selection is not accounted by dpsampling (example-level samplers only)")
-    raise ValueError(f"strategy {name!r} has no dpsampling sampler; supported: CyclicPoissonSampling, "
+        raise ParameterError('strategy', 'an example-level strategy', name,
+                             message=f"{name}: user-level selection is not accounted by dpsampling (example-level "
+                                     f"samplers only)")
+    raise ParameterError('strategy', 'one of CyclicPoissonSampling, BallsInBinsSampling, FixedBatchSampling',
+                         name,
+                         message=f"strategy {name!r} has no dpsampling sampler; supported: CyclicPoissonSampling, "
                      f"BallsInBinsSampling, FixedBatchSampling(replace=False)")
 
 
@@ -159,7 +169,8 @@ def _truncated(p, n, c, cap, independent, num_examples, relations, name):
     """The mapping of a truncated strategy (module docstring), or None where it never truncates (a cap at or above
     its group's size, c > 1: the untruncated strategy's draws exactly)."""
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-        raise ValueError(f"{name}: truncated_batch_size must be an integer >= 1 (got {cap!r})")
+        raise ParameterError('truncated_batch_size', 'an integer >= 1', cap,
+                             message=f"{name}: truncated_batch_size must be an integer >= 1 (got {cap!r})")
     if c == 1:
         if p * num_examples < 1 - 1e-9:  # the sampler's range for its dataset size, in this library's words
             raise ParameterError("num_examples", f"an integer >= {math.ceil(1 / p - 1e-9)} (= 1/sampling_prob: at "
@@ -169,7 +180,9 @@ def _truncated(p, n, c, cap, independent, num_examples, relations, name):
                        note=f"truncated Poisson at q = {p:g} over {n} steps, batches cut to {cap}, "
                             f"{num_examples} records in the larger dataset")
     if independent:
-        raise ValueError(f"{name} with truncated_batch_size={cap} and an INDEPENDENT partition into {c} groups: the "
+        raise ParameterError('strategy', 'an EQUAL_SPLIT partition (or cycle_length 1) with a cap', name,
+                             message=f"{name} with truncated_batch_size={cap} and an INDEPENDENT partition into {c} "
+                                     f"groups: the "
                          f"groups' sizes are random, and dpsampling's truncated Poisson analysis needs the number of "
                          f"records a batch is drawn from (JAX Privacy refuses this combination too); use "
                          f"cycle_length=1 or no truncation")
@@ -186,7 +199,8 @@ def _truncated(p, n, c, cap, independent, num_examples, relations, name):
 
 def _balls_in_bins(n, c, name):
     if not isinstance(n, int) or not isinstance(c, int) or n < 1 or c < 1:
-        raise ValueError(f"{name}: iterations and cycle_length must be >= 1 (got {n!r}, {c!r})")
+        raise ParameterError('strategy', 'iterations and cycle_length >= 1', (n, c),
+                             message=f"{name}: iterations and cycle_length must be >= 1 (got {n!r}, {c!r})")
     e = _ceil_div(n, c)
     pad = "" if n % c == 0 else f" (padded from {n} to {e * c} steps)"
     return Mapping(SAMPLER_NAMES["BallsInBinsSampling"], c, sigma_scale=1.0 / math.sqrt(e),

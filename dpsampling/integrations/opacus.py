@@ -101,12 +101,16 @@ def _run_of(history, sampler):
         return None
     runs = {(float(plain(s)), float(plain(q))) for s, q, _ in history}
     if len(runs) > 1:
-        raise ValueError(f"accountant dpsampling_{sampler}: the history changes the noise multiplier or the sample "
+        raise ParameterError('history', 'one (noise_multiplier, sample_rate) per run', sorted(runs),
+                             message=f"accountant dpsampling_{sampler}: the history changes the noise multiplier or "
+                                     f"the sample "
                          f"rate ({sorted(runs)}); dpsampling accounts one (noise_multiplier, sample_rate) per run and "
                          f"does not compose different ones (no silent Poisson fallback): account each part separately")
     (sigma, q), = runs
     if not (math.isfinite(sigma) and sigma > 0) or not (0 < q <= 1):
-        raise ValueError(f"accountant dpsampling_{sampler}: noise_multiplier must be > 0 and sample_rate in (0, 1] "
+        raise ParameterError('noise_multiplier', '> 0 (and sample_rate in (0, 1])', (sigma, q),
+                             message=f"accountant dpsampling_{sampler}: noise_multiplier must be > 0 and sample_rate "
+                                     f"in (0, 1] "
                          f"(got {sigma!r}, {q!r})")
     return sigma, q, sum(int(plain(n)) for _, _, n in history)
 
@@ -117,7 +121,8 @@ def steps_of_rate(sample_rate, sampler=""):
     t = round(1.0 / sample_rate)
     if t < 1 or abs(t * sample_rate - 1.0) > 1e-9:
         raise ParameterError("sample_rate", "1/steps for an integer steps", sample_rate,
-                             message=f"sample_rate must be 1/steps (steps per epoch) for sampler '{sampler}' (one batch "
+                             message=f"sample_rate must be 1/steps (steps per epoch) for sampler '{sampler}' (one "
+                                     f"batch "
                                      f"per step; Opacus sets it to 1/len(data_loader)), got {sample_rate!r} = "
                                      f"1/{1.0 / sample_rate:.6g}")
     return t
@@ -387,7 +392,9 @@ class BallsAndBinsBatchSampler(Sampler):
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ParameterError(name, "an integer >= 1", v)
         if generator is not None and not isinstance(generator, torch.Generator):
-            raise ValueError(f"generator must be a torch.Generator or None (got {type(generator).__name__})")
+            raise ParameterError('generator', 'a torch.Generator or None', type(generator).__name__,
+                                 message=f"generator must be a torch.Generator or None (got "
+                                         f"{type(generator).__name__})")
         self.num_examples, self.steps, self.generator = num_examples, steps, generator
 
     def __len__(self) -> int:

@@ -34,7 +34,8 @@ def register(spec: SamplerSpec) -> SamplerSpec:
     """Add a sampler (its name must be new); returns the spec."""
     global SAMPLERS
     if spec.name in _REGISTRY:
-        raise ValueError(f"sampler {spec.name!r} is already registered")
+        raise ParameterError('spec', 'a sampler whose name is new', spec.name,
+                             message=f"sampler {spec.name!r} is already registered")
     _REGISTRY[spec.name] = spec
     SAMPLERS = tuple(_REGISTRY)
     return spec
@@ -255,7 +256,8 @@ def _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound,
     if q is not None:
         check_one_epoch(q, 1, spec.name)
     if bound not in (None, "upper", "lower", "exact"):
-        raise ValueError(f"bound must be one of upper, lower, exact (got {bound!r})")
+        raise ParameterError('bound', 'one of upper, lower, exact', bound,
+                             message=f"bound must be one of upper, lower, exact (got {bound!r})")
     return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
 
 

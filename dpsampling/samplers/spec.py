@@ -194,13 +194,17 @@ class SamplerSpec:
 
     def __post_init__(self):
         if self.batch not in BATCH_MODELS:
-            raise ValueError(f"batch must be one of {', '.join(BATCH_MODELS)} (got {self.batch!r})")
+            raise ParameterError('batch', 'one of rate, one_per_step, capped', self.batch,
+                                 message=f"batch must be one of {', '.join(BATCH_MODELS)} (got {self.batch!r})")
         if self.relation not in RELATIONS:
-            raise ValueError(f"relation must be one of {', '.join(RELATIONS)} (got {self.relation!r})")
+            raise ParameterError('relation', 'one of add_remove, zero_out, replace_one', self.relation,
+                                 message=f"relation must be one of {', '.join(RELATIONS)} (got {self.relation!r})")
         if self.loader is not None and self.loader not in LOADERS:
-            raise ValueError(f"loader must be None or one of {', '.join(LOADERS)} (got {self.loader!r})")
+            raise ParameterError('loader', 'None or one of the LOADERS', self.loader,
+                                 message=f"loader must be None or one of {', '.join(LOADERS)} (got {self.loader!r})")
         if self.role is not None and self.role not in ROLES:
-            raise ValueError(f"role must be None or one of {', '.join(ROLES)} (got {self.role!r})")
+            raise ParameterError('role', 'None or one of the ROLES', self.role,
+                                 message=f"role must be None or one of {', '.join(ROLES)} (got {self.role!r})")
 
     @property
     def words(self) -> str:
