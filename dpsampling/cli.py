@@ -407,7 +407,7 @@ def main(argv=None) -> int:
         return _fail(_accuracy_text(exc, args.sampler), 1)
     from .engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG
 
-    if WIDTH_NOT_MET_FLAG in res.flags:  # a certified interval wider than asked: said, not printed (issue 23)
+    if WIDTH_NOT_MET_FLAG in res.flags:  # a certified interval wider than asked: said, not printed
         reached = res.accuracy.get("rel_width")
         return _fail(f"the certified {args.command} interval [{res.lower!r}, {res.upper!r}] did not reach the requested "
                      f"relative width (reached {reached!r}, target {res.accuracy.get('rel_width_target')!r}); "

@@ -1,4 +1,4 @@
-"""Independent references for the certified ε(δ) intervals of the audit (issue 23's claim-style check).
+"""Independent references for the certified ε(δ) intervals of the audit (the certified_intervals check).
 
 Every ε(δ) answer of :func:`dpsampling.audit` is an interval [lower, upper] (an exact answer has lower = upper).
 A reference is the same quantity computed by a method that shares no code with the one that gave the interval,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 
 # matplotlib is imported on first use (``figure``/``setup``/``_style.plt``), not here: chunk jobs import this
-# module for its constants and never plot, and pyplot costs ~0.8 s CPU per job process (issue 15).
+# module for its constants and never plot, and pyplot costs ~0.8 s CPU per job process.
 
 KIND_STYLE = {
     "upper": dict(linestyle="-"),

@@ -34,7 +34,7 @@ from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
 def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretization, rel_tol=None):
     """One grid point (rel_tol: the schema default, not used by Monte Carlo or fixed-grid PLD)."""
-    from dpsampling.papers.lebeda import directions  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers.lebeda import directions  # not at the top: plot jobs skip it
     c = directions.add_remove_comparison(
         p["mechanism"], p["scale"], p["q"], p["steps"], sampler=p["sampler"],
         mc_half_width=mc_half_width, mc_failure_prob=mc_failure_prob, n_eps=n_eps, n_eps_pld=n_eps_pld,

@@ -1,5 +1,5 @@
 """Every sampler's certified ε interval over epochs for named training runs, each checked against an independent
-reference (issue 23).  One grid point = one (run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler
+reference.  One grid point = one (run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler
 from :func:`dpsampling.audit` (the answer the command line prints: default method and accuracy, the cost limit),
 with the CPU seconds of that row (``cpu_seconds``) and of its reference (``reference_cpu_seconds``).
 

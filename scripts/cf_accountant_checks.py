@@ -21,7 +21,7 @@ def _row(res, curve, value=None, kind=None):
 
 def compute_point(p, rel_tol, discretization):
     from dpsampling.engine import accountant
-    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it
     k = int(p["steps"])
     if p["panel"] == "a":  # T Gaussians = one Gaussian with σ/√T; q = 1
         kw = dict(sigma=p["sigma"], q=1.0, total_steps=k)

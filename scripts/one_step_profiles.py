@@ -13,7 +13,7 @@ NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (remove)", "add": "H_α(P ‖ (1-γ
 
 
 def compute_point(p, eps_min, eps_max, n_eps, **_defaults):  # rel_tol: schema default, unused
-    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it
     from dpsampling.papers.lebeda import wor_substitution as ws
     eps = np.linspace(eps_min, eps_max, n_eps)
     if p["direction"] == "add_remove":

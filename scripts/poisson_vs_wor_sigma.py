@@ -6,7 +6,7 @@ import _style
 
 def compute_points(points, rel_tol, log):
     """σ for every point, one warm-started curve per (sampler, ε, δ, T, direction)."""
-    from dpsampling.papers.lebeda.sampling_schemes import sigma_curve  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers.lebeda.sampling_schemes import sigma_curve  # not at the top: plot jobs skip it
     key = ("sampler", "epsilon", "delta", "steps", "direction")
     rows = {}
     for line in sorted({tuple(p[k] for k in key) for p in points}):

@@ -4,7 +4,7 @@ import _pipeline
 
 
 def compute_point(p, rel_tol):
-    from dpsampling.samplers import account  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.samplers import account  # not at the top: plot jobs skip it
     res = account(p["sampler"], "epsilon", p["delta"], sigma=p["sigma"], q=p["q"], steps=p["steps"],
                   direction=p["direction"], rel_tol=rel_tol)
     return _pipeline.result_row(res)

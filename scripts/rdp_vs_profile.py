@@ -18,7 +18,7 @@ BASE = {"lower": None, "upper": None, "discretization": None, "rel_tol": None, "
 
 
 def compute_point(p, n_points, n_x, **_defaults):  # rel_tol: schema default, unused
-    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it
     rows = dp.zhu_fig1_curves(p["panel"], p["mechanism"], sigma=p["sigma"], p=p["p"], n_points=n_points, n_x=n_x)
     return [{**BASE, **r} for r in rows]
 

@@ -1,4 +1,4 @@
-"""`dpsampling audit` over named training runs and epochs (issue 10): one grid point = one
+"""`dpsampling audit` over named training runs and epochs: one grid point = one
 (run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler from :func:`dpsampling.audit`.
 
 balls_and_bins (its default method, the allocation interval: under a second per point at these sizes) is computed

@@ -1,4 +1,4 @@
-"""What a batch cap costs: ε(δ) of truncated Poisson sampling against the cap B for named training runs (issue 30).
+"""What a batch cap costs: ε(δ) of truncated Poisson sampling against the cap B for named training runs.
 One grid point = one (run, dataset_size, batch_size, σ, δ, epochs, cap_sd); the cap is B = round(mean + cap_sd × sd)
 (at least 1) with mean = q·N = batch_size and sd = √(N q (1 − q)) the Poisson batch size's; ⌈N/B⌉ steps per epoch.
 

@@ -22,7 +22,7 @@ NAMES = {"remove": "H_α((1-γ)Q+γP ‖ Q)  (α ≥ 1 branch)", "add": "H_α(Q 
 
 
 def compute_point(p, eps_min, eps_max, n_eps, n_eps_exact, discretization, **_defaults):  # rel_tol unused
-    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it (issue 15)
+    from dpsampling.papers import zhu as dp  # not at the top: plot jobs skip it
     from dpsampling.papers.lebeda import wor_substitution as ws
     s, g, sens = p["sigma"], p["q"], p["sensitivity"]
     if p["panel"] == "one_step":

@@ -185,7 +185,7 @@ def c_grid_from_spec(spec=None):
                                  message=f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {n:,})")
         return start + step * np.arange(n, dtype=float)
     if isinstance(spec, (str, bytes)) or np.ndim(spec) != 1:
-        raise ParameterError("c_grid", f"a non-empty list of numbers or a mapping {{start, stop, step}}", spec)
+        raise ParameterError("c_grid", "a non-empty list of numbers or a mapping {start, stop, step}", spec)
     try:
         c = np.asarray(spec, dtype=float)
     except (TypeError, ValueError):
