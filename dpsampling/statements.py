@@ -60,12 +60,12 @@ def _footnote(spec, base, p, row):
 
 
 def statement(dataset_size, batch_size, *, epochs, sigma, delta, sampler, format="text", accuracy="default",
-              force=False) -> str:
+              force=False, max_batch_size=None) -> str:
     """The privacy statement of a DP-SGD run of ``epochs`` passes over ``dataset_size`` examples in batches of
     ``batch_size`` at noise multiplier ``sigma``, batches drawn by ``sampler`` (one of
     :data:`dpsampling.samplers.SAMPLERS`); ``format`` "text" (80 columns, TF Privacy's layout) or "markdown".
     Bad input raises ParameterError naming the parameter; a row predicted beyond the time limit raises CostError
-    (``force=True`` computes it)."""
+    (``force=True`` computes it).  ``max_batch_size``: the cap of a sampler that caps its batches (as the audit's)."""
     from dpsampling import samplers
     from dpsampling.auditing import audit
 
@@ -78,7 +78,7 @@ def statement(dataset_size, batch_size, *, epochs, sigma, delta, sampler, format
     once, base = samplers.with_role("once_per_epoch"), samplers.with_role("baseline")
     names = tuple(dict.fromkeys((once.name, base.name, sampler)))
     df = audit(dataset_size, batch_size, delta=delta, epochs=epochs, sigma=sigma, samplers=names,
-               accuracy=accuracy, force=force)
+               accuracy=accuracy, force=force, max_batch_size=max_batch_size)
     rows = {r["sampler"]: r for r in df.to_dict("records")}
     for name in names:
         if name in df.attrs["skipped"]:
@@ -122,6 +122,7 @@ def add_parser(sub, samplers) -> None:
     s.add_argument("--sampler", choices=samplers, required=True, help="the batch sampler the run used")
     s.add_argument("--accuracy", choices=("default", "fine"), default="default",
                    help="accuracy of a certified interval computed to a requested width")
+    s.add_argument("--max-batch-size", type=int, help="the cap of a sampler that caps its batches")
     s.add_argument("--force", action="store_true", help="compute a line predicted beyond the time limit")
     s.add_argument("--markdown", action="store_true", help="Markdown instead of 80-column text")
 
@@ -132,7 +133,7 @@ def main(args, fail, error_text) -> int:
     try:
         text = statement(args.dataset_size, args.batch_size, epochs=args.epochs, sigma=args.sigma, delta=args.delta,
                          sampler=args.sampler, format="markdown" if args.markdown else "text", accuracy=args.accuracy,
-                         force=args.force)
+                         force=args.force, max_batch_size=args.max_batch_size)
     except ValueError as exc:
         return fail(error_text(exc), 2)
     except (RuntimeError, ArithmeticError) as exc:

@@ -5,7 +5,9 @@ import re
 
 import pytest
 
+import dpsampling
 from dpsampling import cli, samplers
+from dpsampling.engine.errors import ParameterError
 from dpsampling import statements as st
 
 RUN = dict(dataset_size=1000, batch_size=100, epochs=5, sigma=1.0, delta=1e-5)
@@ -112,3 +114,18 @@ def test_every_printed_bound_is_on_its_side(sampler, fmt):
     text = " ".join(st.statement(**RUN, sampler=sampler, format=fmt).split())
     for x in re.findall(r"at least (\d+\.\d+)", text):
         assert float(x) <= used["lower"]
+
+
+def test_a_capped_sampler_states_its_cap_s_interval():
+    """truncated_poisson with a cap at the dataset size is Poisson exactly: its line prints the Poisson row's interval
+    (computed by the Poisson sampler, independently), under add-or-remove adjacency; without a cap it is refused,
+    naming max_batch_size."""
+    run = dict(dataset_size=1000, batch_size=100, epochs=2, sigma=1.0, delta=1e-5)
+    text = dpsampling.statement(**run, sampler="truncated_poisson", max_batch_size=1000)
+    p = dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=("poisson",)).iloc[0]
+    assert "add-or-remove-one adjacency" in text
+    lo, up = map(float, re.search(r"\(truncated_poisson\):\s+\[([\d.]+), ([\d.]+)\]", text).groups())
+    assert lo <= p["lower"] <= p["upper"] <= up and up - lo <= 2e-3  # Poisson's interval, rounded outward
+    with pytest.raises(ParameterError) as e:
+        dpsampling.statement(**run, sampler="truncated_poisson")
+    assert e.value.param == "max_batch_size"
