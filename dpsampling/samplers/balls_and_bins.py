@@ -156,8 +156,7 @@ def _allocation_result(quantity, target, sigma, steps, epochs, bound, options, i
     floor = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
     if floor.value > interval[1]:  # a lower bound above a certified upper end is broken: never printed
         raise InternalError(f"the max-statistic lower end {floor.value!r} exceeds the certified upper end "
-                            f"{interval[1]!r} of balls_and_bins: the lower bound is not valid at these inputs (σ = "
-                            f"{sigma!r}, {epochs} epochs) and is not reported")
+                            f"{interval[1]!r}: not valid at σ = {sigma!r}, {epochs} epochs; not reported")
     return allocation.interval_result(quantity, interval, floor, bound, accuracy, rel_width)
 
 
@@ -301,22 +300,18 @@ __all__ = ["ACCURACY", "ALLOCATION_REL_WIDTH", "BOUNDS", "NAME", "delta", "delta
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
-#: cost model of the certified bracket (method pld): CPU seconds ≈ 0.5 + _PLD_SECONDS · (T/1000)^a · E^_PLD_E_EXP,
-#: a = _PLD_T_EXP up to 1000 steps per epoch and _PLD_T_EXP_LARGE beyond (fitted to bench/bench_cost_model.py on 2
-#: cores, σ ∈ {0.5, 1, 2, 3} × T ∈ {100, 235, 1000} × E ∈ {1, 5, 60}, and 10 000 steps × 2 epochs at σ = 3 ≈ 300 s;
-#: the cost varies about 5× with σ, the model takes the dearer σ ≈ 1);
-#: Monte Carlo: MC_DRAWS_PER_SECOND normal draws per direction; σ: about SIGMA_EVALUATIONS brackets (bisection)
+#: cost model of method pld: CPU seconds ≈ 0.5 + _PLD_SECONDS · (T/1000)^a · E^_PLD_E_EXP, a = _PLD_T_EXP up to 1000
+#: steps per epoch and _PLD_T_EXP_LARGE beyond, at the dearer σ ≈ 1 (fitted by bench/bench_cost_model.py; the fits
+#: are in docs/benchmarks.md); Monte Carlo: MC_DRAWS_PER_SECOND draws per direction; σ: SIGMA_EVALUATIONS brackets
 _PLD_SECONDS = 3.5
 _PLD_T_EXP = 1.2
 _PLD_T_EXP_LARGE = 1.8
 _PLD_E_EXP = 0.8
 MC_DRAWS_PER_SECOND = 10**10 / 60
 #: cost model of method allocation, CPU seconds of one ε interval at accuracy default: ALLOC_SECONDS +
-#: ALLOC_PER_STEP · T + ALLOC_PER_EPOCH · E (fitted to bench/bench_cost_model.py, σ ∈ {0.5, 1, 2, 3} × T ∈ {100, 235,
-#: 1000, 5005} × E ∈ {1, 10, 60, 90} × δ ∈ {1e-5, 1e-6}: measured 0.01-0.72 s, at most 1.0× the model; T = 1000,
-#: E = 1000: 1.6 s); × ALLOC_FINE_FACTOR at accuracy fine (measured 11-17×); a δ(ε) interval × (1 + ALLOC_DELTA_PER_EPOCH
-#: · E) (its lower end's loss step shrinks with the slope of log δ and with E: MNIST-like δ(2) 19 s); σ: about
-#: ALLOC_SIGMA_EVALUATIONS intervals (two bisections; MNIST-like: 18)
+#: ALLOC_PER_STEP · T + ALLOC_PER_EPOCH · E (fitted by bench/bench_cost_model.py); × ALLOC_FINE_FACTOR at accuracy
+#: fine; a δ(ε) interval × (1 + ALLOC_DELTA_PER_EPOCH · E) (its lower end's loss step shrinks with the slope of
+#: log δ and with E); σ: about ALLOC_SIGMA_EVALUATIONS intervals (two bisections)
 ALLOC_SECONDS = 0.1
 ALLOC_PER_STEP = 1e-4
 ALLOC_PER_EPOCH = 1.5e-3
