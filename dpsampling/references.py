@@ -34,6 +34,7 @@ The references (one function each; the heavy libraries load on first use):
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -217,16 +218,24 @@ def pld_pair(delta: float, *, sigma: float, q: float, total_steps: int, discreti
     two directions) from dp_accounting's ``from_gaussian_mechanism`` at ``discretization``: upper end the
     pessimistic connect-the-dots PLD (its pair dominates the true one), lower end the optimistic privacy-bucket
     PLD (losses rounded down: dominated), each composed by dp_accounting's ``self_compose``."""
-    from dp_accounting.pld import privacy_loss_distribution as pld
-
     ends = []
     for pessimistic in (True, False):
-        one = pld.from_gaussian_mechanism(sigma, sensitivity=sensitivity, sampling_prob=q,
-                                          value_discretization_interval=discretization,
-                                          pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
+        one = _gaussian_pld(float(sigma), float(sensitivity), float(q), float(discretization), pessimistic)
         ends.append(float(one.self_compose(int(total_steps)).get_epsilon_for_delta(delta)))
     up, lo = ends
     return Reference(lo, up, "interval", f"dp_accounting PLD pair (d = {discretization:.0e})")
+
+
+@functools.lru_cache(maxsize=16)
+def _gaussian_pld(sigma: float, sensitivity: float, q: float, discretization: float, pessimistic: bool):
+    """dp_accounting's one-step PLD of :func:`pld_pair` (pessimistic: connect-the-dots), kept for the next call with
+    the same arguments (the epochs of one run differ only in the number of compositions): a pure function of its
+    arguments, and ``self_compose`` returns a new PLD without changing this one."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    return pld.from_gaussian_mechanism(sigma, sensitivity=sensitivity, sampling_prob=q,
+                                       value_discretization_interval=discretization,
+                                       pessimistic_estimate=pessimistic, use_connect_dots=pessimistic)
 
 
 def phi_interval(sampler: str, delta: float, *, sigma: float, q: float, steps: int, epochs: int) -> Reference:

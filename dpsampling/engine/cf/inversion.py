@@ -731,6 +731,10 @@ def _tail_out_of_reach(x, c, U0, h, terms, kernel, Kc, budget, work):
     return None
 
 
+#: share of the previous probe's margin below the target a windowed probe may spend on its trivially bounded mass
+WINDOW_SLACK = 0.01
+
+
 def _march(pair, c, U, log_target, work=None):
     """Certify |M(c+iu)|/M(c) ≤ target for all u ≥ U (quadrature pairs).
 
@@ -740,14 +744,32 @@ def _march(pair, c, U, log_target, work=None):
     list, shared by all marches of one inversion) counts them, and once it exceeds
     _MAX_WORK a CFAccuracyError is raised (near-lattice privacy losses, e.g. very
     small q·√T with small σ, whose φ decays too slowly to certify the budget).
+    First with windowed probes after the first one (``modulus_bound``: an upper bound on |M|/M(c) spending at
+    most :data:`WINDOW_SLACK` of the last margin, on a far smaller grid): any upper bound certifies the same claim,
+    and the bound returned depends on the target and TV only, so a success is the full march's answer.  On a
+    failure (or the cap) the full march reruns from the same ``work`` (counted at full-grid size either way).
     """
     if work is None:
         work = [0]
+    if getattr(pair, "modulus_bound", None) is not None:
+        spent = work[0]
+        try:
+            out = _march_probes(pair, c, U, log_target, work, windowed=True)
+        except CFAccuracyError:
+            out = (False, None, U)
+        if out[0]:
+            return out
+        work[0] = spent
+    return _march_probes(pair, c, U, log_target, work, windowed=False)
+
+
+def _march_probes(pair, c, U, log_target, work, windowed):
+    """The probes of :func:`_march`: full ones (``log_mgf``), or windowed ones after the first."""
     target = math.exp(log_target)
     lam = pair.cumulants(c)[3]
     tv = pair.tv_bound(c)
     u_tv = tv / target
-    u = U
+    u, rho = U, None
     for _ in range(400):
         if u >= u_tv:
             break
@@ -757,8 +779,11 @@ def _march(pair, c, U, log_target, work=None):
                 f"certifying the φ tail beyond u={u:.3g} (up to {u_tv:.3g}) exceeds the work cap "
                 f"({_MAX_WORK:.3g} output-quadrature nodes): φ decays too slowly; "
                 "cannot meet the error budget")
-        lm, e = pair.log_mgf(c, np.array([u]))
-        rho = math.exp(lm[0].real - pair.cumulants(c)[0]) + e[0] + 1e-13
+        if windowed and rho is not None:
+            rho = pair.modulus_bound(c, u, WINDOW_SLACK * (target - rho)) + 1e-13
+        else:
+            lm, e = pair.log_mgf(c, np.array([u]))
+            rho = math.exp(lm[0].real - pair.cumulants(c)[0]) + e[0] + 1e-13
         if rho >= target:
             return False, None, u
         # |M(u')| ≤ |M(u)| + λ|u'-u| M(c): the bound stays below the target up to u + step

@@ -129,3 +129,38 @@ def test_laplace_exact_and_composition():
     # CDF with atoms at ±1/b: Pr[L ≤ 1/b] = 1, Pr[L < 1/b] = 1/2
     assert cf_cdf(1.0, Laplace(b))[0] == 1.0
     assert cf_cdf(1.0 - 1e-12, Laplace(b))[0] == pytest.approx(0.5, abs=1e-11)
+
+
+@pytest.mark.parametrize("direction,c", [("remove", 1.5), ("add", 1.5), ("add", -2.5)])
+@pytest.mark.parametrize("slack", [1e-4, 3e-3])
+def test_windowed_modulus_bound_is_above_the_full_modulus_by_at_most_its_slack(direction, c, slack):
+    """modulus_bound: at least |M(c+iu)|/M(c) from the full output grid (up to its error estimate), and above it by
+    at most twice the slack it may spend (the windowed part's modulus and the trivially bounded mass each differ from
+    |M| by at most that mass); through the shifted pair (law under Q) too."""
+    from dpsampling.engine.cf.pairs import _ShiftedPair, _SubsampledGaussianPair
+
+    pair = _SubsampledGaussianPair(0.5, 2e-4, direction)
+    for p, cc in ((pair, c), (_ShiftedPair(pair), c + 1.0)):
+        K = p.cumulants(cc)[0]
+        for u in (200.0, 3e3, 3e4):
+            lm, e = p.log_mgf(cc, np.array([u]))
+            full = math.exp(lm[0].real - K)
+            bound = p.modulus_bound(cc, u, slack)
+            assert full - e[0] - 1e-12 <= bound <= full + e[0] + 2.01 * slack + 1e-12
+
+
+def test_windowed_march_returns_the_full_march(monkeypatch):
+    """The march with windowed probes certifies what the full march does: the same bound and outcome."""
+    from dpsampling.engine.cf import inversion
+    from dpsampling.engine.cf.pairs import _SubsampledGaussianPair
+
+    pair = _SubsampledGaussianPair(0.5, 2e-4, "remove")
+    u = np.geomspace(200.0, 1e6, 40)
+    for U, log_target in ((200.0, math.log(0.996)), (50.0, math.log(0.996)), (300.0, math.log(0.5))):
+        fast = inversion._march(pair, 1.5, U, log_target, [0])
+        full = inversion._march_probes(pair, 1.5, U, log_target, [0], windowed=False)
+        assert fast[0] == full[0]
+        if full[0]:
+            assert np.array_equal(fast[1](u), full[1](u))
+        else:
+            assert fast[2] == full[2]
