@@ -49,6 +49,7 @@ from . import lazy
 from .errors import ParameterError
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_choice, check_int, check_positive
+from .reading import epsilon_for_delta_lower
 
 geometric_kernel = lazy.function("dpsampling.engine.geometric_kernel", "geometric_kernel")
 _pld_epsilon = lazy.function("dpsampling.engine.pld", "epsilon")
@@ -168,6 +169,8 @@ def epsilon_one(sigma, steps, epochs, bound, direction, loss_discretization, tai
     """One direction's ε(δ) from :func:`directional_pmf`: an upper (lower) bound on that direction's ε for
     ``bound="upper"`` (``"lower"``), clipped at 0 (ε ≥ 0 always holds)."""
     pmf = directional_pmf(sigma, steps, epochs, bound, direction, loss_discretization, tail_truncation, route)
+    if bound == "lower":  # large losses: read without the underflow that can make a reading too high
+        return max(0.0, epsilon_for_delta_lower(pmf, delta, lambda p, d: p.get_epsilon_for_delta(d)))
     return max(0.0, float(pmf.get_epsilon_for_delta(delta)))
 
 

@@ -61,6 +61,7 @@ from dp_accounting.pld import privacy_loss_mechanism as _plm
 
 from .errors import ParameterError
 from . import pld
+from .reading import epsilon_for_delta_lower
 
 #: the tail mass dp_accounting's composition window leaves out (≤ τ), which the circular FFT folds back in
 FOLD_MASS = pld.TAIL_MASS_TRUNCATION
@@ -234,7 +235,6 @@ def epsilon(delta, sigma, q, total_steps, direction, discretization):
     out = []
     for d in _directions(direction):
         pmf, err2 = composed(sigma, q, total_steps, discretization, d)
-        eps0 = float(pld.epsilon_for_delta(pmf, float(delta) + _error_at(pmf, err2, total_steps, -math.inf)))
-        out.append(max(eps0, float(pld.epsilon_for_delta(
-            pmf, float(delta) + _error_at(pmf, err2, total_steps, eps0)))))
+        eps0 = epsilon_for_delta_lower(pmf, float(delta) + _error_at(pmf, err2, total_steps, -math.inf))
+        out.append(max(eps0, epsilon_for_delta_lower(pmf, float(delta) + _error_at(pmf, err2, total_steps, eps0))))
     return max(out)

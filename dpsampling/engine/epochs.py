@@ -19,6 +19,7 @@ from functools import lru_cache
 from dp_accounting.pld import pld_pmf as _pmflib
 
 from . import dominated_pld, pld, poisson_interval
+from .reading import epsilon_for_delta_lower
 from .result import RELIABLE_DELTA_FLOOR
 
 
@@ -78,8 +79,8 @@ def dominated_epsilon(delta, sigma, q, total_steps, direction, discretization):
     for d in dominated_pld._directions(direction):  # noqa: SLF001
         pmf, err2 = _lower_composed(float(sigma), float(q), int(total_steps), float(discretization), d)
         err_at = dominated_pld._error_at  # noqa: SLF001
-        eps0 = float(pld.epsilon_for_delta(pmf, float(delta) + err_at(pmf, err2, total_steps, -math.inf)))
-        out.append(max(eps0, float(pld.epsilon_for_delta(pmf, float(delta) + err_at(pmf, err2, total_steps, eps0)))))
+        eps0 = epsilon_for_delta_lower(pmf, float(delta) + err_at(pmf, err2, total_steps, -math.inf))
+        out.append(max(eps0, epsilon_for_delta_lower(pmf, float(delta) + err_at(pmf, err2, total_steps, eps0))))
     return max(out)
 
 
@@ -348,8 +349,9 @@ def lower_epsilon_each_epoch(delta, pmfs, epochs):
         out = []
         for e, (comp, err2) in enumerate(rows, 1):
             err_at = dominated_pld._error_at  # noqa: SLF001
-            eps0 = float(epsilon_for_delta(comp, float(delta) + err_at(comp, err2, e, -math.inf)))
-            out.append(max(0.0, eps0, float(epsilon_for_delta(comp, float(delta) + err_at(comp, err2, e, eps0)))))
+            eps0 = epsilon_for_delta_lower(comp, float(delta) + err_at(comp, err2, e, -math.inf), epsilon_for_delta)
+            out.append(max(0.0, eps0, epsilon_for_delta_lower(comp, float(delta) + err_at(comp, err2, e, eps0),
+                                                              epsilon_for_delta)))
         per[name] = out
     return {e: (max(v[e - 1] for v in per.values()), {k: v[e - 1] for k, v in per.items()})
             for e in range(1, int(epochs) + 1)}

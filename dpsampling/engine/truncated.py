@@ -66,6 +66,7 @@ from dp_accounting.pld import pld_pmf as _pmflib
 from scipy import special, stats
 
 from . import dominated_pld, pld
+from .reading import epsilon_for_delta_lower
 
 #: end labels
 UPPER = "truncated PLD (best of two dominating pairs)"
@@ -432,8 +433,8 @@ def lower_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps,
     out = []
     for pmf, e2 in _lower_composed(*a).values():
         err = dominated_pld._error_at  # noqa: SLF001
-        eps0 = float(pld.epsilon_for_delta(pmf, float(delta) + err(pmf, e2, a[4], -math.inf)))
-        out.append(max(0.0, eps0, float(pld.epsilon_for_delta(pmf, float(delta) + err(pmf, e2, a[4], eps0)))))
+        eps0 = epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], -math.inf))
+        out.append(max(0.0, eps0, epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], eps0))))
     return max(out)
 
 

@@ -95,8 +95,9 @@ def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization)
 def _with_upper(res, upper):
     """The interval [lower, upper]: ``upper`` = the deterministic value (Chua Thm 4.1: shuffling a fixed
     partition before a mechanism cannot degrade privacy, so shuffle is dominated by deterministic batching,
-    for one epoch and — epochs composing adaptively — for E).  A lower end above that exact value is a broken
-    lower bound (seen with the max-statistic PLD at σ ≲ 0.2 over tens of epochs): InternalError, never printed."""
+    for one epoch and — epochs composing adaptively — for E).  A lower end above that exact value would be a broken
+    lower bound (as the max-statistic PLD's was at σ ≲ 0.2 over tens of epochs, before its ε was read without the
+    underflow of e^{−ℓ}: :mod:`dpsampling.engine.reading`): InternalError, never printed."""
     if res.lower is not None and res.lower > upper:
         raise InternalError(f"the shuffle lower end {res.lower!r} ({res.method}) exceeds the exact deterministic value "
                             f"{upper!r}, an upper bound by Chua et al. Thm 4.1: the lower bound is not valid at these "
