@@ -72,14 +72,58 @@ def _inverse_privacy_loss(loss, pl):
     return s + x if add else x
 
 
+class _Normal:
+    """N(0, sd²) as dp_accounting's ``GaussianPrivacyLoss`` uses it (``scipy.stats.norm(scale=sd)``: cdf, logcdf
+    and ppf), by the special functions scipy's norm evaluates, with the same arithmetic.
+
+    For scale sd > 0 and loc 0, scipy 1.x's ``rv_continuous.cdf`` standardises x as (x − 0)/sd (= x/sd, also
+    for ±0, ±inf and NaN), returns 1 at +inf, 0 at −inf, NaN at NaN and ``ndtr`` of the finite values: exactly
+    ``ndtr(x/sd)`` everywhere (ndtr(±inf) = 1, 0; ndtr(NaN) = NaN); ``logcdf`` likewise ``log_ndtr(x/sd)``
+    (0 at +inf, −inf at −inf), ``ppf`` on (0, 1) ``ndtri(p)·sd + 0``.  A frozen ``stats.norm`` would cost a
+    new distribution instance (docstring formatting included) for each of the two pmfs of every PLD built, and
+    each call scipy's argument handling: most of the time of a small PLD.  tests/engine/test_pld.py compares
+    these values and the PLDs built with them to dp_accounting's, bit for bit.
+    """
+
+    __slots__ = ("scale",)
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def cdf(self, x):
+        return special.ndtr(np.divide(x, self.scale))
+
+    def logcdf(self, x):
+        return special.log_ndtr(np.divide(x, self.scale))
+
+    def ppf(self, p):
+        return special.ndtri(p) * self.scale + 0.0
+
+
 class _VectorisedGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
     """dp_accounting's subsampled Gaussian privacy loss; ``get_delta_for_epsilon`` vectorised.
 
     Same arithmetic as dp_accounting 0.6 (``_inverse_privacy_loss_add/remove``,
     ``common.log_a_times_exp_b_plus_c`` with a = 1/q > 0, c = 1 - 1/q < 0, and the
     Gaussian's inverse without subsampling), applied to arrays.  Scalars,
-    q = 1 and the replace relation go to dp_accounting unchanged.
+    q = 1 and the replace relation go to dp_accounting unchanged.  The noise distribution is
+    :class:`_Normal` (scipy's norm's values without a frozen distribution per loss).
     """
+
+    def __init__(self, standard_deviation, sensitivity=1, pessimistic_estimate=True, log_mass_truncation_bound=-50,
+                 sampling_prob=1.0, adjacency_type=_plm.AdjacencyType.REMOVE):
+        """dp_accounting 0.6's ``GaussianPrivacyLoss.__init__`` (same checks and attributes), the noise a
+        :class:`_Normal` instead of ``stats.norm(scale=standard_deviation)``."""
+        if standard_deviation <= 0:
+            raise ValueError(f"Standard deviation is not a positive real number: {standard_deviation}")
+        if log_mass_truncation_bound > 0:
+            raise ValueError(f"Log mass truncation bound is not a non-positive real number: "
+                             f"{log_mass_truncation_bound}")
+        self._standard_deviation = standard_deviation
+        self._gaussian_random_variable = _Normal(standard_deviation)
+        self._pessimistic_estimate = pessimistic_estimate
+        self._log_mass_truncation_bound = log_mass_truncation_bound
+        _plm.AdditiveNoisePrivacyLoss.__init__(self, sensitivity, False, sampling_prob, adjacency_type)
 
     def get_delta_for_epsilon(self, epsilon):
         q = self.sampling_prob

@@ -46,6 +46,25 @@ def test_vectorised_hockey_stick_equals_scalar_loop_including_edges(adjacency):
     assert ours.get_delta_for_epsilon(0.5) == ref.get_delta_for_epsilon(0.5)  # scalars go to dp_accounting
 
 
+@pytest.mark.parametrize("sd", [0.3, 1.0, 3.659119505097447, 250.0])
+def test_normal_is_scipys_frozen_norm_bit_for_bit(sd):
+    """pld._Normal (the noise of the vectorised loss) = scipy.stats.norm(scale=sd): cdf, logcdf on arrays and
+    scalars, ±0, ±inf, NaN and the far tails, and ppf at dp_accounting's truncation mass, with the same types."""
+    from scipy import stats
+
+    ref, ours = stats.norm(scale=sd), pld._Normal(sd)
+    x = np.concatenate([np.linspace(-60.0, 60.0, 4001) * sd, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e300]])
+    for f in ("cdf", "logcdf"):
+        r, o = getattr(ref, f)(x), getattr(ours, f)(x)
+        assert np.array_equal(r, o, equal_nan=True) and type(r) is type(o)
+        for v in (0.25, -7.5, 0.0, -0.0, np.float64(3.0)):
+            r, o = getattr(ref, f)(v), getattr(ours, f)(v)
+            assert r == o and type(r) is type(o)
+    for p in (0.5 * np.exp(-50), 1e-3, 0.5, 0.9):
+        r, o = ref.ppf(p), ours.ppf(p)
+        assert r == o and type(r) is type(o) and np.signbit(r) == np.signbit(o)
+
+
 def test_composed_delta_equals_dp_accounting():
     ref = pldlib.from_gaussian_mechanism(0.9, sensitivity=1.0, value_discretization_interval=1e-3,
                                          sampling_prob=0.02).self_compose(100)
