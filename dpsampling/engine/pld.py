@@ -72,14 +72,58 @@ def _inverse_privacy_loss(loss, pl):
     return s + x if add else x
 
 
+class _Normal:
+    """N(0, sd²) as dp_accounting's ``GaussianPrivacyLoss`` uses it (``scipy.stats.norm(scale=sd)``: cdf, logcdf
+    and ppf), by the special functions scipy's norm evaluates, with the same arithmetic.
+
+    For scale sd > 0 and loc 0, scipy 1.x's ``rv_continuous.cdf`` standardises x as (x − 0)/sd (= x/sd, also
+    for ±0, ±inf and NaN), returns 1 at +inf, 0 at −inf, NaN at NaN and ``ndtr`` of the finite values: exactly
+    ``ndtr(x/sd)`` everywhere (ndtr(±inf) = 1, 0; ndtr(NaN) = NaN); ``logcdf`` likewise ``log_ndtr(x/sd)``
+    (0 at +inf, −inf at −inf), ``ppf`` on (0, 1) ``ndtri(p)·sd + 0``.  A frozen ``stats.norm`` would cost a
+    new distribution instance (docstring formatting included) for each of the two pmfs of every PLD built, and
+    each call scipy's argument handling: most of the time of a small PLD.  tests/engine/test_pld.py compares
+    these values and the PLDs built with them to dp_accounting's, bit for bit.
+    """
+
+    __slots__ = ("scale",)
+
+    def __init__(self, scale):
+        self.scale = scale
+
+    def cdf(self, x):
+        return special.ndtr(np.divide(x, self.scale))
+
+    def logcdf(self, x):
+        return special.log_ndtr(np.divide(x, self.scale))
+
+    def ppf(self, p):
+        return special.ndtri(p) * self.scale + 0.0
+
+
 class _VectorisedGaussianPrivacyLoss(_plm.GaussianPrivacyLoss):
     """dp_accounting's subsampled Gaussian privacy loss; ``get_delta_for_epsilon`` vectorised.
 
     Same arithmetic as dp_accounting 0.6 (``_inverse_privacy_loss_add/remove``,
     ``common.log_a_times_exp_b_plus_c`` with a = 1/q > 0, c = 1 - 1/q < 0, and the
     Gaussian's inverse without subsampling), applied to arrays.  Scalars,
-    q = 1 and the replace relation go to dp_accounting unchanged.
+    q = 1 and the replace relation go to dp_accounting unchanged.  The noise distribution is
+    :class:`_Normal` (scipy's norm's values without a frozen distribution per loss).
     """
+
+    def __init__(self, standard_deviation, sensitivity=1, pessimistic_estimate=True, log_mass_truncation_bound=-50,
+                 sampling_prob=1.0, adjacency_type=_plm.AdjacencyType.REMOVE):
+        """dp_accounting 0.6's ``GaussianPrivacyLoss.__init__`` (same checks and attributes), the noise a
+        :class:`_Normal` instead of ``stats.norm(scale=standard_deviation)``."""
+        if standard_deviation <= 0:
+            raise ValueError(f"Standard deviation is not a positive real number: {standard_deviation}")
+        if log_mass_truncation_bound > 0:
+            raise ValueError(f"Log mass truncation bound is not a non-positive real number: "
+                             f"{log_mass_truncation_bound}")
+        self._standard_deviation = standard_deviation
+        self._gaussian_random_variable = _Normal(standard_deviation)
+        self._pessimistic_estimate = pessimistic_estimate
+        self._log_mass_truncation_bound = log_mass_truncation_bound
+        _plm.AdditiveNoisePrivacyLoss.__init__(self, sensitivity, False, sampling_prob, adjacency_type)
 
     def get_delta_for_epsilon(self, epsilon):
         q = self.sampling_prob
@@ -235,15 +279,22 @@ def _self_convolve_bounds(probs, num_times, tail_mass_truncation):
 
     dp_accounting takes, over 40 orders λ = ±1..±20 / n, the tightest Chernoff bound
     ⌈(T·log M(λ) + log(2/τ))/λ⌉ (log M(λ) = logsumexp(λ·i, b=probs)): 40 exponentials per pmf entry, most of a
-    composition's time on large pmfs.  Here a screen finds the orders that can give the min (upper) / max
-    (lower): M(λ) as dot products with the powers exp(i/n)^k (one exponential per entry), each bound known to
-    within a margin far above the rounding error of either computation (:func:`_bound_margins`); only the
-    orders whose bound can reach the optimum are then evaluated with dp_accounting's own arithmetic (the same
-    ``logsumexp`` rows), so the integers are exactly dp_accounting's (checked in tests/engine/test_pld.py).
+    composition's time on large pmfs.  Here a screen (:func:`_screen`) computes every bound from M(λ) as dot
+    products with the powers exp(i/n)^k (one exponential per entry), each known to within a margin far above
+    the rounding error of either computation.  Where those intervals settle both integers (the optimum's
+    interval holds no integer boundary, :func:`_settled_window`: nearly always) they are dp_accounting's
+    integers; otherwise only the orders whose bound can reach the optimum are evaluated with dp_accounting's
+    own arithmetic (the same ``logsumexp`` rows), so the integers are exactly dp_accounting's (checked in
+    tests/engine/test_pld.py).
     """
     n = len(probs)
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
-    rows = _screened_orders(probs, num_times, tail_mass_truncation)
+    screen = _screen(probs, num_times, tail_mass_truncation)
+    if screen is not None:
+        settled = _settled_window(*screen, n, num_times)
+        if settled is not None:
+            return settled
+    rows = np.arange(40) if screen is None or n < _SCREEN_MIN_SIZE else _kept_orders(*screen)
     idx = np.arange(n)
     block = max(1, min(len(rows), 4_000_000 // max(n, 1)))  # ≤ 32 MB per block
     log_mgfs = np.concatenate([special.logsumexp(np.outer(orders[rows[i:i + block]], idx), b=probs, axis=1)
@@ -267,25 +318,26 @@ def mgf_window(orders, log_mgfs, n, num_times, tail_mass_truncation):
     return lower, upper
 
 
-#: below this pmf size all 40 orders are evaluated exactly (the screen would save little)
+#: below this pmf size an unsettled window evaluates all 40 orders exactly (choosing among them would save little)
 _SCREEN_MIN_SIZE = 2000
 
 
-def _screened_orders(probs, num_times, tail_mass_truncation):
-    """Indices (into the 40 orders of :func:`_self_convolve_bounds`) whose Chernoff bound can be the optimum.
+def _screen(probs, num_times, tail_mass_truncation):
+    """(orders, bounds, margins) of the 40 Chernoff bounds of :func:`_self_convolve_bounds` from a cheap M(λ),
+    or None where the screen does not apply (non-finite, negative or empty inputs, a non-finite bound).
 
     M(k/n) ≈ Σ p_i·e_i^k with e_i = exp(i/n) (k = ±1..±20: no overflow, e^20 < 1e9), by repeated products
     and dot products.  Both this and dp_accounting's logsumexp are sums of n positive terms with a few
-    rounded factors each, so their log M differ by at most ~(n + 2·20)·2⁻⁵³ each; the margin allows 4(n + 100)·2⁻⁵³
-    in log M, i.e. T·that/|λ| in the bound, plus 1e-9 relative and one unit for the rounding to an integer.
-    An order is kept unless its bound, moved by its margin towards the optimum, is still beyond the optimum
-    moved the other way; non-finite, negative or empty inputs keep every order.
+    rounded factors each (the powers: ≤ 20 products and one exponential; logsumexp: the product λ·i and one
+    exponential), so their log M differ by at most ~(n + 2·20)·2⁻⁵³ plus a few hundred 2⁻⁵³ for the
+    exponentials; the margin allows 4(n + 100)·2⁻⁵³ in log M, i.e. T·that/|λ| in the bound, plus 1e-9 relative
+    for the few operations of the bound itself; the returned margin adds one unit for the rounding to an
+    integer (what :func:`_kept_orders` needs; :func:`_settled_window` takes it off again).
     """
     n = len(probs)
-    every = np.arange(40)
     probs = np.asarray(probs, dtype=float)
-    if n < _SCREEN_MIN_SIZE or not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
-        return every
+    if n == 0 or not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
+        return None
     x = np.arange(n) / n
     mgf = np.empty(40)
     for sign, first in ((1, 20), (-1, 19)):  # row 19 + k holds order k, row 20 - k order -k
@@ -299,13 +351,44 @@ def _screened_orders(probs, num_times, tail_mass_truncation):
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
     bound = (num_times * log_mgf + math.log(2 / tail_mass_truncation)) / orders
     if not np.all(np.isfinite(bound)):
-        return every
+        return None
     margin = num_times * 4 * (n + 100) * 2.0**-53 / np.abs(orders) + 1e-9 * np.abs(bound) + 1.0
+    return orders, bound, margin
+
+
+def _kept_orders(orders, bound, margin):
+    """Indices of the orders whose bound, moved by its margin towards the optimum, can still be the optimum
+    moved the other way (the others cannot be dp_accounting's min (upper) / max (lower))."""
     pos, neg = orders > 0, orders < 0
     best_upper = np.min((bound + margin)[pos])
     best_lower = np.max((bound - margin)[neg])
     keep = (pos & (bound - margin <= best_upper)) | (neg & (bound + margin >= best_lower))
-    return every[keep]
+    return np.arange(40)[keep]
+
+
+def _settled_window(orders, bound, margin, n, num_times):
+    """(lower, upper) = dp_accounting's window when the screen settles it, else None.
+
+    dp_accounting's bound at each order lies within the margin (without its unit for the rounding) of the
+    screen's, so its ⌈·⌉ (upper side) lies between ⌈bound − m⌉ and ⌈bound + m⌉, and the min over the orders
+    (and the start value (n − 1)·T, as in :func:`mgf_window`) between the mins of those; likewise ⌊·⌋ and the
+    max (start 0) on the lower side.  When both ends of both ranges agree, that is the window."""
+    m = margin - 1.0
+    pos, neg = orders > 0, orders < 0
+    top = (n - 1) * num_times
+    upper = [min(top, int(np.min(np.ceil(bound[pos] + s * m[pos])))) for s in (-1, 1)]
+    lower = [max(0, int(np.max(np.floor(bound[neg] + s * m[neg])))) for s in (-1, 1)]
+    if upper[0] != upper[1] or lower[0] != lower[1]:
+        return None
+    return lower[0], upper[0]
+
+
+def _screened_orders(probs, num_times, tail_mass_truncation):
+    """Indices (into the 40 orders of :func:`_self_convolve_bounds`) whose Chernoff bound can be the optimum
+    (:func:`_kept_orders` of :func:`_screen`); every order below :data:`_SCREEN_MIN_SIZE` entries and where the
+    screen does not apply."""
+    screen = _screen(probs, num_times, tail_mass_truncation) if len(probs) >= _SCREEN_MIN_SIZE else None
+    return np.arange(40) if screen is None else _kept_orders(*screen)
 
 
 #: from this exponent on numpy's complex power calls the C library's ``cpow`` (= cexp(T·clog z)) per entry
@@ -346,7 +429,7 @@ def _self_compose(pmf, num_times, tail_mass_truncation=TAIL_MASS_TRUNCATION):
     if isinstance(pmf, _pmflib.SparsePLDPmf):
         if pmf.size**num_times <= _pmflib._MAX_PMF_SPARSE_SIZE:  # noqa: SLF001 - dp_accounting's own threshold
             return pmf.self_compose(num_times, tail_mass_truncation)
-        pmf = pmf.to_dense_pmf()
+        pmf = _to_dense(pmf)
     probs = pmf._probs  # noqa: SLF001
     lower, upper = _self_convolve_bounds(probs, num_times, tail_mass_truncation)
     out_len = upper - lower + 1
@@ -389,11 +472,31 @@ def _sparse_result_fits(size: int, steps: int) -> bool:
     return size <= 1 or (steps < 10 and size**steps <= _pmflib._MAX_PMF_SPARSE_SIZE)  # noqa: SLF001
 
 
+def _to_dense(pmf):
+    """= ``pmf.to_dense_pmf()`` of a dp_accounting ``SparsePLDPmf``: the same offset, probabilities and masses.
+
+    dp_accounting lists the masses in a Python loop over every loss index from the smallest to the largest key
+    (``common.dictionary_to_list``: the mass, or 0 where a key is missing) and makes an array of the list; here
+    the same masses are placed into a zero array by numpy.  Where that array would not be float64 (no float
+    mass at all: numpy would make integers of the list) or the pmf is empty, dp_accounting's conversion runs.
+    """
+    loss_probs = pmf._loss_probs
+    masses = np.array(list(loss_probs.values()))
+    if masses.dtype != np.float64 or masses.size == 0:
+        return pmf.to_dense_pmf()
+    keys = np.fromiter(loss_probs.keys(), dtype=np.int64, count=len(loss_probs))
+    lowest = int(keys.min())
+    probs = np.zeros(int(keys.max()) - lowest + 1)
+    probs[keys - lowest] = masses
+    return _pmflib.DensePLDPmf(pmf._discretization, lowest, probs, pmf._infinity_mass,
+                               pmf._pessimistic_estimate)
+
+
 def _dense_unless_sparse_result(pmf, steps: int):
     """The pmf :func:`_self_compose` would compose: a sparse one too large to stay sparse made dense here
     (``to_dense_pmf``, as there), so that its ``size**steps`` test is never reached with a large T."""
     if isinstance(pmf, _pmflib.SparsePLDPmf) and not _sparse_result_fits(pmf.size, steps):
-        return pmf.to_dense_pmf()
+        return _to_dense(pmf)
     return pmf
 
 
@@ -435,8 +538,33 @@ def direction_pmfs(pld, direction: str):
 def delta(eps, sigma, q, total_steps, direction, pessimistic, discretization):
     """δ(ε) from the composed PLD; ``eps`` may be an array."""
     pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
-    vals = [np.asarray(p.get_delta_for_epsilon(eps), dtype=float) for p in direction_pmfs(pld, direction)]
+    vals = [np.asarray(delta_for_epsilon(p, eps), dtype=float) for p in direction_pmfs(pld, direction)]
     return np.maximum.reduce(vals)
+
+
+def delta_for_epsilon(pmf, eps):
+    """= ``pmf.get_delta_for_epsilon(ε)`` of dp_accounting 0.6, the same float, for a dense pmf and a scalar ε.
+
+    dp_accounting forms every loss (i + lower)·d, masks those > ε and takes np.dot(−expm1(ε − loss), p) over
+    them.  The losses increase with i (exact integers times d > 0, rounded monotonically), so the mask is a
+    suffix i ≥ k: here k is found from ε/d and checked with the same float expression at its neighbours, and
+    only the suffix's losses are formed (the same values) and copied into fresh arrays as the mask's indexing
+    does, for the same dot.  On a composed pmf at small δ the suffix is a small part.  Sparse pmfs and
+    arrays of ε go to dp_accounting unchanged.
+    """
+    if not isinstance(pmf, _pmflib.DensePLDPmf) or not isinstance(eps, (int, float)):
+        return pmf.get_delta_for_epsilon(eps)
+    lower, d, probs = pmf._lower_loss, pmf._discretization, pmf._probs
+    size = len(probs)
+    loss = lambda i: float(i + lower) * d  # one entry of dp_accounting's (np.arange(size) + lower) * d
+
+    k = min(size, max(0, math.floor(eps / d) - lower)) if math.isfinite(eps / d) else (0 if eps < 0 else size)
+    while k > 0 and loss(k - 1) > eps:
+        k -= 1
+    while k < size and not loss(k) > eps:
+        k += 1
+    losses = (np.arange(k, size) + lower) * d
+    return pmf._infinity_mass + np.dot(-np.expm1(eps - losses), probs[k:].copy())
 
 
 def epsilon(delta, sigma, q, total_steps, direction, pessimistic, discretization):

@@ -46,6 +46,25 @@ def test_vectorised_hockey_stick_equals_scalar_loop_including_edges(adjacency):
     assert ours.get_delta_for_epsilon(0.5) == ref.get_delta_for_epsilon(0.5)  # scalars go to dp_accounting
 
 
+@pytest.mark.parametrize("sd", [0.3, 1.0, 3.659119505097447, 250.0])
+def test_normal_is_scipys_frozen_norm_bit_for_bit(sd):
+    """pld._Normal (the noise of the vectorised loss) = scipy.stats.norm(scale=sd): cdf, logcdf on arrays and
+    scalars, ±0, ±inf, NaN and the far tails, and ppf at dp_accounting's truncation mass, with the same types."""
+    from scipy import stats
+
+    ref, ours = stats.norm(scale=sd), pld._Normal(sd)
+    x = np.concatenate([np.linspace(-60.0, 60.0, 4001) * sd, [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-300, -1e300]])
+    for f in ("cdf", "logcdf"):
+        r, o = getattr(ref, f)(x), getattr(ours, f)(x)
+        assert np.array_equal(r, o, equal_nan=True) and type(r) is type(o)
+        for v in (0.25, -7.5, 0.0, -0.0, np.float64(3.0)):
+            r, o = getattr(ref, f)(v), getattr(ours, f)(v)
+            assert r == o and type(r) is type(o)
+    for p in (0.5 * np.exp(-50), 1e-3, 0.5, 0.9):
+        r, o = ref.ppf(p), ours.ppf(p)
+        assert r == o and type(r) is type(o) and np.signbit(r) == np.signbit(o)
+
+
 def test_composed_delta_equals_dp_accounting():
     ref = pldlib.from_gaussian_mechanism(0.9, sensitivity=1.0, value_discretization_interval=1e-3,
                                          sampling_prob=0.02).self_compose(100)
@@ -53,6 +72,24 @@ def test_composed_delta_equals_dp_accounting():
     for direction, attr in (("remove", "_pmf_remove"), ("add", "_pmf_add")):
         ours = pld.delta(eps, 0.9, 0.02, 100, direction, True, 1e-3)
         assert np.array_equal(ours, getattr(ref, attr).get_delta_for_epsilon(eps))
+
+
+@pytest.mark.parametrize("sigma,q,d,steps", [(0.9, 0.02, 1e-3, 100), (2.0, 1e-3, 1e-4, 1000), (0.7, 0.03, 1e-3, 10),
+                                             (5.0, 0.5, 1e-3, 1000), (1.0, 1.0, 1e-3, 50)])
+def test_delta_for_epsilon_is_dp_accountings_bit_for_bit(sigma, q, d, steps):
+    """pld.delta_for_epsilon (the suffix of losses > ε only) = dp_accounting's get_delta_for_epsilon: at ε on
+    the loss grid itself and next to it, below and above the support, ±0, ±inf and NaN."""
+    comp = pld.composed(sigma, q, steps, True, d)
+    for pmf in pld.direction_pmfs(comp, "add_remove"):
+        losses = (np.arange(len(pmf._probs)) + pmf._lower_loss) * pmf._discretization
+        grid = losses[:: max(1, len(losses) // 12)]
+        eps = np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf), grid + d / 3,
+                              [losses[0] - 1.0, losses[-1] + 1.0, 0.0, -0.0, 0.5, 1.0, 3.0]])
+        for e in eps.tolist() + [np.inf, -np.inf]:
+            assert pld.delta_for_epsilon(pmf, e) == pmf.get_delta_for_epsilon(e)
+        assert np.isnan(pld.delta_for_epsilon(pmf, np.nan)) == np.isnan(pmf.get_delta_for_epsilon(np.nan))
+        eps = np.sort(eps)  # arrays: dp_accounting's vectorised path, sorted ε
+        assert np.array_equal(pld.delta_for_epsilon(pmf, eps), pmf.get_delta_for_epsilon(eps))
 
 
 def _assert_same_pld(ours, ref):
@@ -91,6 +128,46 @@ def test_screened_window_bounds_are_dp_accountings_integers(sigma, q, d):
     # inputs the screen cannot handle keep every order: zeros only, a negative entry
     assert len(pld._screened_orders(np.zeros(5000), 10, 1e-15)) == 40
     assert len(pld._screened_orders(np.r_[-1e-20, np.full(4999, 2e-4)], 10, 1e-15)) == 40
+
+
+def test_to_dense_is_dp_accountings_to_dense_pmf():
+    """pld._to_dense = SparsePLDPmf.to_dense_pmf: offset, probabilities (bits), masses; keys with gaps and out of
+    order, a -0.0 mass, and integer masses only (dp_accounting's own conversion, an integer array)."""
+    from dp_accounting.pld import pld_pmf
+
+    one = pld.pessimistic_pld(1.0, 0.2, 1e-2)
+    pmfs = [one._pmf_remove, one._pmf_add,
+            pld_pmf.SparsePLDPmf({5: 0.25, -3: 0.5, 0: -0.0, 9: 1e-300}, 1e-3, 0.125, True),
+            pld_pmf.SparsePLDPmf({2: 1, 4: 0}, 1e-2, 0.0, False)]
+    for pmf in pmfs:
+        assert isinstance(pmf, pld_pmf.SparsePLDPmf)
+        ours, ref = pld._to_dense(pmf), pmf.to_dense_pmf()
+        assert _entries(ours)[:2] == _entries(ref)[:2] and ours._infinity_mass == ref._infinity_mass
+        assert ours._probs.dtype == ref._probs.dtype and np.array_equal(ours._probs, ref._probs)
+        assert np.array_equal(np.signbit(ours._probs), np.signbit(ref._probs))
+        assert ours._pessimistic_estimate == ref._pessimistic_estimate
+
+
+def test_settled_windows_are_dp_accountings_integers():
+    """Where the screen's intervals settle the window (no logsumexp at all), it is dp_accounting's, on small
+    (n < 2000) and large pmfs, coarse and fine grids, T from 2 to 10^5; and that is the usual case."""
+    from dp_accounting.pld import common
+
+    rng = np.random.default_rng(1)
+    settled = total = 0
+    for i in range(12):
+        sigma, q, d = 10 ** rng.uniform(-0.4, 1.5), 10 ** rng.uniform(-3, -0.05), (1e-2, 1e-3, 1e-4)[i % 3]
+        one = pld.pessimistic_pld(sigma, q, d)
+        for pmf in (one._pmf_remove, one._pmf_add):
+            probs = pmf.to_dense_pmf()._probs
+            for steps in (2, 10, 100, 1000, 10_000, 100_000):
+                screen = pld._screen(probs, steps, 1e-15)
+                window = pld._settled_window(*screen, len(probs), steps) if screen is not None else None
+                settled, total = settled + (window is not None), total + 1
+                ref = common.compute_self_convolve_bounds(probs, steps, 1e-15)
+                assert pld._self_convolve_bounds(probs, steps, 1e-15) == ref
+                assert window is None or window == ref
+    assert settled >= 0.8 * total
 
 
 @pytest.mark.parametrize("sigma,q,d,sens", [(*c, 1.0) for c in CASES] + [(0.6, 0.4, 1e-3, 2.0), (1.0, 1.0, 1e-3, 1.0),
