@@ -40,6 +40,7 @@ def cpu(f, *a, **k):
     from dpsampling.engine import accountant, pld
 
     pld.composed.cache_clear()
+    pld.one_step.cache_clear()
     accountant._poisson_curve.cache_clear()
     t = time.process_time()
     v = f(*a, **k)

@@ -114,16 +114,20 @@ def result_row(res) -> dict:
     }
 
 
-def run_chunk(smk, compute_point=None, compute_points=None) -> None:
+def run_chunk(smk, compute_point=None, compute_points=None, order=None) -> None:
     """Compute every point of this chunk, logging progress, and write one CSV.
 
     ``compute_point(point, **settings)`` returns the result columns of one grid
     point: a dict (one row) or a list of dicts (several rows, e.g. a curve over ε).
     Alternatively ``compute_points(points, **settings)`` handles the whole chunk
     at once (e.g. warm-started solves along a curve) and returns one dict per point.
+    ``order`` (a sort key of points) sets the order the points are computed and written in, e.g. so that
+    points sharing cached work follow each other (the aggregate puts the rows back in grid order).
     """
     log = logger(smk)
     points = list(smk.params.points)
+    if order is not None:
+        points.sort(key=order)
     settings = dict(smk.params.settings) if hasattr(smk.params, "settings") else {}
     log.info("chunk %s: %d points, settings %s", smk.wildcards.get("chunk", "?"), len(points), settings)
     rows, t0 = [], time.time()
@@ -154,7 +158,7 @@ def figure_and_markdown(plot, markdown):
     return report
 
 
-def main(smk, compute_point=None, compute_points=None, report=None) -> None:
+def main(smk, compute_point=None, compute_points=None, report=None, order=None) -> None:
     """Entry point shared by the computation scripts (``_pipeline.main(snakemake, ...)``).
 
     A ``<name>_chunk`` rule computes its chunk (see :func:`run_chunk`); a
@@ -166,5 +170,5 @@ def main(smk, compute_point=None, compute_points=None, report=None) -> None:
         logger(smk).info("%s: %d rows", smk.rule, len(df))
         report(df, smk.output)
     else:
-        run_chunk(smk, compute_point, compute_points)
+        run_chunk(smk, compute_point, compute_points, order)
 

@@ -139,4 +139,6 @@ def report(df, out):
 
 
 if __name__ == "__main__":
-    _pipeline.main(snakemake, compute_point, report=report)  # noqa: F821 - injected by Snakemake
+    # curve by curve: the k of one (σ, γ) follow each other, so their one-step PLDs are built once (engine cache)
+    _pipeline.main(snakemake, compute_point, report=report,  # noqa: F821 - injected by Snakemake
+                   order=lambda p: (p["sigma"], p["q"], p["steps"]))

@@ -106,17 +106,85 @@ def _lower_hull(x, y):
 
 def lower_chain(x, y, idx):
     """The lower convex hull (monotone chain) of the points ``idx`` (increasing) of (x, y): a point on or above the
-    chord of its neighbours is dropped."""
-    hull = []
-    for i in idx.tolist():
+    chord of its neighbours is dropped.
+
+    The same chain, test for test (so the same hull, also where rounding decides a test): the coordinates as
+    Python floats (the same IEEE differences and products as numpy's scalars, faster to index), and wherever the
+    chain's top is the two points just before point k, the test (k − 2, k − 1, k) is read off one vectorised
+    evaluation of the same expression, so a stretch where it never pops is pushed at once.
+    """
+    idx = np.asarray(idx)
+    if idx.size < 3:
+        return idx.tolist()
+    xa, ya = np.asarray(x, dtype=float)[idx], np.asarray(y, dtype=float)[idx]
+    compiled = _compiled_chain() if _worth_compiling(idx.size) else None
+    if compiled is not None:
+        return idx[compiled(xa, ya)].tolist()
+    pop_at = (np.flatnonzero((ya[1:-1] - ya[:-2]) * (xa[2:] - xa[:-2]) >= (ya[2:] - ya[:-2]) * (xa[1:-1] - xa[:-2]))
+              + 2).tolist() + [idx.size]  # the positions k whose neighbour test (k − 2, k − 1, k) pops
+    xs, ys = xa.tolist(), ya.tolist()
+    hull, k, nxt = [0, 1], 2, 0
+    while k < idx.size:
+        if hull[-1] == k - 1 and hull[-2] == k - 2:  # the neighbour test decides: push up to the next pop
+            while pop_at[nxt] < k:
+                nxt += 1
+            hull.extend(range(k, pop_at[nxt]))
+            k = pop_at[nxt]
+            if k == idx.size:
+                break
         while len(hull) >= 2:
             a, b = hull[-2], hull[-1]
-            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
+            if (ys[b] - ys[a]) * (xs[k] - xs[a]) >= (ys[k] - ys[a]) * (xs[b] - xs[a]):
                 hull.pop()
             else:
                 break
-        hull.append(i)
-    return hull
+        hull.append(k)
+        k += 1
+    return idx[hull].tolist()
+
+
+#: :func:`lower_chain` runs compiled by numba (where installed) on inputs of at least ``COMPILED_CHAIN_MIN`` points
+#: once the process has passed ``COMPILED_CHAIN_AFTER`` points to it: importing numba and loading (or making) the
+#: compilation costs about as much as the Python loop on a few 10^5 points, so a process with few hulls never pays it
+COMPILED_CHAIN_MIN, COMPILED_CHAIN_AFTER = 20_000, 300_000
+_chain_points = [0]
+
+
+def _worth_compiling(n):
+    """Count ``n`` points towards ``COMPILED_CHAIN_AFTER``; True once the compiled loop pays for itself."""
+    if n < COMPILED_CHAIN_MIN:
+        return False
+    _chain_points[0] += n
+    return _chain_points[0] > COMPILED_CHAIN_AFTER
+
+
+def _chain(x, y):
+    """The loop of :func:`lower_chain` on arrays (positions into x, y), written for numba: the same test on the same
+    doubles (two differences, two products, one comparison: no sum a fused multiply-add could replace), so the
+    same hull."""
+    hull = np.empty(len(x), dtype=np.int64)
+    top = 0
+    for k in range(len(x)):
+        while top >= 2:
+            a, b = hull[top - 2], hull[top - 1]
+            if (y[b] - y[a]) * (x[k] - x[a]) >= (y[k] - y[a]) * (x[b] - x[a]):
+                top -= 1
+            else:
+                break
+        hull[top] = k
+        top += 1
+    return hull[:top]
+
+
+@lru_cache(maxsize=1)
+def _compiled_chain():
+    """:func:`_chain` compiled by numba (imported here, on first use: it is not a core dependency), or None
+    without numba."""
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=True)(_chain)
 
 
 def dominated_pmf(sigma: float, q: float, discretization: float, direction: str, sensitivity: float = 1.0):

@@ -512,19 +512,28 @@ def self_compose(pld, total_steps: int):
         remove, _self_compose(_dense_unless_sparse_result(pld._pmf_add, total_steps), total_steps))  # noqa: SLF001
 
 
+@lru_cache(maxsize=8)
+def one_step(sigma: float, q: float, pessimistic: bool, discretization: float, mechanism: str = "gaussian",
+             sensitivity: float = 1.0):
+    """The one-step dp_accounting PLD that :func:`composed` composes, kept so that compositions of the same step
+    to several T (and :func:`_upper_pmfs`) build it once (treat as immutable)."""
+    if mechanism == "gaussian":
+        build = pessimistic_pld if pessimistic else optimistic_pld  # vectorised, bit-for-bit dp_accounting
+        return build(float(sigma), float(q), float(discretization), sensitivity=float(sensitivity))
+    # Laplace: dp_accounting's builder (connect-the-dots exists only for pessimistic estimates)
+    return _pldlib.from_laplace_mechanism(float(sigma), sensitivity=float(sensitivity),
+                                          pessimistic_estimate=bool(pessimistic),
+                                          value_discretization_interval=float(discretization),
+                                          sampling_prob=float(q), use_connect_dots=bool(pessimistic))
+
+
 @lru_cache(maxsize=32)
 def composed(sigma: float, q: float, total_steps: int, pessimistic: bool, discretization: float,
              mechanism: str = "gaussian", sensitivity: float = 1.0):
     """dp_accounting PLD of ``total_steps`` compositions of the q-subsampled Gaussian (or Laplace with scale
     ``sigma``) of the given sensitivity: the one composed-PLD cache of the package (treat as immutable)."""
-    if mechanism == "gaussian":
-        build = pessimistic_pld if pessimistic else optimistic_pld  # vectorised, bit-for-bit dp_accounting
-        pld = build(float(sigma), float(q), float(discretization), sensitivity=float(sensitivity))
-    else:  # Laplace: dp_accounting's builder (connect-the-dots exists only for pessimistic estimates)
-        pld = _pldlib.from_laplace_mechanism(float(sigma), sensitivity=float(sensitivity),
-                                             pessimistic_estimate=bool(pessimistic),
-                                             value_discretization_interval=float(discretization),
-                                             sampling_prob=float(q), use_connect_dots=bool(pessimistic))
+    pld = one_step(float(sigma), float(q), bool(pessimistic), float(discretization), str(mechanism),
+                   float(sensitivity))
     return self_compose(pld, int(total_steps))
 
 
@@ -588,7 +597,7 @@ def _upper_pmfs(sigma, q, total_steps, direction, discretization):
     pairwise sums of nonnegative products are off by at most (terms + T)·u relative each, ≤ 1.01·(T − 1)·
     (size**T + T)·u in all (``flat``); one step has no composition.  The tail mass the window leaves out is
     already in the pmf's +∞ mass (dp_accounting's pessimistic composition), so it needs nothing more."""
-    one = pessimistic_pld(float(sigma), float(q), float(discretization))
+    one = one_step(float(sigma), float(q), True, float(discretization), "gaussian", 1.0)
     comp = composed(float(sigma), float(q), int(total_steps), True, float(discretization))
     out = []
     for one_pmf, pmf in zip(direction_pmfs(one, direction), direction_pmfs(comp, direction)):

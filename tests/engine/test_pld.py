@@ -266,3 +266,19 @@ def test_power_keeps_nonfinite_entries_and_small_exponents():
     for steps in (2, 99, 100, 10_000):
         with np.errstate(all="ignore"):
             assert np.array_equal(pld._power(z, steps), z**steps, equal_nan=True)
+
+
+def test_compositions_of_one_kept_step_are_dp_accountings():
+    """Compositions to several T share the kept one-step PLD (built once, :func:`pld.one_step`), and each is still
+    dp_accounting's own composition of a freshly built step, bit for bit; the pessimistic bound's rounding terms
+    (:func:`pld._upper_pmfs`) use the same kept step."""
+    sigma, q, d = 1.3, 0.05, 1e-3
+    pld.one_step.cache_clear()
+    pld.composed.cache_clear()
+    pld._upper_pmfs.cache_clear()
+    for steps in (1, 10, 100):
+        one = pldlib.from_gaussian_mechanism(sigma, sensitivity=1.0, value_discretization_interval=d, sampling_prob=q)
+        _assert_same_pld(pld.composed(sigma, q, steps, True, d), one.self_compose(steps) if steps > 1 else one)
+    pld._upper_pmfs(sigma, q, 1000, "add_remove", d)
+    info = pld.one_step.cache_info()
+    assert (info.misses, info.currsize) == (1, 1)

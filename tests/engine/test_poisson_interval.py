@@ -201,3 +201,42 @@ def test_upper_end_covers_the_composition_rounding():
 def test_a_crossed_interval_is_never_returned():
     with pytest.raises(RuntimeError, match="crossed interval"):
         poisson_interval._result(2.0, 1.9, "a", "b", {}, (), 1e-3)
+
+
+def _chain_reference(x, y, idx):
+    """The monotone chain as first written (numpy scalars, one test per step): the hull lower_chain must give."""
+    hull = []
+    for i in idx.tolist():
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return hull
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_lower_chain_is_the_monotone_chain_test_for_test(monkeypatch, compiled):
+    """The fast chain (Python floats with vectorised runs, or numba) keeps exactly the points of the plain chain,
+    also where rounding decides the tests: random points with ties, subsets, and the near-collinear knots of
+    dominated pmfs (the add direction pops at about every other point)."""
+    monkeypatch.setattr(dominated_pld, "COMPILED_CHAIN_MIN", 3 if compiled else 10**12)
+    monkeypatch.setattr(dominated_pld, "COMPILED_CHAIN_AFTER", 0)
+    if compiled and dominated_pld._compiled_chain() is None:
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(1)
+    cases = []
+    for n in (1, 2, 3, 4, 7, 50, 500):
+        for _ in range(20):
+            x, y = np.sort(rng.random(n)), rng.random(n)
+            y = np.round(y * 4) / 4 if rng.random() < 0.5 else y
+            cases += [(x, y, np.arange(n)), (x, y, np.sort(rng.choice(n, size=max(1, n // 2), replace=False)))]
+    knots = []
+    monkeypatch.setattr(dominated_pld, "_lower_hull", lambda x, y: knots.append((x, y)) or np.arange(len(x)))
+    for sigma, q, direction in [(0.8, 1e-3, "add"), (0.8, 1e-3, "remove"), (0.5, 0.3, "add")]:
+        dominated_pld.dominated_pmf(sigma, q, 1e-4, direction)
+    cases += [(x, y, np.arange(len(x))) for x, y in knots]
+    for x, y, idx in cases:
+        assert dominated_pld.lower_chain(x, y, idx) == _chain_reference(x, y, idx)

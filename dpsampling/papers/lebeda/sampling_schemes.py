@@ -16,10 +16,11 @@ from dpsampling.samplers import poisson, wor
 _SAMPLERS = {"poisson": poisson, "wor": wor}
 
 
-def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", rel_tol=None):
-    """Smallest σ (an upper bound on it) for ``steps`` steps at rate q under ``sampler`` (poisson / wor)."""
+def calibrate_sigma(epsilon, delta, *, q, steps, sampler="poisson", rel_tol=None, method=None):
+    """Smallest σ (an upper bound on it) for ``steps`` steps at rate q under ``sampler`` (poisson / wor);
+    ``method="pld"``: the same sufficient σ (``value``) without the certified interval's lower end."""
     check_choice("sampler", sampler, tuple(_SAMPLERS))
-    return _SAMPLERS[sampler].sigma(epsilon, delta, q=q, steps=steps, rel_tol=rel_tol)
+    return _SAMPLERS[sampler].sigma(epsilon, delta, q=q, steps=steps, rel_tol=rel_tol, method=method)
 
 
 def sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direction="add_remove", rel_tol=None):
@@ -36,11 +37,12 @@ def sigma_curve(epsilon, delta, qs, *, steps, sampler="poisson", direction="add_
 
 
 def loglog_slope(epsilon, delta, q, steps, sampler="poisson", rel_step=1.2, rel_tol=1e-3):
-    """d log σ / d log γ of the calibrated σ(γ) (central difference, factor ``rel_step``)."""
+    """d log σ / d log γ of the calibrated σ(γ) (central difference, factor ``rel_step``); only the sufficient σ
+    (``value``) enters, so the certified interval's lower end is not computed (method pld: the same value)."""
     hi = min(1.0, q * rel_step)
     lo = hi / rel_step**2
-    s_hi = calibrate_sigma(epsilon, delta, q=hi, steps=steps, sampler=sampler, rel_tol=rel_tol).value
-    s_lo = calibrate_sigma(epsilon, delta, q=lo, steps=steps, sampler=sampler, rel_tol=rel_tol).value
+    s_hi = calibrate_sigma(epsilon, delta, q=hi, steps=steps, sampler=sampler, rel_tol=rel_tol, method="pld").value
+    s_lo = calibrate_sigma(epsilon, delta, q=lo, steps=steps, sampler=sampler, rel_tol=rel_tol, method="pld").value
     return math.log(s_hi / s_lo) / math.log(hi / lo)
 
 
@@ -50,7 +52,8 @@ def transition_sigma(epsilon, delta, steps, sampler="poisson", q_range=(1e-4, 1.
     The paper describes the transition only in words ("when σ is slightly less
     than 1 for Poisson"); we make it precise as the sampling rate γ* at which the
     log-log slope of σ(γ) crosses ``slope`` (0.5: halfway between flat, 0, and
-    linear, 1), found by bisection on log γ, and return σ(γ*).
+    linear, 1), found by bisection on log γ, and return σ(γ*) (the sufficient σ, ``value``: method pld, which gives
+    it without the certified interval's lower end).
     """
     a, b = math.log(q_range[0]), math.log(q_range[1] / 1.2)
     for _ in range(iters):
@@ -60,7 +63,7 @@ def transition_sigma(epsilon, delta, steps, sampler="poisson", q_range=(1e-4, 1.
         else:
             b = m
     q_star = math.exp(0.5 * (a + b))
-    return calibrate_sigma(epsilon, delta, q=q_star, steps=steps, sampler=sampler).value
+    return calibrate_sigma(epsilon, delta, q=q_star, steps=steps, sampler=sampler, method="pld").value
 
 
 def wor_to_poisson_sigma_ratio(epsilon, delta, q, steps):
