@@ -5,6 +5,7 @@ FIGURES["certified_intervals"] = ["figures/certified_intervals.pdf", "figures/ce
 
 
 rule certified_intervals_chunk:
+    priority: 1  # among the pipeline's longest jobs: started first, so that none runs alone at the end
     output:
         "results/certified_intervals/chunks/{chunk}.csv",
     params:

@@ -3,6 +3,7 @@ FIGURES["cf_crossval"] = ["figures/cf_crossval.md"]
 
 
 rule cf_crossval_chunk:
+    priority: 1  # among the pipeline's longest jobs: started first, so that none runs alone at the end
     output:
         "results/cf_crossval/chunks/{chunk}.csv",
     params:

@@ -41,6 +41,7 @@ def claims_of_chunk(chunk):
 
 
 rule claims_chunk:
+    priority: 1  # among the pipeline's longest jobs: started first, so that none runs alone at the end
     output:
         "results/claims/chunks/{chunk}.csv",
     params:

@@ -5,6 +5,7 @@ FIGURES["conjecture12"] = ["figures/conjecture12.pdf", "figures/conjecture12.png
 
 
 rule conjecture12_chunk:
+    priority: 1  # among the pipeline's longest jobs: started first, so that none runs alone at the end
     output:
         "results/conjecture12/chunks/{chunk}.csv",
     params:

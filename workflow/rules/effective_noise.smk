@@ -5,6 +5,7 @@ FIGURES["effective_noise"] = ["figures/effective_noise.pdf", "figures/effective_
 
 
 rule effective_noise_chunk:
+    priority: 1  # among the pipeline's longest jobs: started first, so that none runs alone at the end
     output:
         "results/effective_noise/chunks/{chunk}.csv",
     params:

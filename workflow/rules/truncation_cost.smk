@@ -5,6 +5,7 @@ FIGURES["truncation_cost"] = ["figures/truncation_cost.pdf", "figures/truncation
 
 
 rule truncation_cost_chunk:
+    priority: 1  # among the pipeline's longest jobs: started first, so that none runs alone at the end
     output:
         "results/truncation_cost/chunks/{chunk}.csv",
     params:
