@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from allocation_refs import LOSS_STEP, TAIL, allocation_plds  # tests/allocation_refs.py
 from scipy.stats import norm
 
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, WIDTH_NOT_MET_FLAG
@@ -413,13 +414,9 @@ def test_loose_fft_upper_of_the_smaller_direction_is_refined_by_geom():
 
 def _pld_references(sigma, steps, epochs, ld, tail, bounds=("lower", "upper")):
     """PLD_accounting's own certified PLDs at a fixed (fine) loss step, {"lower": IS_DOMINATED, "upper": DOMINATES}
-    (only the ``bounds`` asked for: each costs seconds); read ε(δ) or δ(ε) off them, max over directions."""
-    from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
-
-    cfg = AllocationSchemeConfig(loss_discretization=ld, tail_truncation=tail)
-    params = PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs)
-    types = {"lower": BoundType.IS_DOMINATED, "upper": BoundType.DOMINATES}
-    return {b: gaussian_allocation_pld(params=params, config=cfg, bound_type=types[b]) for b in bounds}
+    (only the ``bounds`` asked for: each costs seconds; memoised for the session, tests/allocation_refs.py); read
+    ε(δ) or δ(ε) off them, max over directions."""
+    return allocation_plds(sigma, steps, epochs, ld, tail, tuple(bounds))
 
 
 def _pld_reference(delta, sigma, steps, epochs, ld, bounds=("lower", "upper")):
@@ -429,15 +426,16 @@ def _pld_reference(delta, sigma, steps, epochs, ld, bounds=("lower", "upper")):
     return tuple(float(plds[b].get_epsilon_for_delta(delta)) for b in bounds)
 
 
-@pytest.mark.parametrize("sigma,steps,epochs", [(0.7, 10, 1), (1.0, 6, 3), (2.0, 20, 2)])
+@pytest.mark.parametrize("sigma,steps,epochs", [(0.7, 10, 1), (0.7, 6, 3), (2.0, 20, 2)])
 def test_allocation_default_overlaps_a_fine_pld_accounting_bracket(sigma, steps, epochs):
     # two certified intervals on the same ε: the default answer overlaps PLD_accounting's at a fine step
+    # ((0.7, 6, 3): the pair tests/engine/test_allocation.py checks the engine against, built once per session)
     r = bnb.epsilon(1e-6, sigma=sigma, steps=steps, epochs=epochs)
     assert r.method.endswith(" / allocation-spread") and r.kind == "upper" and r.value == r.upper
     assert r.accuracy["upper_method"] == "allocation-spread" and r.method.startswith(r.accuracy["lower_method"])
     # one pair of reference PLDs for both the ε and the δ check (tail 1e-12: tighter than 1e-3 δ, so the ε
     # reference is at least as narrow as a pair built for ε alone)
-    ref = _pld_references(sigma, steps, epochs, 1e-2, 1e-12)
+    ref = _pld_references(sigma, steps, epochs, LOSS_STEP, TAIL)
     lo, up = (float(ref[b].get_epsilon_for_delta(1e-6)) for b in ("lower", "upper"))
     assert r.lower <= up and r.upper >= lo
     assert r.lower <= r.upper
