@@ -426,10 +426,10 @@ def _pld_reference(delta, sigma, steps, epochs, ld, bounds=("lower", "upper")):
     return tuple(float(plds[b].get_epsilon_for_delta(delta)) for b in bounds)
 
 
-@pytest.mark.parametrize("sigma,steps,epochs", [(0.7, 10, 1), (0.7, 6, 3), (2.0, 20, 2)])
+@pytest.mark.parametrize("sigma,steps,epochs", [(0.7, 10, 1), (0.7, 4, 3), (2.0, 20, 2)])
 def test_allocation_default_overlaps_a_fine_pld_accounting_bracket(sigma, steps, epochs):
     # two certified intervals on the same ε: the default answer overlaps PLD_accounting's at a fine step
-    # ((0.7, 6, 3): the pair tests/engine/test_allocation.py checks the engine against, built once per session)
+    # ((0.7, 4, 3): the pair tests/engine/test_allocation.py checks the engine against, built once per session)
     r = bnb.epsilon(1e-6, sigma=sigma, steps=steps, epochs=epochs)
     assert r.method.endswith(" / allocation-spread") and r.kind == "upper" and r.value == r.upper
     assert r.accuracy["upper_method"] == "allocation-spread" and r.method.startswith(r.accuracy["lower_method"])
