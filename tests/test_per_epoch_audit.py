@@ -1,12 +1,11 @@
 """audit(per_epoch=True) / --per-epoch: each sampler's interval after every epoch; epoch E is the plain row."""
 
 import json
-import subprocess
-import sys
 
 import pytest
 
 import dpsampling
+from dpsampling import cli
 from dpsampling.engine.errors import ParameterError
 
 RUN = dict(delta=1e-5, epochs=3, sigma=1.1)
@@ -28,19 +27,26 @@ def test_last_epoch_is_the_plain_row_and_first_is_one_epoch():
         assert first["upper"] == pytest.approx(one["upper"], rel=1e-6) and first["kind"] == one["kind"]
 
 
-def test_epoch_one_matches_the_epsilon_command():
-    out = subprocess.run([sys.executable, "-m", "dpsampling.cli", "epsilon", "--sampler", "deterministic", "--sigma",
-                          "1.1", "--steps", "30", "--epochs", "1", "--delta", "1e-5"], capture_output=True, text=True,
-                         check=True)
+def _cli(capsys, argv):
+    """The command line in-process (cli.main: what `python -m dpsampling.cli` runs; the process itself is tested in
+    tests/test_cli.py): its stdout, after a zero exit code."""
+    code = cli.main(argv)
+    out = capsys.readouterr()
+    assert code == 0, out.err
+    return out.out
+
+
+def test_epoch_one_matches_the_epsilon_command(capsys):
+    out = _cli(capsys, ["epsilon", "--sampler", "deterministic", "--sigma", "1.1", "--steps", "30", "--epochs", "1",
+                        "--delta", "1e-5"])
     df = dpsampling.audit(600, 20, per_epoch=True, samplers=["deterministic"], **RUN)
-    assert df.attrs["per_epoch"].iloc[0]["value"] == json.loads(out.stdout)["value"]
+    assert df.attrs["per_epoch"].iloc[0]["value"] == json.loads(out)["value"]
 
 
-def test_json_has_per_epoch_rows():
-    out = subprocess.run([sys.executable, "-m", "dpsampling.cli", "audit", "--dataset-size", "600", "--batch-size",
-                          "20", "--epochs", "2", "--sigma", "1.1", "--delta", "1e-5", "--samplers",
-                          "poisson,deterministic", "--per-epoch", "--json"], capture_output=True, text=True, check=True)
-    rows = json.loads(out.stdout)["per_epoch"]
+def test_json_has_per_epoch_rows(capsys):
+    out = _cli(capsys, ["audit", "--dataset-size", "600", "--batch-size", "20", "--epochs", "2", "--sigma", "1.1",
+                        "--delta", "1e-5", "--samplers", "poisson,deterministic", "--per-epoch", "--json"])
+    rows = json.loads(out)["per_epoch"]
     assert [(r["sampler"], r["epoch"]) for r in rows] == [("poisson", 1), ("poisson", 2), ("deterministic", 1),
                                                            ("deterministic", 2)]
     assert all({"sampler", "epoch", "lower", "upper", "kind"} <= set(r) for r in rows)

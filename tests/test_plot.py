@@ -1,7 +1,6 @@
 """--plot: the per-epoch picture, written whole or not at all, and one line naming --plot when it cannot be."""
 
 import os
-import subprocess
 import sys
 
 import pandas as pd
@@ -46,12 +45,15 @@ def test_unwritable_folder_leaves_nothing(tmp_path):
         folder.chmod(0o700)
 
 
-def test_cli_unwritable_plot_is_one_line(tmp_path):
-    out = subprocess.run([sys.executable, "-m", "dpsampling.cli", "audit", "--dataset-size", "600", "--batch-size",
-                          "60", "--epochs", "2", "--sigma", "1.1", "--delta", "1e-5", "--samplers", "deterministic",
-                          "--plot", str(tmp_path / "no" / "eps.png")], capture_output=True, text=True)
-    assert out.returncode == 2
-    assert out.stderr.count("\n") == 1 and "--plot" in out.stderr and out.stdout == ""
+def test_cli_unwritable_plot_is_one_line(tmp_path, capsys):
+    # in-process (cli.main, what `python -m dpsampling.cli` runs: its exit code and streams)
+    from dpsampling import cli
+
+    code = cli.main(["audit", "--dataset-size", "600", "--batch-size", "60", "--epochs", "2", "--sigma", "1.1",
+                     "--delta", "1e-5", "--samplers", "deterministic", "--plot", str(tmp_path / "no" / "eps.png")])
+    out = capsys.readouterr()
+    assert code == 2
+    assert out.err.count("\n") == 1 and "--plot" in out.err and out.out == ""
 
 
 def test_missing_matplotlib_names_the_extra(monkeypatch, tmp_path):

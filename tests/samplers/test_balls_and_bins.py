@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 from scipy.optimize import brentq
+from allocation_refs import LOSS_STEP, TAIL, allocation_plds  # tests/allocation_refs.py
 from scipy.stats import norm
 
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, WIDTH_NOT_MET_FLAG
@@ -367,13 +368,14 @@ def test_lower_end_is_the_larger_of_pld_and_max_statistic_lower_bounds():
 def test_fft_first_bracket_contains_a_high_accuracy_reference():
     # σ ≥ _FFT_FIRST_SIGMA, E > 1: the bracket starts from the FFT uppers of both directions and one GEOM lower
     # (ADD) at the step its error model predicts (no coarse pass).  Reference: PLD_accounting's two-direction
-    # GEOM pair (upper: an independent route) at a step 20× below the one the bracket used; both are
-    # certified, so they overlap, and the reference (narrow) sits inside ours
+    # GEOM pair (upper: an independent route) at a step 10× below the one the bracket used (~4 CPU-s; 20× below:
+    # ~13 CPU-s, and a narrower reference is easier to contain); both are certified, so they overlap, and the
+    # reference (narrow: under a fifth of our width) sits inside ours
     kw = {"sigma": 1.5, "steps": 20, "epochs": 3}
     r = bnb.epsilon_range(1e-6, **kw, method="pld")
     assert r.accuracy["upper_route"] == "fft" and not r.flags
     assert 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= bnb.ACCURACY["default"]["rel_width"]
-    ref = {b: pa.allocation_pld(bound=b, loss_discretization=r.accuracy["loss_discretization"] / 20,
+    ref = {b: pa.allocation_pld(bound=b, loss_discretization=r.accuracy["loss_discretization"] / 10,
                                  tail_truncation=1e-10, **kw)[0].get_epsilon_for_delta(1e-6) for b in ("upper", "lower")}
     assert ref["lower"] <= ref["upper"] < ref["lower"] + 0.2 * (r.upper - r.lower)
     assert r.lower <= ref["lower"] and ref["upper"] <= r.upper
@@ -410,33 +412,36 @@ def test_loose_fft_upper_of_the_smaller_direction_is_refined_by_geom():
 # ------------------------------------------------------------------ method allocation (the default)
 
 
-def _pld_reference(delta, sigma, steps, epochs, ld):
-    """PLD_accounting's own certified pair at a fixed (fine) loss step: (lower, upper) of ε(δ), max over directions."""
-    from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
-
-    cfg = AllocationSchemeConfig(loss_discretization=ld, tail_truncation=1e-3 * delta)
-    params = PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs)
-    return tuple(float(gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_epsilon_for_delta(delta))
-                 for bt in (BoundType.IS_DOMINATED, BoundType.DOMINATES))
+def _pld_references(sigma, steps, epochs, ld, tail, bounds=("lower", "upper")):
+    """PLD_accounting's own certified PLDs at a fixed (fine) loss step, {"lower": IS_DOMINATED, "upper": DOMINATES}
+    (only the ``bounds`` asked for: each costs seconds; memoised for the session, tests/allocation_refs.py); read
+    ε(δ) or δ(ε) off them, max over directions."""
+    return allocation_plds(sigma, steps, epochs, ld, tail, tuple(bounds))
 
 
-@pytest.mark.parametrize("sigma,steps,epochs", [(0.7, 10, 1), (1.0, 6, 3), (2.0, 20, 2)])
+def _pld_reference(delta, sigma, steps, epochs, ld, bounds=("lower", "upper")):
+    """PLD_accounting's own certified pair at a fixed (fine) loss step: (lower, upper) of ε(δ), max over directions
+    (only the ``bounds`` asked for, in that order)."""
+    plds = _pld_references(sigma, steps, epochs, ld, 1e-3 * delta, bounds)
+    return tuple(float(plds[b].get_epsilon_for_delta(delta)) for b in bounds)
+
+
+@pytest.mark.parametrize("sigma,steps,epochs", [(0.7, 10, 1), (0.7, 4, 3), (2.0, 20, 2)])
 def test_allocation_default_overlaps_a_fine_pld_accounting_bracket(sigma, steps, epochs):
     # two certified intervals on the same ε: the default answer overlaps PLD_accounting's at a fine step
+    # ((0.7, 4, 3): the pair tests/engine/test_allocation.py checks the engine against, built once per session)
     r = bnb.epsilon(1e-6, sigma=sigma, steps=steps, epochs=epochs)
     assert r.method.endswith(" / allocation-spread") and r.kind == "upper" and r.value == r.upper
     assert r.accuracy["upper_method"] == "allocation-spread" and r.method.startswith(r.accuracy["lower_method"])
-    lo, up = _pld_reference(1e-6, sigma, steps, epochs, 1e-2)
+    # one pair of reference PLDs for both the ε and the δ check (tail 1e-12: tighter than 1e-3 δ, so the ε
+    # reference is at least as narrow as a pair built for ε alone)
+    ref = _pld_references(sigma, steps, epochs, LOSS_STEP, TAIL)
+    lo, up = (float(ref[b].get_epsilon_for_delta(1e-6)) for b in ("lower", "upper"))
     assert r.lower <= up and r.upper >= lo
     assert r.lower <= r.upper
     d = bnb.delta(0.5, sigma=sigma, steps=steps, epochs=epochs)
-    from PLD_accounting import AllocationSchemeConfig, BoundType, PrivacyParams, gaussian_allocation_pld
-
-    cfg = AllocationSchemeConfig(loss_discretization=1e-2, tail_truncation=1e-12)
-    params = PrivacyParams(sigma=sigma, num_steps=steps, num_epochs=epochs)
-    ref = [float(gaussian_allocation_pld(params=params, config=cfg, bound_type=bt).get_delta_for_epsilon(0.5))
-           for bt in (BoundType.IS_DOMINATED, BoundType.DOMINATES)]
-    assert d.lower <= ref[1] and d.upper >= ref[0]
+    assert d.lower <= float(ref["upper"].get_delta_for_epsilon(0.5))
+    assert d.upper >= float(ref["lower"].get_delta_for_epsilon(0.5))
 
 
 @pytest.mark.parametrize("sigma", [0.5, 1.0, 2.0, 3.0])
@@ -462,8 +467,9 @@ def test_allocation_sigma_brackets_the_true_sigma(target_eps, steps, epochs):
     assert bnb.epsilon(1e-5, sigma=r.upper, steps=steps, epochs=epochs).upper <= target_eps
     assert bnb.epsilon(1e-5, sigma=r.lower, steps=steps, epochs=epochs).lower > target_eps
     # and the PLD_accounting bracket at a fine step agrees on the sides (independent reference)
-    assert _pld_reference(1e-5, r.upper, steps, epochs, 2e-2)[0] <= target_eps
-    assert _pld_reference(1e-5, r.lower, steps, epochs, 2e-2)[1] > target_eps
+    # (each side needs one bound of the pair: the lower ε at the sufficient σ, the upper at the insufficient one)
+    assert _pld_reference(1e-5, r.upper, steps, epochs, 2e-2, bounds=("lower",))[0] <= target_eps
+    assert _pld_reference(1e-5, r.lower, steps, epochs, 2e-2, bounds=("upper",))[0] > target_eps
 
 
 @pytest.mark.parametrize("sigma,epochs", [(0.8, 3), (1.1, 1), (2.0, 10)])
