@@ -175,8 +175,8 @@ def _audit_parser(sub) -> None:
 
 
 #: what to change in an audit when a row costs too much: its cost drivers are the run's steps and epochs
-_AUDIT_DRIVERS = {"steps": "--batch-size (steps per epoch = ⌈N/B⌉)", "epochs": "--epochs", "sigma": "--sigma",
-                  "q": "--batch-size"}
+_BATCH_SIZE = "--batch-size (q = B/N, steps per epoch = ⌈N/B⌉)"
+_AUDIT_DRIVERS = {"steps": _BATCH_SIZE, "epochs": "--epochs", "sigma": "--sigma", "q": _BATCH_SIZE}
 #: what an audit row's number is, by its kind (a row whose upper end is not certified says so from its spec)
 _AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate",
                "interval": "certified interval"}

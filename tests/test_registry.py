@@ -12,7 +12,7 @@ from dpsampling import cli, samplers
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import KINDS
 from dpsampling.samplers import poisson
-from dpsampling.samplers.spec import TIME_LIMIT, CostError, Question, check_cost, in_words
+from dpsampling.samplers.spec import TIME_LIMIT, Cost, CostError, Question, check_cost, in_words
 
 
 def _registered(original, name, summary):
@@ -130,6 +130,16 @@ def test_cost_limit_refuses_in_words_and_force_runs():
     small = Question("epsilon", sigma=1.1, steps=235, epochs=60, method="pld")
     assert spec.predict_seconds(small) <= TIME_LIMIT  # the README's MNIST question is answered
     assert in_words(240) == "about 4 minutes" and in_words(20) == "about 20 s"
+
+
+def test_cost_refusal_names_each_flag_once():
+    """Two parameters set by one flag (the audit's --batch-size sets q and the steps per epoch) are named once; the
+    others keep their order, and different names that share a first word stay apart."""
+    e = CostError("poisson epsilon", Cost(1.0, "too large", ("sigma", "q", "steps", "method")), TIME_LIMIT)
+    text = e.text("--force", {"steps": "--batch-size (B)", "q": "--batch-size (B)", "sigma": "--sigma"})
+    assert text.endswith("change --sigma or --batch-size (B) or method")
+    e = CostError("poisson epsilon", Cost(1.0, "too large", ("steps", "epochs")), TIME_LIMIT)
+    assert e.text("x", {"steps": "the steps", "epochs": "the epochs"}).endswith("change the steps or the epochs")
 
 
 def test_mc_retired_names_stop_naming_the_new_one(capsys):

@@ -259,7 +259,8 @@ class CostError(ParameterError):
 
     def text(self, force_name, names):
         """The refusal in words, with ``force_name`` (e.g. "--force") and ``names``: parameter -> its name."""
-        change = " or ".join(names.get(d, d) for d in self.drivers)
+        # each name once: two parameters may be set by one flag (the audit's --batch-size sets q and the steps)
+        change = " or ".join(dict.fromkeys(names.get(d, d) for d in self.drivers))
         if self.why:
             return f"{self.what}: {self.why}; change {change}"
         return (f"{self.what} would take {in_words(self.seconds)} on a laptop (limit {self.limit:g} s); change "
