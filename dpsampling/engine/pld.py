@@ -383,14 +383,6 @@ def _settled_window(orders, bound, margin, n, num_times):
     return lower[0], upper[0]
 
 
-def _screened_orders(probs, num_times, tail_mass_truncation):
-    """Indices (into the 40 orders of :func:`_self_convolve_bounds`) whose Chernoff bound can be the optimum
-    (:func:`_kept_orders` of :func:`_screen`); every order below :data:`_SCREEN_MIN_SIZE` entries and where the
-    screen does not apply."""
-    screen = _screen(probs, num_times, tail_mass_truncation) if len(probs) >= _SCREEN_MIN_SIZE else None
-    return np.arange(40) if screen is None else _kept_orders(*screen)
-
-
 #: from this exponent on numpy's complex power calls the C library's ``cpow`` (= cexp(T·clog z)) per entry
 _CPOW_MIN_EXPONENT = 100
 

@@ -124,10 +124,10 @@ def test_screened_window_bounds_are_dp_accountings_integers(sigma, q, d):
         for steps in (2, 10, 1000, 10_000, 100_000):
             assert pld._self_convolve_bounds(probs, steps, 1e-15) == common.compute_self_convolve_bounds(
                 probs, steps, 1e-15)
-        assert len(pld._screened_orders(probs, 10_000, 1e-15)) <= 8
-    # inputs the screen cannot handle keep every order: zeros only, a negative entry
-    assert len(pld._screened_orders(np.zeros(5000), 10, 1e-15)) == 40
-    assert len(pld._screened_orders(np.r_[-1e-20, np.full(4999, 2e-4)], 10, 1e-15)) == 40
+        assert len(pld._kept_orders(*pld._screen(probs, 10_000, 1e-15))) <= 8
+    # inputs the screen cannot handle (zeros only, a negative entry): no screen, so every order is evaluated
+    assert pld._screen(np.zeros(5000), 10, 1e-15) is None
+    assert pld._screen(np.r_[-1e-20, np.full(4999, 2e-4)], 10, 1e-15) is None
 
 
 def test_to_dense_is_dp_accountings_to_dense_pmf():
