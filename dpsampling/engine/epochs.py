@@ -23,10 +23,9 @@ from .reading import epsilon_for_delta_lower
 from .result import RELIABLE_DELTA_FLOOR
 
 
-@lru_cache(maxsize=16)
 def _one_step_upper(sigma: float, q: float, discretization: float):
-    """:func:`.pld.pessimistic_pld` (cached; treat as immutable)."""
-    return pld.pessimistic_pld(sigma, q, discretization)
+    """:func:`.pld.pessimistic_pld`, from the package's one-step cache :func:`.pld.one_step` (treat as immutable)."""
+    return pld.one_step(float(sigma), float(q), True, float(discretization))
 
 
 @lru_cache(maxsize=32)
@@ -108,7 +107,7 @@ def interval_epsilon_epochs(delta, *, sigma, q, steps, epochs, direction="add_re
 
 def clear_caches():
     """Forget the kept one-step pmfs and compositions."""
-    for f in (_one_step_upper, _one_step_lower, _upper_pmfs, _lower_composed):
+    for f in (pld.one_step, _one_step_lower, _upper_pmfs, _lower_composed):
         f.cache_clear()
 
 
