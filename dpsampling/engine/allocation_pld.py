@@ -170,7 +170,7 @@ def epsilon_one(sigma, steps, epochs, bound, direction, loss_discretization, tai
     ``bound="upper"`` (``"lower"``), clipped at 0 (ε ≥ 0 always holds)."""
     pmf = directional_pmf(sigma, steps, epochs, bound, direction, loss_discretization, tail_truncation, route)
     if bound == "lower":  # large losses: read without the underflow that can make a reading too high
-        return max(0.0, epsilon_for_delta_lower(pmf, delta, lambda p, d: p.get_epsilon_for_delta(d)))
+        return max(0.0, epsilon_for_delta_lower(pmf, delta))
     return max(0.0, float(pmf.get_epsilon_for_delta(delta)))
 
 

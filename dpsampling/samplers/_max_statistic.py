@@ -398,10 +398,6 @@ def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
     return best, per
 
 
-def _dp_accounting_reading(pmf, delta):
-    return pmf.get_epsilon_for_delta(delta)
-
-
 def pld_epsilon_lower(delta, mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DEFAULT_DISCRETIZATION,
                       direction="add_remove", log_tail=DEFAULT_LOG_TAIL, grid_step=None, pmfs=None):
     """Lower bound on ε(δ) for E epochs from the optimistic PLD of M (max over directions).
@@ -419,8 +415,7 @@ def pld_epsilon_lower(delta, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
         pmfs = optimistic_pmfs(mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
                                direction=direction, log_tail=log_tail, grid_step=grid_step)
     tail = TAIL_MASS_TRUNCATION if epochs > 1 else 0.0
-    per = {name: max(0.0, _reading.epsilon_for_delta_lower(pmf, float(delta) + tail, _dp_accounting_reading))
-           for name, pmf in pmfs.items()}
+    per = {name: max(0.0, _reading.epsilon_for_delta_lower(pmf, float(delta) + tail)) for name, pmf in pmfs.items()}
     return max(per.values()), per
 
 
