@@ -19,10 +19,6 @@ from __future__ import annotations
 
 import math
 
-from dp_accounting.pld import pld_pmf
-
-from . import pld
-
 #: a reading at or above this is redone on shifted losses
 SAFE_EPSILON = 600.0
 #: where a shifted reading puts ε
@@ -32,16 +28,24 @@ SHIFT_TARGET = 300.0
 SHIFT_GUARD = 1e-12
 
 
+def _plain(pmf, delta):
+    from . import pld
+
+    return pld.epsilon_for_delta(pmf, delta)
+
+
 def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
     """ε(δ) of ``pmf`` (a dp_accounting PLD pmf) for a lower bound: ``read(pmf, δ)`` (default
     :func:`.pld.epsilon_for_delta`), redone on losses shifted by whole grid steps where it lands at or above
     :data:`SAFE_EPSILON` (module docstring).  Valid because δ(ε) depends on the losses only through ℓ − ε, so the
     shifted reading is the same ε without the underflow that makes large readings too high; 0 (always a lower bound
     on ε) if no shifted reading is positive."""
-    read = pld.epsilon_for_delta if read is None else read
+    read = _plain if read is None else read
     eps = float(read(pmf, delta))
     if not SAFE_EPSILON <= eps < math.inf:
         return eps
+    from dp_accounting.pld import pld_pmf
+
     dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
     d = dense._discretization
     k = math.floor((eps - SHIFT_TARGET) / d)
