@@ -1,9 +1,12 @@
+import json
 import logging
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -81,27 +84,90 @@ def _smoke_workdir(tmp_path_factory):
     return work, work  # logs: smoke.stdout / smoke.stderr next to the run
 
 
-def _start_smoke_run(config, cmd=SMOKE_CMD):
+def _start_smoke_run(config, cmd=SMOKE_CMD, shared=None):
+    """Start the smoke run in the background (its exit code is written to smoke.rc in its log directory when it
+    ends).  ``shared``: a directory all pytest-xdist workers see; the first worker to claim it starts the run and
+    records where it is (smoke.json), every other worker attaches to that run instead of starting a second one."""
+    if shared is not None:
+        try:
+            os.close(os.open(shared / "smoke.claim", os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            _SMOKE.update(shared=shared, cmd=cmd)
+            return
     root = Path(__file__).resolve().parents[1]
     work, logs = _smoke_workdir(config._tmp_path_factory)
     _copy_workflow(root, work)
     out, err = (logs / "smoke.stdout").open("w"), (logs / "smoke.stderr").open("w")
     proc = subprocess.Popen(cmd, cwd=work, stdout=out, stderr=err, start_new_session=True)
-    _SMOKE.update(work=work, proc=proc, logs=logs, files=(out, err), cmd=cmd)
+
+    def record_exit():  # a thread, so that attached workers learn the result as soon as the run ends
+        code = proc.wait()
+        for f in (out, err):
+            f.close()
+        _write_atomically(logs / "smoke.rc", str(code))
+
+    waiter = threading.Thread(target=record_exit, daemon=True)
+    waiter.start()
+    _SMOKE.update(work=work, proc=proc, logs=logs, cmd=cmd, waiter=waiter)
+    if shared is not None:
+        _write_atomically(shared / "smoke.json", json.dumps({"work": str(work), "logs": str(logs), "pid": os.getpid()}))
+
+
+def _write_atomically(path, text):
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def _attached_run(shared, poll=0.5):
+    """(work, logs) of the run another xdist worker started, once it has ended; AssertionError if that worker
+    exited without recording the run's end."""
+    info = shared / "smoke.json"
+    while True:
+        if info.exists():
+            run = json.loads(info.read_text())
+            work, logs = Path(run["work"]), Path(run["logs"])
+            if (logs / "smoke.rc").exists():
+                return work, logs
+            owner = run["pid"]
+        else:
+            owner = None
+        if owner is not None and not _alive(owner):
+            raise AssertionError(f"the pytest-xdist worker (pid {owner}) that ran the smoke run in {work} "
+                                 "exited before the run ended")
+        time.sleep(poll)
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def _wait_smoke_run():
     """Wait for the run; raise AssertionError with the tail of its output if it failed; else mark it
     complete (SMOKE_OK, only in $DPSAMPLING_SMOKE_DIR) and return its directory."""
-    code = _SMOKE["proc"].wait()
-    for f in _SMOKE["files"]:
-        f.close()
+    if "proc" in _SMOKE:
+        _SMOKE["waiter"].join()
+        work, logs = _SMOKE["work"], _SMOKE["logs"]
+    else:
+        work, logs = _attached_run(_SMOKE["shared"])
+    code = int((logs / "smoke.rc").read_text())
     if code != 0:
-        tail = "\n".join((_SMOKE["logs"] / name).read_text()[-3000:] for name in ("smoke.stdout", "smoke.stderr"))
-        raise AssertionError(f"{' '.join(map(str, _SMOKE['cmd']))} failed (exit code {code}) in {_SMOKE['work']}:\n{tail}")
+        tail = "\n".join((logs / name).read_text()[-3000:] for name in ("smoke.stdout", "smoke.stderr"))
+        raise AssertionError(f"{' '.join(map(str, _SMOKE['cmd']))} failed (exit code {code}) in {work}:\n{tail}")
     if os.environ.get(SMOKE_DIR_ENV):
-        (_SMOKE["work"] / SMOKE_OK).touch()
-    return _SMOKE["work"]
+        (work / SMOKE_OK).touch()
+    return work
+
+
+def _xdist_shared_dir(config):
+    """The directory every pytest-xdist worker of this session sees (None when not under xdist)."""
+    if not hasattr(config, "workerinput"):
+        return None
+    return config._tmp_path_factory.getbasetemp().parent  # pytest-xdist's documented shared root
 
 
 @pytest.hookimpl(trylast=True)  # after -k / -m deselection: a run that only deselected smoke tests starts none
@@ -117,14 +183,19 @@ def pytest_collection_modifyitems(session, config, items):
                 + [i for i in items if i.module in smoke_modules and not needs_smoke(i)]
                 + [i for i in items if i.module in smoke_modules and needs_smoke(i)])
     if not config.option.collectonly:
-        _start_smoke_run(config)
+        _start_smoke_run(config, shared=_xdist_shared_dir(config))
         snakemake_fork.start()  # those modules' dry runs need it; its imports overlap the first tests
 
 
 def pytest_sessionfinish(session, exitstatus):
     snakemake_fork.stop()
     proc = _SMOKE.get("proc")
-    if proc is not None and proc.poll() is None:  # interrupted session: stop the run this session started
+    if proc is None or proc.poll() is not None:
+        return
+    stopped = exitstatus == pytest.ExitCode.INTERRUPTED or session.shouldstop or session.shouldfail
+    if _xdist_shared_dir(session.config) is not None and not stopped:
+        _SMOKE["waiter"].join()  # another worker may still need the run this one started
+    else:  # interrupted session: stop the run this session started
         os.killpg(proc.pid, signal.SIGTERM)
         proc.wait()
 
@@ -134,8 +205,8 @@ def smoke_run(request):
     """One uninterrupted smoke run of the whole pipeline (config/smoke.yaml) in a temporary copy (or in
     $DPSAMPLING_SMOKE_DIR, see SMOKE_DIR_ENV), shared by every test that needs pipeline outputs, figures or
     the report (read it, never write into it: copy it first)."""
-    if "proc" not in _SMOKE:  # not started at collection (e.g. requested dynamically): run it now
-        _start_smoke_run(request.config)
+    if not _SMOKE:  # not started (nor attached to) at collection (e.g. requested dynamically): run it now
+        _start_smoke_run(request.config, shared=_xdist_shared_dir(request.config))
     return _wait_smoke_run()  # a failure is raised once and reported for every test that needs the run
 
 

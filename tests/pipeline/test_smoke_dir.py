@@ -3,6 +3,8 @@ with DPSAMPLING_SMOKE_DIR set the run happens in exactly that directory, which m
 stays there, and gets the empty file .smoke_ok only after a complete successful run.  A stand-in command
 replaces Snakemake here (the real run is what tests/pipeline/test_pipeline.py checks)."""
 
+import json
+import subprocess
 import sys
 
 import conftest
@@ -66,3 +68,41 @@ def test_a_file_is_refused(monkeypatch, tmp_path, fresh_state, request):
     monkeypatch.setenv(conftest.SMOKE_DIR_ENV, str(tmp_path / "f"))
     with pytest.raises(pytest.UsageError, match="is not a directory"):
         conftest._start_smoke_run(request.config, cmd=fake_run(0))
+
+
+def test_xdist_workers_share_one_run(monkeypatch, tmp_path, fresh_state, request):
+    """Under pytest-xdist every worker asks for the run at collection: the first to claim the shared directory
+    starts it, the others attach to it and get the same directory once it has ended, from its recorded exit code."""
+    monkeypatch.setenv(conftest.SMOKE_DIR_ENV, str(tmp_path / "smoke"))
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    conftest._start_smoke_run(request.config, cmd=fake_run(0), shared=shared)
+    owner = dict(fresh_state)
+    fresh_state.clear()  # a second worker: its own module state, the same shared directory
+    conftest._start_smoke_run(request.config, cmd=fake_run(0), shared=shared)
+    assert "proc" not in fresh_state  # attached, nothing started
+    assert conftest._wait_smoke_run() == tmp_path / "smoke"
+    assert (tmp_path / "smoke" / "smoke.rc").read_text() == "0"
+    fresh_state.clear()
+    fresh_state.update(owner)
+    assert conftest._wait_smoke_run() == tmp_path / "smoke"
+    assert (tmp_path / "smoke" / conftest.SMOKE_OK).exists()
+
+
+def test_an_attached_worker_reports_a_failed_run(monkeypatch, tmp_path, fresh_state, request):
+    monkeypatch.setenv(conftest.SMOKE_DIR_ENV, str(tmp_path / "smoke"))
+    conftest._start_smoke_run(request.config, cmd=fake_run(3), shared=tmp_path)
+    fresh_state.clear()
+    conftest._start_smoke_run(request.config, cmd=fake_run(3), shared=tmp_path)
+    with pytest.raises(AssertionError, match=r"(?s)exit code 3.*fake smoke output"):
+        conftest._wait_smoke_run()
+    assert not (tmp_path / "smoke" / conftest.SMOKE_OK).exists()
+
+
+def test_an_attached_worker_does_not_wait_for_a_dead_owner(tmp_path, fresh_state):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (tmp_path / "smoke.json").write_text(json.dumps({"work": str(tmp_path), "logs": str(tmp_path), "pid": dead.pid}))
+    fresh_state.update(shared=tmp_path, cmd=["snakemake"])
+    with pytest.raises(AssertionError, match="exited before the run ended"):
+        conftest._wait_smoke_run()
