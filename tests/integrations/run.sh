@@ -39,5 +39,5 @@ log=$(mktemp)
 rm -f "$log"
 say "running tests/integrations"
 cd "$REPO"
-DPSAMPLING_REQUIRE_INTEGRATIONS=1 OPENBLAS_NUM_THREADS=1 "$PY" -m pytest -q -p no:cacheprovider tests/integrations || fail "tests/integrations (see above)"
+DPSAMPLING_REQUIRE_INTEGRATIONS=1 OPENBLAS_NUM_THREADS=1 "$PY" -m pytest -q -n 2 -p no:cacheprovider tests/integrations || fail "tests/integrations (see above)"
 say "passed"
