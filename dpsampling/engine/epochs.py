@@ -119,16 +119,25 @@ def clear_caches():
 
 def _chernoff_window(probs, tail_mass_truncation=pld.TAIL_MASS_TRUNCATION):
     """A function T -> (lower, upper): dp_accounting's window of the T-fold composition of ``probs``
-    (``common.compute_self_convolve_bounds`` over its 40 orders), with the 40 log-MGFs computed once."""
+    (``common.compute_self_convolve_bounds`` over its 40 orders), the same integers: settled by the screen of
+    :func:`.pld._self_convolve_bounds` where it settles them (its log-MGFs computed once for every T), else from
+    dp_accounting's 40 log-MGFs (``logsumexp`` rows, computed once, on the first T that needs them)."""
     import numpy as np
     from scipy import special
 
     n = len(probs)
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
-    log_mgfs = special.logsumexp(np.outer(orders, np.arange(n)), b=probs, axis=1)
+    screen_mgf = pld._screen_log_mgf(probs)
+    exact = []
 
     def window(num_times):
-        return pld.mgf_window(orders, log_mgfs, n, num_times, tail_mass_truncation)
+        screen = None if screen_mgf is None else pld._screen_bounds(screen_mgf, n, num_times, tail_mass_truncation)
+        settled = None if screen is None else pld._settled_window(*screen, n, num_times)
+        if settled is not None:
+            return settled
+        if not exact:
+            exact.append(special.logsumexp(np.outer(orders, np.arange(n)), b=probs, axis=1))
+        return pld.mgf_window(orders, exact[0], n, num_times, tail_mass_truncation)
 
     return window
 

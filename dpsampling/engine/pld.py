@@ -334,6 +334,13 @@ def _screen(probs, num_times, tail_mass_truncation):
     for the few operations of the bound itself; the returned margin adds one unit for the rounding to an
     integer (what :func:`_kept_orders` needs; :func:`_settled_window` takes it off again).
     """
+    log_mgf = _screen_log_mgf(probs)
+    return None if log_mgf is None else _screen_bounds(log_mgf, len(probs), num_times, tail_mass_truncation)
+
+
+def _screen_log_mgf(probs):
+    """The screen's log M(λ) at the 40 orders of :func:`_screen` (independent of T), or None where the screen does
+    not apply (non-finite, negative or empty inputs)."""
     n = len(probs)
     probs = np.asarray(probs, dtype=float)
     if n == 0 or not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
@@ -347,7 +354,12 @@ def _screen(probs, num_times, tail_mass_truncation):
             mgf[first + sign * (k - 1)] = np.add.reduce(probs * power)  # not BLAS dot: threads, slower here
             power *= e
     with np.errstate(divide="ignore"):
-        log_mgf = np.log(mgf)
+        return np.log(mgf)
+
+
+def _screen_bounds(log_mgf, n, num_times, tail_mass_truncation):
+    """(orders, bounds, margins) of :func:`_screen` from its log M(λ) (:func:`_screen_log_mgf`), or None where a
+    bound is not finite."""
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
     bound = (num_times * log_mgf + math.log(2 / tail_mass_truncation)) / orders
     if not np.all(np.isfinite(bound)):

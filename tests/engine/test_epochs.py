@@ -44,12 +44,17 @@ def test_vectorised_reading_is_dp_accountings(delta):
                                                                     abs=1e-12)
 
 
-def test_window_is_dp_accountings():
+@pytest.mark.parametrize("settles", [True, False])
+def test_window_is_dp_accountings(settles, monkeypatch):
+    # the screen settles nearly every window; unsettled ones take dp_accounting's own log-MGFs: both paths
     from dp_accounting.pld import common
 
+    if not settles:
+        monkeypatch.setattr(pld, "_settled_window", lambda *a: None)
     one = pld.pessimistic_pld(S, Q, 1e-3)
-    probs = one._pmf_remove.to_dense_pmf()._probs if hasattr(one._pmf_remove, "to_dense_pmf") else one._pmf_remove._probs
-    window = epochs._chernoff_window(probs)
-    for t in (2, 40, 400):
-        assert window(t) == common.compute_self_convolve_bounds(probs, t, pld.TAIL_MASS_TRUNCATION)
-    assert math.isfinite(window(400)[1])
+    for pmf in (one._pmf_remove, one._pmf_add, epochs._one_step_lower(S, Q, 1e-3, "add")):
+        probs = pmf.to_dense_pmf()._probs if hasattr(pmf, "to_dense_pmf") else pmf._probs
+        window = epochs._chernoff_window(probs)
+        for t in (2, 3, 40, 41, 400, 4000):
+            assert window(t) == common.compute_self_convolve_bounds(probs, t, pld.TAIL_MASS_TRUNCATION)
+        assert math.isfinite(window(400)[1])
