@@ -1,26 +1,23 @@
-"""The certified interval of :mod:`.poisson_interval` after each of several epochs, sharing the one-step PLDs.
+"""The certified interval of :mod:`.poisson_interval` after each of several epochs.
 
 An ε(δ) question after E epochs of T steps asks for the T·E-fold composition of the subsampled Gaussian's
-one-step pair.  Asked epoch by epoch, most of the work of each question is rebuilding the same one-step pmfs
-(the pessimistic connect-the-dots pmf of :func:`.pld.pessimistic_pld` and the dominated pmf of
-:func:`.dominated_pld.dominated_pmf`, at each discretisation the refinement visits); their compositions differ
-per epoch.  Here the one-step pmfs are built once per (σ, q, discretisation) and kept (:func:`_one_step_upper`,
-:func:`_one_step_lower`, bounded LRU caches), and each epoch's composition, its rounding bound, its reading and
-the refinement over discretisations are exactly those of :func:`.poisson_interval.epsilon`: the same functions on
-the same pmfs, so every epoch's interval is the one :func:`.poisson_interval.epsilon` gives at T·e steps, bit for
-bit (``tests/engine/test_epochs.py`` compares them), and each end is valid for the reason given there.
+one-step pair.  Asked epoch by epoch (:func:`interval_epsilon_epochs`), each epoch is
+:func:`.poisson_interval.epsilon` at T·e steps, bit for bit (``tests/engine/test_epochs.py`` compares them): its
+one-step pmfs (the pessimistic connect-the-dots pmf, :func:`.pld.one_step`, and the dominated pmf,
+:func:`.dominated_pld.one_step`) are kept per (σ, q, discretisation), so a new epoch builds only its compositions,
+and a question asked before (the plain audit's row, the last epoch of a per-epoch table) finds its compositions
+kept (:func:`.pld.composed`, :func:`.dominated_pld.composed`).  Every epoch of one run at one discretisation
+(:func:`interval_epsilon_each_epoch`) shares one transform per end instead.
 """
 
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 from dp_accounting.pld import pld_pmf as _pmflib
 
 from . import dominated_pld, pld, poisson_interval
 from .reading import epsilon_for_delta_lower
-from .result import RELIABLE_DELTA_FLOOR
 
 
 def _one_step_upper(sigma: float, q: float, discretization: float):
@@ -28,86 +25,24 @@ def _one_step_upper(sigma: float, q: float, discretization: float):
     return pld.one_step(float(sigma), float(q), True, float(discretization))
 
 
-@lru_cache(maxsize=32)
 def _one_step_lower(sigma: float, q: float, discretization: float, direction: str):
-    """:func:`.dominated_pld.dominated_pmf` of one direction (cached; treat as immutable)."""
-    return dominated_pld.dominated_pmf(sigma, q, discretization, direction)
-
-
-@lru_cache(maxsize=4)
-def _upper_pmfs(sigma, q, total_steps, direction, discretization):
-    """= :func:`.pld._upper_pmfs` (the composed pessimistic pmfs with their rounding bounds), from the cached
-    one-step PLD."""
-    one = _one_step_upper(sigma, q, discretization)
-    comp = pld.self_compose(one, int(total_steps))
-    out = []
-    for one_pmf, pmf in zip(pld.direction_pmfs(one, direction), pld.direction_pmfs(comp, direction)):
-        if total_steps == 1:
-            out.append((pmf, 0.0, 0.0))
-        elif isinstance(pmf, _pmflib.DensePLDPmf):
-            dense = pld._dense_unless_sparse_result(one_pmf, int(total_steps))  # noqa: SLF001
-            dense = dense if isinstance(dense, _pmflib.DensePLDPmf) else dense.to_dense_pmf()
-            out.append((pmf, pld.composition_error(dense._probs, int(total_steps), pmf._probs), 0.0))  # noqa: SLF001
-        else:
-            import numpy as np
-
-            size, t = one_pmf.size, int(total_steps)
-            out.append((pmf, 0.0, 1.01 * (t - 1) * (size**t + t) * np.finfo(float).eps / 2))
-    return tuple(out)
-
-
-def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
-    """= :func:`.pld.certified_epsilon` (an upper bound on ε(δ)), from the cached one-step PLD."""
-    out = []
-    for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction, float(discretization)):
-        eps0 = float(pld.epsilon_for_delta(pmf, float(delta)))
-        target = float(delta) - pld._upper_error(pmf, err2, flat, eps0) if math.isfinite(eps0) else 0.0  # noqa: SLF001
-        out.append(float(pld.epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
-    return max(out)
-
-
-@lru_cache(maxsize=4)
-def _lower_composed(sigma, q, total_steps, discretization, direction):
-    """= :func:`.dominated_pld.composed`, from the cached one-step dominated pmf."""
-    return dominated_pld._compose_pmf(_one_step_lower(sigma, q, discretization, direction), int(total_steps))  # noqa: SLF001
-
-
-def dominated_epsilon(delta, sigma, q, total_steps, direction, discretization):
-    """= :func:`.dominated_pld.epsilon` (a lower bound on ε(δ)), from the cached one-step dominated pmf."""
-    out = []
-    for d in dominated_pld._directions(direction):  # noqa: SLF001
-        pmf, err2 = _lower_composed(float(sigma), float(q), int(total_steps), float(discretization), d)
-        err_at = dominated_pld._error_at  # noqa: SLF001
-        eps0 = epsilon_for_delta_lower(pmf, float(delta) + err_at(pmf, err2, total_steps, -math.inf))
-        out.append(max(eps0, epsilon_for_delta_lower(pmf, float(delta) + err_at(pmf, err2, total_steps, eps0))))
-    return max(out)
+    """:func:`.dominated_pld.dominated_pmf` of one direction, from its one-step cache (treat as immutable)."""
+    return dominated_pld.one_step(float(sigma), float(q), float(discretization), direction)
 
 
 def interval_epsilon_epochs(delta, *, sigma, q, steps, epochs, direction="add_remove", rel_tol=1e-3,
                             finest_discretization=None, discretization=None):
     """:func:`.poisson_interval.epsilon` at ``steps``·e compositions for each e of ``epochs`` (epoch numbers, in
-    order): a list of AccountingResult, each the same as that function's (module docstring)."""
-    finest = poisson_interval._check_finest(finest_discretization)  # noqa: SLF001
-    s, q, dlt = float(sigma), float(q), float(delta)
-    out = []
-    for e in epochs:
-        t = int(steps) * int(e)
-        if q == 1.0 or dlt < RELIABLE_DELTA_FLOOR:  # closed form, or the φ accountant alone: nothing to share
-            out.append(poisson_interval.epsilon(dlt, sigma=s, q=q, total_steps=t, direction=direction,
-                                                rel_tol=rel_tol, finest_discretization=finest_discretization,
-                                                discretization=discretization))
-            continue
-        lo, up, d, widths = poisson_interval._refine(  # noqa: SLF001
-            lambda dd, t=t: certified_epsilon(dlt, s, q, t, direction, dd),
-            lambda dd, t=t: dominated_epsilon(dlt, s, q, t, direction, dd), rel_tol, finest, discretization)
-        out.append(poisson_interval._with_cf(lo, up, d, widths, poisson_interval.cf.accounting_epsilon,  # noqa: SLF001
-                                             dlt, s, q, t, direction, rel_tol))
-    return out
+    order): a list of AccountingResult, each that function's (module docstring)."""
+    return [poisson_interval.epsilon(float(delta), sigma=float(sigma), q=float(q), total_steps=int(steps) * int(e),
+                                     direction=direction, rel_tol=rel_tol,
+                                     finest_discretization=finest_discretization, discretization=discretization)
+            for e in epochs]
 
 
 def clear_caches():
-    """Forget the kept one-step pmfs and compositions."""
-    for f in (pld.one_step, _one_step_lower, _upper_pmfs, _lower_composed):
+    """Forget the kept one-step pmfs and the compositions of the interval's two ends."""
+    for f in (pld.one_step, pld.composed, pld._upper_pmfs, dominated_pld.one_step, dominated_pld.composed):  # noqa: SLF001
         f.cache_clear()
 
 
@@ -166,12 +101,13 @@ def _epoch_error(probs, total_steps, epoch, steps, out, transform_len, norms=Non
     return base + (9.0 * u * epoch + 6.0 * u) * (c2 + g * spread)
 
 
-def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass):
+def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass, wanted=None):
     """[(DensePLDPmf, err2)] after each epoch 1 … ``epochs`` of ``steps`` compositions of the one-step pmf
     (``probs`` at losses (lower_loss + i)·d, ``inf_mass`` at +∞): dp_accounting's window and (pessimistic) +∞
     mass for each T = steps·e, the masses from one circular transform of the last epoch's length (a longer
     transform than T·e needs only folds less of the ≤ τ mass outside the window back in), err2 of
-    :func:`_epoch_error`."""
+    :func:`_epoch_error`.  With ``wanted`` (a set of epochs) the other epochs' entries are None: their product
+    is formed (the next epoch needs it) but not transformed back."""
     import numpy as np
     from scipy import fft
 
@@ -186,6 +122,9 @@ def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass):
         t = steps * e
         if e > 1:
             acc = acc * step_power
+        if wanted is not None and e not in wanted:
+            out.append(None)
+            continue
         if t == 1:  # one step: the pmf itself, no composition
             out.append((_pmflib.DensePLDPmf(d, lower_loss, np.asarray(probs), inf_mass, pessimistic), 0.0))
             continue
@@ -200,9 +139,12 @@ def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass):
 
 class _Reader:
     """ε(δ) of one dense pmf at several δ (:func:`epsilon_for_delta`), its running sums computed once, in blocks from
-    the largest loss (each 4× the last) as far as a reading needs them."""
+    the largest loss as far as a reading needs them: 8192 entries, then each block 4× the last; with ``first`` (the
+    entries a reading is expected to walk, e.g. the previous epoch's :attr:`walked`) a first block of about that
+    many, then blocks of 8192 doubling.  The sums are sequential (``np.cumsum``, each block continuing the last), so
+    the blocks change only the work, not a bit of the readings.  :attr:`walked`: the most entries a reading walked."""
 
-    def __init__(self, pmf):
+    def __init__(self, pmf, first=None):
         import numpy as np
 
         self.pmf, self.blocks = pmf, []
@@ -210,7 +152,9 @@ class _Reader:
         self.d, self.n = pmf._discretization, len(self.probs)  # noqa: SLF001
         self.inf = pmf._infinity_mass  # noqa: SLF001
         self.fallback = self.n == 0 or pmf._lower_loss * self.d < -700  # noqa: SLF001 - exp(−loss) could overflow
-        self.next = (self.inf, 0.0, (pmf._lower_loss + self.n - 1) * self.d, 0, 8192)  # noqa: SLF001
+        block, self.growth = (8192, 4) if first is None else (max(8192, int(1.05 * first) + 2048), None)
+        self.next = (self.inf, 0.0, (pmf._lower_loss + self.n - 1) * self.d, 0, block)  # noqa: SLF001
+        self.walked = 0
 
     def _block(self, k):
         import numpy as np
@@ -224,8 +168,12 @@ class _Reader:
             p = self.probs[start:stop]
             ups = np.cumsum(np.concatenate(([upper], p)))
             lows = np.cumsum(np.concatenate(([lower], np.exp(-losses) * p)))
-            self.blocks.append((losses, ups, lows))
-            self.next = (ups[-1], lows[-1], losses[-1] - self.d, stop, 4 * block)
+            self.blocks.append((start, losses, ups, lows))
+            if self.growth is None:  # after a first block of the expected walk: small steps beyond it
+                nxt, self.growth = 8192, 2
+            else:
+                nxt = self.growth * block
+            self.next = (ups[-1], lows[-1], losses[-1] - self.d, stop, nxt)
         return self.blocks[k]
 
     def epsilon(self, delta):
@@ -237,7 +185,7 @@ class _Reader:
             return pld.epsilon_for_delta(self.pmf, delta)
         k, upper, lower = 0, self.inf, 0.0
         while not (k == len(self.blocks) and self.next[3] >= self.n):  # until every entry is walked
-            losses, ups, lows = self._block(k)
+            start, losses, ups, lows = self._block(k)
             u_before, l_before = ups[:-1], lows[:-1]
             valid = (u_before > delta) & (l_before > 0)
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -246,6 +194,7 @@ class _Reader:
             m = losses.size
             kb = int(np.argmax(brk)) if brk.any() else m
             kr = int(np.argmax(ret)) if ret.any() else m
+            self.walked = max(self.walked, start + min(kb, kr))
             if kr < kb:
                 return max(0.0, float(losses[kr]))
             if kb < m:
@@ -274,9 +223,10 @@ def _dense(pmf):
 
 
 def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretization, direction="add_remove",
-                                rel_tol=1e-3):
+                                rel_tol=1e-3, wanted=None):
     """[lower, upper] on ε(δ) after each epoch 1 … ``epochs`` of ``steps`` compositions, all at one
-    ``discretization`` d: a list of AccountingResult as :func:`.poisson_interval.epsilon` makes them.
+    ``discretization`` d: a list of AccountingResult as :func:`.poisson_interval.epsilon` makes them (None for an
+    epoch not in ``wanted``, where given: its composition is passed through, not read).
 
     upper: per direction the pessimistic connect-the-dots one-step pmf (:func:`.pld.pessimistic_pld`, it
     dominates the true pair), composed (:func:`_epoch_pmfs`: dp_accounting's window, the truncated tail at +∞)
@@ -287,31 +237,39 @@ def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretizatio
     """
     s, q, d, dlt = float(sigma), float(q), float(discretization), float(delta)
     steps, epochs = int(steps), int(epochs)
+    wanted = None if wanted is None else {int(e) for e in wanted}
     ups, lows = [], []
     one = _one_step_upper(s, q, d)
     for pmf in pld.direction_pmfs(one, direction):
         pmf = _dense(pmf)
-        ups.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, True, pmf._infinity_mass))  # noqa: SLF001
+        ups.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, True, pmf._infinity_mass,  # noqa: SLF001
+                               wanted))
     for dd in dominated_pld._directions(direction):  # noqa: SLF001
         pmf = _one_step_lower(s, q, d, dd)
-        lows.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, False, 0.0))  # noqa: SLF001
+        lows.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, False, 0.0, wanted))  # noqa: SLF001
+    walked = {}  # (end, direction) -> entries the last epoch's readings walked: the next epoch's first block
     out = []
     for e in range(epochs):
+        if ups[0][e] is None:
+            out.append(None)
+            continue
         t = steps * (e + 1)
         up = -math.inf
-        for per in ups:
+        for i, per in enumerate(ups):
             pmf, err2 = per[e]
-            read = _Reader(pmf)
+            read = _Reader(pmf, walked.get(("up", i)))
             eps0 = float(read.epsilon(dlt))
             target = dlt - pld.rounding_at(pmf, err2, eps0) if math.isfinite(eps0) else 0.0
             up = max(up, float(read.epsilon(target)) if target > 0 else math.inf)
+            walked["up", i] = read.walked
         lo = -math.inf
-        for per in lows:
+        for i, per in enumerate(lows):
             pmf, err2 = per[e]
-            read = _Reader(pmf)
+            read = _Reader(pmf, walked.get(("lo", i)))
             err_at = dominated_pld._error_at  # noqa: SLF001
             eps0 = float(read.epsilon(dlt + err_at(pmf, err2, t, -math.inf)))
             lo = max(lo, eps0, float(read.epsilon(dlt + err_at(pmf, err2, t, eps0))))
+            walked["lo", i] = read.walked
         width = (up - lo) / up if up > 0 else 0.0
         out.append(poisson_interval._with_cf(lo, up, d, {d: width}, poisson_interval.cf.accounting_epsilon,  # noqa: SLF001
                                              dlt, s, q, t, direction, rel_tol))

@@ -36,6 +36,26 @@ def test_every_epoch_at_one_discretisation_is_certified():
     assert all(a.upper < b.upper for a, b in zip(rows, rows[1:]))
 
 
+def test_epochs_not_wanted_are_skipped_and_the_others_unchanged():
+    d = 1e-3
+    every = epochs.interval_epsilon_each_epoch(DELTA, sigma=S, q=Q, steps=STEPS, epochs=5, discretization=d)
+    some = epochs.interval_epsilon_each_epoch(DELTA, sigma=S, q=Q, steps=STEPS, epochs=5, discretization=d,
+                                              wanted=[2, 4])
+    assert some[1] == every[1] and some[3] == every[3]
+    assert [r is None for r in some] == [True, False, True, False, True]
+
+
+@pytest.mark.parametrize("first", [None, 0, 20000, 70000, 10**6])  # walks: ~77 000 and ~17 000
+def test_reading_does_not_depend_on_the_first_block(first):
+    # the first block is a guess of the walk (the previous epoch's): every guess gives the same floats
+    comp = pld.composed(S, Q, 200, True, 1e-4)
+    for pmf in pld.direction_pmfs(comp, "add_remove"):
+        ref, read = epochs._Reader(pmf), epochs._Reader(pmf, first)
+        for delta in (0.5, 1e-3, 1e-5, 1e-5 * (1 - 1e-9), 1e-8):
+            assert read.epsilon(delta) == ref.epsilon(delta)
+        assert read.walked == ref.walked > 0
+
+
 @pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-8, 0.5])
 def test_vectorised_reading_is_dp_accountings(delta):
     comp = pld.composed(S, Q, 200, True, 1e-3)
