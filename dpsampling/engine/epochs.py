@@ -54,25 +54,30 @@ def clear_caches():
 
 def _chernoff_window(probs, tail_mass_truncation=pld.TAIL_MASS_TRUNCATION):
     """A function T -> (lower, upper): dp_accounting's window of the T-fold composition of ``probs``
-    (``common.compute_self_convolve_bounds`` over its 40 orders), the same integers: settled by the screen of
-    :func:`.pld._self_convolve_bounds` where it settles them (its log-MGFs computed once for every T), else from
-    dp_accounting's 40 log-MGFs (``logsumexp`` rows, computed once, on the first T that needs them)."""
+    (``common.compute_self_convolve_bounds`` over its 40 orders), the same integers, as
+    :func:`.pld._self_convolve_bounds` finds them: settled by its screen where the screen settles them (the screen's
+    log-MGFs computed once for every T), else from dp_accounting's log-MGFs (``logsumexp`` rows) at the orders that
+    can decide the window, each row computed once for every T that needs it."""
     import numpy as np
     from scipy import special
 
     n = len(probs)
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
     screen_mgf = pld._screen_log_mgf(probs)
-    exact = []
+    exact = {}  # order index -> dp_accounting's log-MGF row
 
     def window(num_times):
         screen = None if screen_mgf is None else pld._screen_bounds(screen_mgf, n, num_times, tail_mass_truncation)
         settled = None if screen is None else pld._settled_window(*screen, n, num_times)
         if settled is not None:
             return settled
-        if not exact:
-            exact.append(special.logsumexp(np.outer(orders, np.arange(n)), b=probs, axis=1))
-        return pld.mgf_window(orders, exact[0], n, num_times, tail_mass_truncation)
+        rows = np.arange(40) if screen is None or n < pld._SCREEN_MIN_SIZE else pld._kept_orders(*screen)
+        missing = [int(r) for r in rows if int(r) not in exact]
+        if missing:
+            vals = special.logsumexp(np.outer(orders[missing], np.arange(n)), b=probs, axis=1)
+            exact.update(zip(missing, vals))
+        return pld.mgf_window(orders[rows], np.array([exact[int(r)] for r in rows]), n, num_times,
+                              tail_mass_truncation)
 
     return window
 
