@@ -27,13 +27,16 @@ def cpu_of(argv) -> float:
 
 
 def per_sampler() -> None:
-    """Each sampler's per-epoch table alone, in this process (after the plain row, as the audit asks them)."""
+    """Each sampler's per-epoch table alone, in this process (after the plain row, as the audit asks them): the
+    audit's samplers without a cap (a capped sampler joins the audit only with --max-batch-size)."""
     import time
 
     from dpsampling import samplers
     from dpsampling.samplers.per_epoch import epsilon_per_epoch
 
     for s in samplers.SAMPLERS:
+        if samplers.get_spec(s).batch == "capped":
+            continue
         kw = {"q": 256 / 60000} if samplers.get_spec(s).batch == "rate" else {}
         t = time.process_time()
         samplers.account(s, "epsilon", 1e-5, sigma=1.1, steps=235, epochs=60, force=True, **kw)
