@@ -142,6 +142,95 @@ def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass, want
     return out
 
 
+def _hermitian_half(spectrum, n_fft):
+    """Entries 0 … ⌊N/2⌋ of a transform of real masses (N = ``n_fft``), the imaginary part of entry 0 (and N/2 for
+    even N) set to 0: with their mirror images (:func:`_two_real_inverse`) an exactly Hermitian spectrum whose
+    every entry is within the computed entry's error of the exact transform (the exact entries there are real)."""
+    half = spectrum[:n_fft // 2 + 1].copy()
+    half[0] = half[0].real
+    if n_fft % 2 == 0:
+        half[-1] = half[-1].real
+    return half
+
+
+def _two_real_inverse(a, b, n_fft):
+    """(F⁻¹ ext(a), F⁻¹ ext(b)) by one complex inverse transform of ext(a) + i·ext(b), where ext is the Hermitian
+    extension of a half spectrum (:func:`_hermitian_half`: entry N − k is the conjugate of entry k).  Each
+    extension is exactly Hermitian, so its exact inverse is real: the real part of the result is the first's,
+    the imaginary part the second's, and only the forming of the sum (one rounding per component) and the inverse
+    transform's own rounding (relative to ‖ext(a) + i·ext(b)‖) mix the two (:func:`_pair_error`)."""
+    import numpy as np
+    from scipy import fft
+
+    h = n_fft // 2
+    z = np.empty(n_fft, dtype=complex)
+    z.real[:h + 1] = a.real - b.imag
+    z.imag[:h + 1] = a.imag + b.real
+    ma, mb = a[n_fft - h - 1:0:-1], b[n_fft - h - 1:0:-1]  # entries N − k for k = h + 1 … N − 1
+    z.real[h + 1:] = ma.real + mb.imag
+    z.imag[h + 1:] = mb.real - ma.imag
+    full = fft.ifft(z)
+    return full.real, full.imag
+
+
+def _pair_error(own_norm2, other_norm2, transform_len):
+    """What :func:`_two_real_inverse` adds to one output's error beyond :func:`_epoch_error` (which covers its own
+    spectrum's error and an inverse transform of its own): the inverse transform's rounding, ≤ g‖x‖₂ for an exact
+    output x = a + i·b with ‖x‖₂ ≤ ‖a‖₂ + ‖b‖₂ (g = 8u(log₂N + 1), as :func:`.numerics.fft_error`), so g‖b‖₂ more;
+    the forming of ext(a) + i·ext(b), each component one addition rounded to within u of its two terms' moduli,
+    ≤ u(|a_k| + |b_k|) per entry, i.e. ≤ u(‖a‖₂ + ‖b‖₂) after the inverse (Parseval), counted twice for the
+    first-order terms.  ``own_norm2``, ``other_norm2``: the outputs' 2-norms (as :func:`_epoch_error`'s ‖c‖₂)."""
+    from .numerics import UNIT_ROUNDOFF as u
+
+    g = 8.0 * u * (math.log2(max(2, int(transform_len))) + 1.0)
+    return g * other_norm2 + 2.0 * u * (own_norm2 + other_norm2)
+
+
+def _epoch_pmf_pair(first, second, d, steps, epochs, wanted=None):
+    """:func:`_epoch_pmfs` of two one-step pmfs (``first``, ``second``: (probs, lower_loss, pessimistic, inf_mass)),
+    each epoch's two compositions from one inverse transform (:func:`_two_real_inverse`) of a common length (the
+    longer of their windows: a longer transform only folds less of the ≤ τ mass outside a window back in), the
+    epoch products formed on the half spectra.  The half spectrum's entries are those of the full transform
+    (:func:`_hermitian_half`), and the mirrored ones carry the same error bound as their images, so each
+    :func:`_epoch_error` holds for its extension; :func:`_pair_error` is added for the shared inverse."""
+    import numpy as np
+    from scipy import fft
+
+    pmfs = (first, second)
+    windows = [_chernoff_window(p[0]) for p in pmfs]
+    wins = [[window(steps * e) for e in range(1, epochs + 1)] for window in windows]
+    n_fft = fft.next_fast_len(max(max(up - lo + 1 for ws in wins for lo, up in ws), *(len(p[0]) for p in pmfs)))
+    powers = [_hermitian_half(pld._power(fft.fft(p[0], n_fft), steps), n_fft) for p in pmfs]  # noqa: SLF001
+    accs = list(powers)
+    norms = [(math.fsum(p[0]), float(np.linalg.norm(p[0]))) for p in pmfs]
+    outs = ([], [])
+    for e in range(1, epochs + 1):
+        t = steps * e
+        if e > 1:
+            accs = [acc * power for acc, power in zip(accs, powers)]
+        if wanted is not None and e not in wanted:
+            for out in outs:
+                out.append(None)
+            continue
+        if t == 1:  # one step: the pmfs themselves, no composition
+            for (probs, lower_loss, pessimistic, inf_mass), out in zip(pmfs, outs):
+                out.append((_pmflib.DensePLDPmf(d, lower_loss, np.asarray(probs), inf_mass, pessimistic), 0.0))
+            continue
+        fulls = _two_real_inverse(accs[0], accs[1], n_fft)
+        made = []
+        for (probs, lower_loss, pessimistic, inf_mass), full, ws in zip(pmfs, fulls, wins):
+            lo, up = ws[e - 1]
+            out_len, start = up - lo + 1, lo % n_fft
+            masses = np.concatenate((full[start:start + out_len], full[:max(0, out_len - (n_fft - start))]))
+            inf = (pld.TAIL_MASS_TRUNCATION - math.expm1(t * math.log1p(-inf_mass))) if pessimistic else 0.0
+            made.append((_pmflib.DensePLDPmf(d, lower_loss * t + lo, masses, inf, pessimistic), masses))
+        c2 = [float(np.linalg.norm(m)) + pld.TAIL_MASS_TRUNCATION for _, m in made]
+        for i, ((pmf, masses), (probs, *_), out) in enumerate(zip(made, pmfs, outs)):
+            err = _epoch_error(probs, t, e, steps, masses, n_fft, norms[i]) + _pair_error(c2[i], c2[1 - i], n_fft)
+            out.append((pmf, err))
+    return outs
+
+
 class _Reader:
     """ε(δ) of one dense pmf at several δ (:func:`epsilon_for_delta`), its running sums computed once, in blocks from
     the largest loss as far as a reading needs them: 8192 entries, then each block 4× the last; with ``first`` (the
@@ -244,14 +333,13 @@ def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretizatio
     steps, epochs = int(steps), int(epochs)
     wanted = None if wanted is None else {int(e) for e in wanted}
     ups, lows = [], []
-    one = _one_step_upper(s, q, d)
-    for pmf in pld.direction_pmfs(one, direction):
-        pmf = _dense(pmf)
-        ups.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, True, pmf._infinity_mass,  # noqa: SLF001
-                               wanted))
-    for dd in dominated_pld._directions(direction):  # noqa: SLF001
-        pmf = _one_step_lower(s, q, d, dd)
-        lows.append(_epoch_pmfs(pmf._probs, pmf._lower_loss, d, steps, epochs, False, 0.0, wanted))  # noqa: SLF001
+    uppers = [_dense(pmf) for pmf in pld.direction_pmfs(_one_step_upper(s, q, d), direction)]
+    lowers = [_one_step_lower(s, q, d, dd) for dd in dominated_pld._directions(direction)]  # noqa: SLF001
+    for up_pmf, lo_pmf in zip(uppers, lowers):  # one direction's two ends share each inverse transform
+        up, lo = _epoch_pmf_pair((up_pmf._probs, up_pmf._lower_loss, True, up_pmf._infinity_mass),  # noqa: SLF001
+                                 (lo_pmf._probs, lo_pmf._lower_loss, False, 0.0), d, steps, epochs, wanted)  # noqa: SLF001
+        ups.append(up)
+        lows.append(lo)
     walked = {}  # (end, direction) -> entries the last epoch's readings walked: the next epoch's first block
     out = []
     for e in range(epochs):

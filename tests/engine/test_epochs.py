@@ -45,6 +45,25 @@ def test_epochs_not_wanted_are_skipped_and_the_others_unchanged():
     assert [r is None for r in some] == [True, False, True, False, True]
 
 
+@pytest.mark.parametrize("steps,n_epochs", [(40, 4), (1, 3), (7, 2)])
+def test_a_pair_sharing_each_inverse_transform_is_each_alone_within_both_bounds(steps, n_epochs):
+    # the upper and lower ends of one direction from one complex inverse transform (real and imaginary parts): each
+    # composition is the one composed alone up to the two rounding bounds (each bounds its distance to the exact one)
+    import numpy as np
+
+    d = 1e-3
+    up = epochs._dense(pld.pessimistic_pld(S, Q, d)._pmf_add)
+    lo = epochs._one_step_lower(S, Q, d, "add")
+    specs = [(up._probs, up._lower_loss, True, up._infinity_mass), (lo._probs, lo._lower_loss, False, 0.0)]
+    pair = epochs._epoch_pmf_pair(*specs, d, steps, n_epochs)
+    for spec, rows in zip(specs, pair):
+        alone = epochs._epoch_pmfs(spec[0], spec[1], d, steps, n_epochs, spec[2], spec[3])
+        for (p, err), (a, err_a) in zip(rows, alone):
+            assert (p._lower_loss, len(p._probs), p._infinity_mass) == (a._lower_loss, len(a._probs), a._infinity_mass)
+            assert np.linalg.norm(p._probs - a._probs) <= err + err_a
+            assert err_a <= err <= 1.5 * err_a + 1e-15  # the shared transform adds little to the bound
+
+
 @pytest.mark.parametrize("first", [None, 0, 20000, 70000, 10**6])  # walks: ~77 000 and ~17 000
 def test_reading_does_not_depend_on_the_first_block(first):
     # the first block is a guess of the walk (the previous epoch's): every guess gives the same floats
