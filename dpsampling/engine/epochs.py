@@ -282,12 +282,18 @@ class _Reader:
             start, losses, ups, lows = self._block(k)
             u_before, l_before = ups[:-1], lows[:-1]
             valid = (u_before > delta) & (l_before > 0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                brk = valid & (np.log((u_before - delta) / l_before) >= losses)
             ret = (ups[1:] >= delta) & (lows[1:] == 0)
             m = losses.size
-            kb = int(np.argmax(brk)) if brk.any() else m
             kr = int(np.argmax(ret)) if ret.any() else m
+            kb = int(np.argmax(valid)) if valid.any() else m  # no break before the first valid entry
+            while kb < m and kb <= kr:  # the break test from there on, in chunks, up to the first break (or ret)
+                stop = min(m, kb + 4096)
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    brk = valid[kb:stop] & (np.log((u_before[kb:stop] - delta) / l_before[kb:stop]) >= losses[kb:stop])
+                if brk.any():
+                    kb += int(np.argmax(brk))
+                    break
+                kb = stop
             self.walked = max(self.walked, start + min(kb, kr))
             if kr < kb:
                 return max(0.0, float(losses[kr]))

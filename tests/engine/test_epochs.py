@@ -83,6 +83,21 @@ def test_vectorised_reading_is_dp_accountings(delta):
                                                                     abs=1e-12)
 
 
+@pytest.mark.parametrize("delta", [0.05, 0.2, 0.45, 0.7, 0.9])
+def test_reading_where_the_top_losses_underflow_is_dp_accountings(delta):
+    # masses at losses beyond 745 (e^−ℓ = 0): dp_accounting returns the loss at which the mass reaches δ while no
+    # term is positive, and reads on below it otherwise
+    import numpy as np
+    from dp_accounting.pld import pld_pmf
+
+    probs = np.zeros(20001)
+    probs[:10001] = 0.5 / 10001
+    probs[-300:] = 0.5 / 300  # losses ~ 800
+    pmf = pld_pmf.DensePLDPmf(0.04, 0, probs, 0.0, True)
+    for first in (None, 50, 20000):
+        assert epochs._Reader(pmf, first).epsilon(delta) == pmf.get_epsilon_for_delta(delta)
+
+
 @pytest.mark.parametrize("settles", [True, False])
 def test_window_is_dp_accountings(settles, monkeypatch):
     # the screen settles nearly every window; unsettled ones take dp_accounting's own log-MGFs: both paths
