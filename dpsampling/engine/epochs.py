@@ -153,23 +153,24 @@ def _hermitian_half(spectrum, n_fft):
     return half
 
 
-def _two_real_inverse(a, b, n_fft):
+def _two_real_inverse(a, b, n_fft, z=None):
     """(F⁻¹ ext(a), F⁻¹ ext(b)) by one complex inverse transform of ext(a) + i·ext(b), where ext is the Hermitian
     extension of a half spectrum (:func:`_hermitian_half`: entry N − k is the conjugate of entry k).  Each
     extension is exactly Hermitian, so its exact inverse is real: the real part of the result is the first's,
     the imaginary part the second's, and only the forming of the sum (one rounding per component) and the inverse
-    transform's own rounding (relative to ‖ext(a) + i·ext(b)‖) mix the two (:func:`_pair_error`)."""
+    transform's own rounding (relative to ‖ext(a) + i·ext(b)‖) mix the two (:func:`_pair_error`).  ``z``: a buffer
+    of N complex entries to form the sum in (overwritten, and the result may live in it)."""
     import numpy as np
     from scipy import fft
 
     h = n_fft // 2
-    z = np.empty(n_fft, dtype=complex)
-    z.real[:h + 1] = a.real - b.imag
-    z.imag[:h + 1] = a.imag + b.real
+    z = np.empty(n_fft, dtype=complex) if z is None else z
+    np.subtract(a.real, b.imag, out=z.real[:h + 1])
+    np.add(a.imag, b.real, out=z.imag[:h + 1])
     ma, mb = a[n_fft - h - 1:0:-1], b[n_fft - h - 1:0:-1]  # entries N − k for k = h + 1 … N − 1
-    z.real[h + 1:] = ma.real + mb.imag
-    z.imag[h + 1:] = mb.real - ma.imag
-    full = fft.ifft(z)
+    np.add(ma.real, mb.imag, out=z.real[h + 1:])
+    np.subtract(mb.real, ma.imag, out=z.imag[h + 1:])
+    full = fft.ifft(z, overwrite_x=True)
     return full.real, full.imag
 
 
@@ -201,13 +202,15 @@ def _epoch_pmf_pair(first, second, d, steps, epochs, wanted=None):
     wins = [[window(steps * e) for e in range(1, epochs + 1)] for window in windows]
     n_fft = fft.next_fast_len(max(max(up - lo + 1 for ws in wins for lo, up in ws), *(len(p[0]) for p in pmfs)))
     powers = [_hermitian_half(pld._power(fft.fft(p[0], n_fft), steps), n_fft) for p in pmfs]  # noqa: SLF001
-    accs = list(powers)
+    accs = [power.copy() for power in powers]
     norms = [(math.fsum(p[0]), float(np.linalg.norm(p[0]))) for p in pmfs]
     outs = ([], [])
+    buffer = np.empty(n_fft, dtype=complex)
     for e in range(1, epochs + 1):
         t = steps * e
         if e > 1:
-            accs = [acc * power for acc, power in zip(accs, powers)]
+            for acc, power in zip(accs, powers):
+                acc *= power
         if wanted is not None and e not in wanted:
             for out in outs:
                 out.append(None)
@@ -216,7 +219,7 @@ def _epoch_pmf_pair(first, second, d, steps, epochs, wanted=None):
             for (probs, lower_loss, pessimistic, inf_mass), out in zip(pmfs, outs):
                 out.append((_pmflib.DensePLDPmf(d, lower_loss, np.asarray(probs), inf_mass, pessimistic), 0.0))
             continue
-        fulls = _two_real_inverse(accs[0], accs[1], n_fft)
+        fulls = _two_real_inverse(accs[0], accs[1], n_fft, buffer)
         made = []
         for (probs, lower_loss, pessimistic, inf_mass), full, ws in zip(pmfs, fulls, wins):
             lo, up = ws[e - 1]
