@@ -321,6 +321,44 @@ def epsilon_for_delta(pmf, delta):
     return _Reader(pmf).epsilon(delta)
 
 
+#: below this many losses above ε, :func:`_rounding_at` sums the weights themselves (:func:`.pld.rounding_at`)
+GEOMETRIC_MIN = 64
+
+
+def _rounding_at(pmf, err2, eps):
+    """An upper bound on :func:`.pld.rounding_at` (what the δ(ε) of a pmf whose masses carry a rounding error of
+    2-norm ≤ ``err2`` may be off by: ‖w‖₂·err2, w_j = 1 − e^{ε−ℓ_j} over the m losses ℓ_j > ε) from the closed
+    form of its geometric sums instead of m exponentials: with ℓ_j = ℓ_0 + j·d, c = e^{ε−ℓ_0} and r = e^{−d},
+    Σ w_j² = m − 2c(1 − r^m)/(1 − r) + c²(1 − r^{2m})/(1 − r²).  Valid because the evaluation's rounding (a few
+    operations of terms ≤ m + 2c·S₁ + c²·S₂, far below the 1e-12 of them allowed) and the grid's (each float loss
+    within 2 ulps of ℓ_0 + j·d, so each weight within that of the geometric one: ≤ 4·2⁻⁵²·max|ℓ| per weight, √m of
+    them in the 2-norm) are added."""
+    lower, d, n = pmf._lower_loss, pmf._discretization, len(pmf._probs)  # noqa: SLF001
+    eps = float(eps)
+    if not math.isfinite(eps):
+        return pld.rounding_at(pmf, err2, eps)
+    k = pld._first_above(lower, d, n, eps)  # noqa: SLF001
+    m = n - k
+    if m < GEOMETRIC_MIN:
+        return pld.rounding_at(pmf, err2, eps)
+    first, top = float(k + lower) * d, float(n - 1 + lower) * d
+    c = math.exp(eps - first)
+    s1 = math.expm1(-m * d) / math.expm1(-d)
+    s2 = math.expm1(-2.0 * m * d) / math.expm1(-2.0 * d)
+    squares = m - 2.0 * c * s1 + c * c * s2
+    slack = 1e-12 * (m + 2.0 * c * s1 + c * c * s2)
+    grid = 4.0 * 2.0**-52 * max(abs(first), abs(top)) * math.sqrt(m)
+    return (math.sqrt(max(0.0, squares) + slack) + grid) * float(err2)
+
+
+def _error_at(pmf, err2, total_steps, eps):
+    """:func:`.dominated_pld._error_at` (the folded mass τ and the rounding) with the rounding of
+    :func:`_rounding_at`."""
+    if total_steps == 1:
+        return 0.0
+    return dominated_pld.FOLD_MASS + _rounding_at(pmf, err2, eps)
+
+
 def _dense(pmf):
     return pmf if isinstance(pmf, _pmflib.DensePLDPmf) else pmf.to_dense_pmf()
 
@@ -361,16 +399,15 @@ def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretizatio
             pmf, err2 = per[e]
             read = _Reader(pmf, walked.get(("up", i)))
             eps0 = float(read.epsilon(dlt))
-            target = dlt - pld.rounding_at(pmf, err2, eps0) if math.isfinite(eps0) else 0.0
+            target = dlt - _rounding_at(pmf, err2, eps0) if math.isfinite(eps0) else 0.0
             up = max(up, float(read.epsilon(target)) if target > 0 else math.inf)
             walked["up", i] = read.walked
         lo = -math.inf
         for i, per in enumerate(lows):
             pmf, err2 = per[e]
             read = _Reader(pmf, walked.get(("lo", i)))
-            err_at = dominated_pld._error_at  # noqa: SLF001
-            eps0 = float(read.epsilon(dlt + err_at(pmf, err2, t, -math.inf)))
-            lo = max(lo, eps0, float(read.epsilon(dlt + err_at(pmf, err2, t, eps0))))
+            eps0 = float(read.epsilon(dlt + _error_at(pmf, err2, t, -math.inf)))
+            lo = max(lo, eps0, float(read.epsilon(dlt + _error_at(pmf, err2, t, eps0))))
             walked["lo", i] = read.walked
         width = (up - lo) / up if up > 0 else 0.0
         out.append(poisson_interval._with_cf(lo, up, d, {d: width}, poisson_interval.cf.accounting_epsilon,  # noqa: SLF001
@@ -416,9 +453,8 @@ def lower_epsilon_each_epoch(delta, pmfs, epochs):
         rows = _epoch_pmfs(pmf._probs, pmf._lower_loss, pmf._discretization, 1, int(epochs), False, 0.0)  # noqa: SLF001
         out = []
         for e, (comp, err2) in enumerate(rows, 1):
-            err_at = dominated_pld._error_at  # noqa: SLF001
-            eps0 = epsilon_for_delta_lower(comp, float(delta) + err_at(comp, err2, e, -math.inf), epsilon_for_delta)
-            out.append(max(0.0, eps0, epsilon_for_delta_lower(comp, float(delta) + err_at(comp, err2, e, eps0),
+            eps0 = epsilon_for_delta_lower(comp, float(delta) + _error_at(comp, err2, e, -math.inf), epsilon_for_delta)
+            out.append(max(0.0, eps0, epsilon_for_delta_lower(comp, float(delta) + _error_at(comp, err2, e, eps0),
                                                               epsilon_for_delta)))
         per[name] = out
     return {e: (max(v[e - 1] for v in per.values()), {k: v[e - 1] for k, v in per.items()})

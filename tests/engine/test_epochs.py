@@ -64,6 +64,19 @@ def test_a_pair_sharing_each_inverse_transform_is_each_alone_within_both_bounds(
             assert err_a <= err <= 1.5 * err_a + 1e-15  # the shared transform adds little to the bound
 
 
+@pytest.mark.parametrize("steps,d", [(200, 1e-4), (40, 1e-3), (3, 1e-2)])
+def test_geometric_rounding_bound_is_the_summed_one_from_above(steps, d):
+    # the closed form of Σ w² bounds the summed weights' norm from above and is as tight, at every ε over the support
+    import numpy as np
+
+    comp = pld.composed(S, Q, steps, True, d)
+    for pmf in pld.direction_pmfs(comp, "add_remove"):
+        losses = (np.arange(len(pmf._probs)) + pmf._lower_loss) * pmf._discretization
+        for eps in list(losses[:: max(1, len(losses) // 40)] + d / 3) + [losses[0] - 1.0, losses[-1] + 1.0, -np.inf]:
+            summed, closed = pld.rounding_at(pmf, 1e-12, eps), epochs._rounding_at(pmf, 1e-12, eps)
+            assert summed <= closed <= summed * (1 + 1e-9) + 1e-25, eps
+
+
 @pytest.mark.parametrize("first", [None, 0, 20000, 70000, 10**6])  # walks: ~77 000 and ~17 000
 def test_reading_does_not_depend_on_the_first_block(first):
     # the first block is a guess of the walk (the previous epoch's): every guess gives the same floats
