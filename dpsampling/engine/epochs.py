@@ -445,17 +445,30 @@ def allocation_epsilon_each_epoch(delta, *, sigma, steps, epochs, step, loss_ste
 
 def lower_epsilon_each_epoch(delta, pmfs, epochs):
     """{epoch: (ε, per direction)} lower bounds on ε(δ) after each epoch 1 … ``epochs`` for one-epoch pmfs that are
-    dominated by the true pair (optimistic, no +∞ mass; ``pmfs``: direction -> DensePLDPmf): each composed
-    (:func:`_epoch_pmfs`) and read as :func:`.dominated_pld.epsilon` reads its compositions (the folded mass τ and
-    the rounding bound added to δ); epoch 1 is the pmf itself."""
+    dominated by the true pair (optimistic, no +∞ mass; ``pmfs``: direction -> DensePLDPmf, one discretisation): each
+    composed (:func:`_epoch_pmfs`; two directions share each inverse transform, :func:`_epoch_pmf_pair`) and read as
+    :func:`.dominated_pld.epsilon` reads its compositions (the folded mass τ and the rounding bound added to δ);
+    epoch 1 is the pmf itself."""
+    names = list(pmfs)
+    specs = [(p._probs, p._lower_loss, False, 0.0) for p in pmfs.values()]  # noqa: SLF001
+    d = pmfs[names[0]]._discretization  # noqa: SLF001
+    if len(specs) == 2:
+        rows = _epoch_pmf_pair(*specs, d, 1, int(epochs))
+    else:
+        rows = [_epoch_pmfs(probs, lower, d, 1, int(epochs), False, 0.0) for probs, lower, _, _ in specs]
     per = {}
-    for name, pmf in pmfs.items():
-        rows = _epoch_pmfs(pmf._probs, pmf._lower_loss, pmf._discretization, 1, int(epochs), False, 0.0)  # noqa: SLF001
-        out = []
-        for e, (comp, err2) in enumerate(rows, 1):
-            eps0 = epsilon_for_delta_lower(comp, float(delta) + _error_at(comp, err2, e, -math.inf), epsilon_for_delta)
+    for name, composed in zip(names, rows):
+        out, walked = [], None
+        for e, (comp, err2) in enumerate(composed, 1):
+            reader = _Reader(comp, walked)  # both readings share its sums; a shifted pmf is read afresh
+
+            def read(pmf, dlt, reader=reader, comp=comp):
+                return reader.epsilon(dlt) if pmf is comp else epsilon_for_delta(pmf, dlt)
+
+            eps0 = epsilon_for_delta_lower(comp, float(delta) + _error_at(comp, err2, e, -math.inf), read)
             out.append(max(0.0, eps0, epsilon_for_delta_lower(comp, float(delta) + _error_at(comp, err2, e, eps0),
-                                                              epsilon_for_delta)))
+                                                              read)))
+            walked = reader.walked
         per[name] = out
     return {e: (max(v[e - 1] for v in per.values()), {k: v[e - 1] for k, v in per.items()})
             for e in range(1, int(epochs) + 1)}
