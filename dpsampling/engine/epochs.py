@@ -41,8 +41,9 @@ def interval_epsilon_epochs(delta, *, sigma, q, steps, epochs, direction="add_re
 
 
 def clear_caches():
-    """Forget the kept one-step pmfs and the compositions of the interval's two ends."""
-    for f in (pld.one_step, pld.composed, pld._upper_pmfs, dominated_pld.one_step, dominated_pld.composed):  # noqa: SLF001
+    """Forget the kept one-step pmfs, the compositions of the interval's two ends and the kept intervals."""
+    for f in (pld.one_step, pld.composed, pld._upper_pmfs, dominated_pld.one_step, dominated_pld.composed,  # noqa: SLF001
+              poisson_interval._epsilon):  # noqa: SLF001
         f.cache_clear()
 
 
