@@ -7,7 +7,8 @@ one-step pmfs (the pessimistic connect-the-dots pmf, :func:`.pld.one_step`, and 
 :func:`.dominated_pld.one_step`) are kept per (σ, q, discretisation), so a new epoch builds only its compositions,
 and a question asked before (the plain audit's row, the last epoch of a per-epoch table) finds its compositions
 kept (:func:`.pld.composed`, :func:`.dominated_pld.composed`).  Every epoch of one run at one discretisation
-(:func:`interval_epsilon_each_epoch`) shares one transform per end instead.
+(:func:`interval_epsilon_each_epoch`) shares one forward transform per direction and end, and one inverse transform
+per direction and epoch for its two ends, instead.
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def clear_caches():
 # The interval above refines the discretisation per epoch and composes T·e steps from scratch each time.  Asked
 # for every epoch of one run, the epochs before the last are taken at the last epoch's discretisation d (its
 # refinement reached the width there, and an earlier epoch's composition is narrower), from one transform per
-# direction and end: the one-step pmf's transform raised to the power T once, then multiplied in once per epoch.
+# direction and end: the one-step pmf's transform raised to the power T once, then multiplied in once per epoch;
+# a direction's two ends are transformed back together (:func:`_epoch_pmf_pair`).
 
 def _chernoff_window(probs, tail_mass_truncation=pld.TAIL_MASS_TRUNCATION):
     """A function T -> (lower, upper): dp_accounting's window of the T-fold composition of ``probs``
@@ -371,10 +373,11 @@ def interval_epsilon_each_epoch(delta, *, sigma, q, steps, epochs, discretizatio
     epoch not in ``wanted``, where given: its composition is passed through, not read).
 
     upper: per direction the pessimistic connect-the-dots one-step pmf (:func:`.pld.pessimistic_pld`, it
-    dominates the true pair), composed (:func:`_epoch_pmfs`: dp_accounting's window, the truncated tail at +∞)
-    and read as :func:`.pld.certified_epsilon` reads it, with the rounding bound of :func:`_epoch_error`;
-    lower: the dominated one-step pmf (:func:`.dominated_pld.dominated_pmf`), composed the same way with no
-    +∞ mass, read as :func:`.dominated_pld.epsilon` reads it (the folded mass τ and the rounding added to δ).
+    dominates the true pair), composed (:func:`_epoch_pmf_pair`: dp_accounting's window, the truncated tail at +∞)
+    and read as :func:`.pld.certified_epsilon` reads it, with the rounding bound of :func:`_epoch_error` and
+    :func:`_pair_error` (its weights' norm from :func:`_rounding_at`); lower: the dominated one-step pmf
+    (:func:`.dominated_pld.dominated_pmf`), composed with the upper pmf of its direction, no +∞ mass, read as
+    :func:`.dominated_pld.epsilon` reads it (the folded mass τ and the rounding added to δ).
     q < 1 and δ at or above the PLD reliability floor (the caller asks :func:`.poisson_interval.epsilon` else).
     """
     s, q, d, dlt = float(sigma), float(q), float(discretization), float(delta)
