@@ -162,7 +162,9 @@ def _two_real_inverse(a, b, n_fft, z=None):
     extension is exactly Hermitian, so its exact inverse is real: the real part of the result is the first's,
     the imaginary part the second's, and only the forming of the sum (one rounding per component) and the inverse
     transform's own rounding (relative to ‖ext(a) + i·ext(b)‖) mix the two (:func:`_pair_error`).  ``z``: a buffer
-    of N complex entries to form the sum in (overwritten, and the result may live in it)."""
+    of N complex entries to form the sum in (overwritten, and the result may live in it).  Hand-written: scipy's
+    real inverse transform is another algorithm than the complex one :func:`.numerics.fft_error` bounds; this keeps
+    the complex transform and halves how many are made."""
     import numpy as np
     from scipy import fft
 
@@ -335,7 +337,7 @@ def _rounding_at(pmf, err2, eps):
     Σ w_j² = m − 2c(1 − r^m)/(1 − r) + c²(1 − r^{2m})/(1 − r²).  Valid because the evaluation's rounding (a few
     operations of terms ≤ m + 2c·S₁ + c²·S₂, far below the 1e-12 of them allowed) and the grid's (each float loss
     within 2 ulps of ℓ_0 + j·d, so each weight within that of the geometric one: ≤ 4·2⁻⁵²·max|ℓ| per weight, √m of
-    them in the 2-norm) are added."""
+    them in the 2-norm) are added.  Hand-written: no library sums these weights without forming each one."""
     lower, d, n = pmf._lower_loss, pmf._discretization, len(pmf._probs)  # noqa: SLF001
     eps = float(eps)
     if not math.isfinite(eps):
