@@ -267,10 +267,17 @@ class Composed(NamedTuple):
 
 
 @lru_cache(maxsize=32)
+def one_step(sigma: float, q: float, discretization: float, direction: str):
+    """:func:`dominated_pmf` of one direction, kept so that compositions of the same step to several T build it once
+    (treat as immutable)."""
+    return dominated_pmf(float(sigma), float(q), float(discretization), direction)
+
+
+@lru_cache(maxsize=32)
 def composed(sigma: float, q: float, total_steps: int, discretization: float, direction: str):
     """The composed dominated pmf of one direction with its rounding bound (:class:`Composed`); cached, treat as
     immutable."""
-    return _compose_pmf(dominated_pmf(float(sigma), float(q), float(discretization), direction), int(total_steps))
+    return _compose_pmf(one_step(float(sigma), float(q), float(discretization), direction), int(total_steps))
 
 
 def _directions(direction):

@@ -334,6 +334,13 @@ def _screen(probs, num_times, tail_mass_truncation):
     for the few operations of the bound itself; the returned margin adds one unit for the rounding to an
     integer (what :func:`_kept_orders` needs; :func:`_settled_window` takes it off again).
     """
+    log_mgf = _screen_log_mgf(probs)
+    return None if log_mgf is None else _screen_bounds(log_mgf, len(probs), num_times, tail_mass_truncation)
+
+
+def _screen_log_mgf(probs):
+    """The screen's log M(λ) at the 40 orders of :func:`_screen` (independent of T), or None where the screen does
+    not apply (non-finite, negative or empty inputs)."""
     n = len(probs)
     probs = np.asarray(probs, dtype=float)
     if n == 0 or not np.all(np.isfinite(probs)) or np.any(probs < 0) or not probs.sum() > 0:
@@ -347,7 +354,12 @@ def _screen(probs, num_times, tail_mass_truncation):
             mgf[first + sign * (k - 1)] = np.add.reduce(probs * power)  # not BLAS dot: threads, slower here
             power *= e
     with np.errstate(divide="ignore"):
-        log_mgf = np.log(mgf)
+        return np.log(mgf)
+
+
+def _screen_bounds(log_mgf, n, num_times, tail_mass_truncation):
+    """(orders, bounds, margins) of :func:`_screen` from its log M(λ) (:func:`_screen_log_mgf`), or None where a
+    bound is not finite."""
     orders = np.concatenate((np.arange(-20, 0), np.arange(1, 21))) / n
     bound = (num_times * log_mgf + math.log(2 / tail_mass_truncation)) / orders
     if not np.all(np.isfinite(bound)):
@@ -450,10 +462,31 @@ def composition_error(probs, total_steps, out):
 def rounding_at(pmf, err2, eps):
     """What a composed pmf's δ(ε) = Σ_ℓ>ε (1 − e^{ε−ℓ})·p_ℓ may be off by when its masses p carry a rounding
     error of 2-norm ≤ ``err2``: ≤ ‖w‖₂·err2 by Cauchy–Schwarz, with the weights w = (1 − e^{ε−ℓ})_+ ∈ [0, 1)
-    (so the bound is nonincreasing in ε)."""
-    losses = (pmf._lower_loss + np.arange(len(pmf._probs))) * pmf._discretization  # noqa: SLF001
-    w = -np.expm1(float(eps) - losses[losses > eps])
+    (so the bound is nonincreasing in ε).
+
+    The losses (lower + i)·d increase with i, so those > ε are a suffix i ≥ k (:func:`_first_above`); only that
+    suffix is formed, with the values the whole array would hold.  At ε = −∞ every weight is −expm1(−∞) = 1
+    exactly, and ‖w‖₂ = √n (the dot product of n ones is the integer n, exact)."""
+    eps, n = float(eps), len(pmf._probs)
+    if eps == -math.inf:
+        return math.sqrt(n) * float(err2)
+    k = _first_above(pmf._lower_loss, pmf._discretization, n, eps)
+    losses = (np.arange(k, n) + pmf._lower_loss) * pmf._discretization
+    w = -np.expm1(eps - losses)
     return float(np.linalg.norm(w)) * float(err2)
+
+
+def _first_above(lower, d, size, eps):
+    """The first i in 0 … size with float((i + lower)·d) > ε (size if none): from ε/d, checked with the same
+    float expression at its neighbours (the losses increase with i)."""
+    loss = lambda i: float(i + lower) * d  # one entry of (np.arange(size) + lower) * d
+
+    k = min(size, max(0, math.floor(eps / d) - lower)) if math.isfinite(eps / d) else (0 if eps < 0 else size)
+    while k > 0 and loss(k - 1) > eps:
+        k -= 1
+    while k < size and not loss(k) > eps:
+        k += 1
+    return k
 
 
 def _sparse_result_fits(size: int, steps: int) -> bool:
@@ -557,13 +590,7 @@ def delta_for_epsilon(pmf, eps):
         return pmf.get_delta_for_epsilon(eps)
     lower, d, probs = pmf._lower_loss, pmf._discretization, pmf._probs
     size = len(probs)
-    loss = lambda i: float(i + lower) * d  # one entry of dp_accounting's (np.arange(size) + lower) * d
-
-    k = min(size, max(0, math.floor(eps / d) - lower)) if math.isfinite(eps / d) else (0 if eps < 0 else size)
-    while k > 0 and loss(k - 1) > eps:
-        k -= 1
-    while k < size and not loss(k) > eps:
-        k += 1
+    k = _first_above(lower, d, size, eps)
     losses = (np.arange(k, size) + lower) * d
     return pmf._infinity_mass + np.dot(-np.expm1(eps - losses), probs[k:].copy())
 

@@ -27,6 +27,7 @@ q = 1 is the Gaussian at σ/√T in closed form (``exact``).
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from .errors import InternalError, ParameterError
 from . import cf, dominated_pld, gaussian, pld
@@ -125,9 +126,17 @@ def _cf(fn, target, sigma, q, steps, direction, rel_tol):
 
 def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
             discretization=None) -> AccountingResult:
-    """ε(δ) as a certified interval (module docstring); ``sigma`` is the Poisson σ (WOR callers pass σ/2)."""
+    """ε(δ) as a certified interval (module docstring); ``sigma`` is the Poisson σ (WOR callers pass σ/2).  Answers
+    are kept (a bounded cache: the same question, e.g. a plain audit's row and the last row of its per-epoch table,
+    is answered once)."""
     finest = _check_finest(finest_discretization)
-    s, q, steps, dlt = float(sigma), float(q), int(total_steps), float(delta)
+    return _epsilon(float(delta), float(sigma), float(q), int(total_steps), direction, float(rel_tol), finest,
+                    None if discretization is None else float(discretization))
+
+
+@lru_cache(maxsize=64)
+def _epsilon(dlt, s, q, steps, direction, rel_tol, finest, discretization):
+    """:func:`epsilon` of checked arguments (cached; results are immutable)."""
     if q == 1.0:
         return _exact(gaussian.epsilon(dlt, gaussian.composed_sigma(s, steps)))
     if dlt < RELIABLE_DELTA_FLOOR:

@@ -2,12 +2,12 @@
 
 The answer after epoch e is the one :func:`dpsampling.samplers.account` gives for ``epochs=e`` at the sampler's
 default method (the same AccountingResult, so each end keeps its side and its method).  A sampler whose spec has
-``epsilon_epochs`` answers the epochs before the last at once, given the last epoch's answer (account's, or its
-own where it is account's bit for bit: ``last=None``), and shares work between them (poisson and wor: one transform per end at the last epoch's discretisation,
-:mod:`dpsampling.engine.epochs`; balls_and_bins: one epoch's laws composed epoch by epoch); any other sampler is
-asked once per epoch.  Answers are kept in a bounded
-module-level LRU cache keyed by the run's parameters and the epoch, so asking again with one more epoch (a
-training loop's accountant after every epoch) computes only the new epoch.
+``epsilon_epochs`` answers the first and the last epoch alone (account's answer, or its own where it is account's
+bit for bit: ``last=None``) and the epochs between at once, given the last epoch's answer, sharing work between
+them (poisson and wor: one transform per end at the last epoch's discretisation, :mod:`dpsampling.engine.epochs`;
+balls_and_bins: one epoch's laws composed epoch by epoch); any other sampler is asked once per epoch.  Answers are
+kept in a bounded module-level LRU cache keyed by the run's parameters and the epoch, so asking again with one more
+epoch (a training loop's accountant after every epoch) computes only the new epoch.
 """
 
 from __future__ import annotations
@@ -100,12 +100,16 @@ def _compute(spec, method, delta, sigma, steps, q, force, missing, options, acco
     check_cost(spec, Question("epsilon", sigma=sigma, steps=steps, epochs=max(missing), q=q, target=delta,
                               method=method, options=kw), force=force)
     last = max(missing)
-    # the last epoch: the spec's own answer where it gives account's (last=None asks for that), else account's
-    top = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=[last], q=q, last_epoch=last, last=None, **kw)
-    top = top[0] if top else None
-    found = {last: top if top is not None else account(spec.name, "epsilon", delta, sigma=sigma, steps=steps,
-                                                       epochs=last, q=q, force=True, **options)}
-    rest = [e for e in missing if e != last]
+
+    def alone(e):  # the spec's own answer where it gives account's (last=None asks for that), else account's
+        own = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=[e], q=q, last_epoch=e, last=None, **kw)
+        own = own[0] if own else None
+        return own if own is not None else account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=e,
+                                                   q=q, force=True, **options)
+
+    # the last epoch, and the first (one epoch: `dpsampling epsilon --epochs 1`), each asked alone
+    found = {e: alone(e) for e in sorted({last, *([1] if 1 in missing else [])})}
+    rest = [e for e in missing if e not in found]
     if rest:
         shared = spec.epsilon_epochs(delta, sigma=sigma, steps=steps, epochs=rest, q=q, last_epoch=last,
                                      last=found[last], **kw)

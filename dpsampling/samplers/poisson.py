@@ -133,7 +133,7 @@ def answer_epochs(delta, sigma, direction, kw, epochs, last):
     if len(epochs) > 1 and d is not None and float(kw["q"]) < 1.0 and float(delta) >= RELIABLE_DELTA_FLOOR:
         rows = epochs_engine.interval_epsilon_each_epoch(delta, sigma=float(sigma), q=float(kw["q"]), steps=steps,
                                                          epochs=max(epochs), discretization=d, direction=direction,
-                                                         rel_tol=kw["rel_tol"])
+                                                         rel_tol=kw["rel_tol"], wanted=epochs)
         return [rows[e - 1] for e in epochs]
     return epochs_engine.interval_epsilon_epochs(delta, sigma=float(sigma), q=float(kw["q"]), steps=steps,
                                                  epochs=epochs, direction=direction, rel_tol=kw["rel_tol"], **extra)

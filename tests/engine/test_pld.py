@@ -92,6 +92,30 @@ def test_delta_for_epsilon_is_dp_accountings_bit_for_bit(sigma, q, d, steps):
         assert np.array_equal(pld.delta_for_epsilon(pmf, eps), pmf.get_delta_for_epsilon(eps))
 
 
+def _rounding_at_whole_array(pmf, err2, eps):
+    """rounding_at as first written: every loss formed, masked to those > ε."""
+    losses = (pmf._lower_loss + np.arange(len(pmf._probs))) * pmf._discretization
+    w = -np.expm1(float(eps) - losses[losses > eps])
+    return float(np.linalg.norm(w)) * float(err2)
+
+
+@pytest.mark.parametrize("sigma,q,d,steps", [(0.9, 0.02, 1e-3, 100), (2.0, 1e-3, 1e-4, 1000), (1.0, 1.0, 1e-3, 50)])
+def test_rounding_at_is_the_masked_whole_array_bound_bit_for_bit(sigma, q, d, steps):
+    """pld.rounding_at (the suffix of losses > ε only; √n at ε = −∞) = the bound over the masked array, the same
+    float: at ε on the grid and next to it, beyond both ends, ±0, ±inf and NaN."""
+    comp = pld.composed(sigma, q, steps, True, d)
+    for pmf in pld.direction_pmfs(comp, "add_remove"):
+        losses = (np.arange(len(pmf._probs)) + pmf._lower_loss) * pmf._discretization
+        grid = losses[:: max(1, len(losses) // 12)]
+        eps = np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf), grid + d / 3,
+                              [losses[0] - 1.0, losses[-1] + 1.0, 0.0, -0.0, 0.5, 3.0]])
+        for e in eps.tolist() + [np.inf, -np.inf, np.nan]:
+            for err2 in (1e-13, 0.7):
+                assert pld.rounding_at(pmf, err2, e) == _rounding_at_whole_array(pmf, err2, e), e
+        mid = float(losses[len(losses) // 2])  # losses lie above: a positive bound, below the one over every bin
+        assert pld.rounding_at(pmf, 1.0, -np.inf) > pld.rounding_at(pmf, 1.0, mid) > 0
+
+
 def _assert_same_pld(ours, ref):
     """Bit for bit: symmetry, and per direction the pmf type, offset, infinity mass and every probability."""
     assert ours._symmetric == ref._symmetric
