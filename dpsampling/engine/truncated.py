@@ -162,6 +162,72 @@ def _profile_on_grid(pmf, lo, hi, d):
     return np.clip(pmf._infinity_mass + sp[j] - np.exp(np.arange(lo, hi + 1) * d) * sq[j], 0.0, 1.0)  # noqa: SLF001
 
 
+#: a trailing run of equal values at least this long is passed by :func:`_chain` without visiting its points
+_FLAT_RUN_MIN = 256
+#: :func:`_chain_head` runs the chain this many points past the last pop of a neighbour test
+_HEAD_MARGIN = 64
+
+
+def _chain_head(x, y, a, b):
+    """= ``dominated_pld.lower_chain(x, y, np.arange(a, b + 1))``, the chain run only up to a point m past the last
+    point whose neighbour test (k − 2, k − 1, k) pops, chosen so that the stack's top then is (m − 1, m) (the margin
+    past that point grown until it is): from there every test is a neighbour test that does not pop (the chain's
+    own expression on the same doubles, as in lower_chain's vectorised runs), so the rest is pushed as it is."""
+    if b - a < 2 * _HEAD_MARGIN:
+        return dominated_pld.lower_chain(x, y, np.arange(a, b + 1))
+    xa, ya = x[a:b + 1], y[a:b + 1]
+    pops = np.flatnonzero((ya[1:-1] - ya[:-2]) * (xa[2:] - xa[:-2]) >= (ya[2:] - ya[:-2]) * (xa[1:-1] - xa[:-2]))
+    last, margin = a + (int(pops[-1]) + 2 if pops.size else 1), _HEAD_MARGIN
+    while last + margin < b:
+        m = last + margin
+        stack = dominated_pld.lower_chain(x, y, np.arange(a, m + 1))
+        if stack[-2:] == [m - 1, m]:
+            return stack + list(range(m + 1, b + 1))
+        margin *= 4
+    return dominated_pld.lower_chain(x, y, np.arange(a, b + 1))
+
+
+def _chain(x, y, a, b):
+    """= ``dominated_pld.lower_chain(x, y, np.arange(a, b + 1))``: the same tests, the same hull, with a trailing run
+    of equal values y[f:b + 1] (the profile's floor, its mass at infinity, over the losses only the other pair
+    reaches) decided without visiting its points one by one.
+
+    The chain is online (its stack after point f is the hull of a..f), and inside the run a test whose two top points
+    both lie in the run is (0·Δx ≥ 0·Δx): true in floating point too, so each run point pushed is popped by the next.
+    Hence from f on the stack is S + [t] (+ the last point), t the latest run point to survive, and the only tests
+    that can change it are those of (S[-1], t, k) for the run's points k in turn; each is the chain's own expression,
+    evaluated for all k at once on the same doubles, and at the first k where it pops, the chain's loop is run on S
+    as it would be and k becomes t.  Hand-written: no library runs this chain."""
+    c = y[b]
+    if b - a < _FLAT_RUN_MIN or np.any(y[b - _FLAT_RUN_MIN:b] != c):  # no long run
+        return _chain_head(x, y, a, b)
+    other = np.flatnonzero(y[a:b + 1] != c)
+    f = a + int(other[-1]) + 1 if other.size else a  # the run is f..b
+    stack = _chain_head(x, y, a, f) if f > a else [a]
+    start, block = f + 1, 64
+    while start <= b and len(stack) >= 2:
+        s, t = stack[-2], stack[-1]
+        stop = min(b + 1, start + block)
+        ks = np.arange(start, stop)
+        pops = (y[t] - y[s]) * (x[ks] - x[s]) >= (y[ks] - y[s]) * (x[t] - x[s])
+        if not pops.any():
+            start, block = stop, 2 * block
+            continue
+        k = start + int(np.argmax(pops))
+        stack.pop()  # t (the run point pushed last, if any, was popped by k's first test)
+        while len(stack) >= 2:
+            s, t = stack[-2], stack[-1]
+            if (y[t] - y[s]) * (x[k] - x[s]) >= (y[k] - y[s]) * (x[t] - x[s]):
+                stack.pop()
+            else:
+                break
+        stack.append(k)
+        start, block = k + 1, 64
+    if stack[-1] != b:
+        stack.append(b)
+    return [int(i) for i in stack]
+
+
 def _convex_minorant(x, y):
     """Indices of the lower convex hull of (x, y): the monotone chain run only on windows around the non-convex
     vertices (doubled until the whole polyline is convex; the rest is convex already)."""
@@ -172,7 +238,7 @@ def _convex_minorant(x, y):
     w = 64
     while True:
         a, b = max(0, int(bad[0]) - w), min(n - 1, int(bad[-1]) + w)
-        idx = np.concatenate((np.arange(a), dominated_pld.lower_chain(x, y, np.arange(a, b + 1)),
+        idx = np.concatenate((np.arange(a), _chain(x, y, a, b),
                               np.arange(b + 1, n))).astype(int)
         sl = np.diff(y[idx]) / np.diff(x[idx])
         if np.all(np.diff(sl) >= 0) or (a == 0 and b == n - 1):

@@ -174,3 +174,48 @@ def test_sigma_brackets_the_smallest_sufficient_sigma():
     assert 0 < r.lower < r.upper
     assert tr.upper_epsilon(1e-5, sigma=r.upper, **kw) <= 2.0
     assert tr.lower_epsilon(1e-5, sigma=r.lower, **kw) > 2.0
+
+
+def _plain_chain(x, y, idx):
+    """The monotone chain as first written (one test per step, numpy scalars): the hull _chain must give."""
+    hull = []
+    for i in idx.tolist():
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return hull
+
+
+def test_chain_passes_a_flat_run_test_for_test():
+    """_chain keeps exactly the points of the plain chain on windows ending in a long run of equal values: runs
+    below the points before them (the profile's floor: no pops), above them (every run point pops the one before,
+    and points before the run), after near-collinear noise, and the two directions' inputs of the combined pair."""
+    rng = np.random.default_rng(3)
+    cases = []
+    for trial in range(120):
+        n = int(rng.integers(600, 3000))
+        x = np.sort(rng.random(n)) * rng.choice([1e-6, 1.0, 1e6])
+        f = int(rng.integers(1, n - tr._FLAT_RUN_MIN - 1))
+        kind = trial % 4
+        y = [(1 - x / x[-1]) ** 2, (x / x[f]) ** 2, 1 - x / x[f] + rng.normal(0, 1e-16, n), rng.random(n)][kind]
+        y[f:] = y[f] + (0.5 * rng.random() if kind == 3 else 0.0)
+        cases.append((x, y, int(rng.integers(0, f))))
+    a = (1.1, 256 / 60000, 60000, 256, 1e-4)  # MNIST at the mean: the remove direction ends in a long run
+    for pmfs in zip(pld.direction_pmfs(tr._upper_one_step(*a), "add_remove"), tr._kept_set_one_step(*a)):
+        lo = min(p._lower_loss for p in pmfs) - 1
+        hi = max(p._lower_loss + len(p._probs) for p in pmfs) + 1
+        y = np.minimum.reduce([tr._profile_on_grid(p, lo, hi, 1e-4) for p in pmfs])
+        cases.append((np.exp(np.arange(lo, hi + 1) * 1e-4), y, 0))
+    popped_in_run = 0
+    for x, y, a in cases:
+        b = len(x) - 1
+        got = tr._chain(x, y, a, b)
+        assert got == _plain_chain(x, y, np.arange(a, b + 1))
+        f = int(np.flatnonzero(y != y[-1])[-1]) + 1  # the run is f..b
+        popped_in_run += got[:-1] != _plain_chain(x, y, np.arange(a, f + 1))  # the run's points popped some
+    assert popped_in_run >= 20  # the run's own tests popped, not only the plain chain before it
+
