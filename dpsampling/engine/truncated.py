@@ -102,7 +102,7 @@ def kept_rate(q: float, dataset_size: int, max_batch_size: int) -> float:
 @lru_cache(maxsize=16)
 def _upper_one_step(sigma, q, n, cap, d):
     p = truncation_probability(q, n, cap)
-    base = pld.pessimistic_pld(sigma, q, d)
+    base = pld.one_step(sigma, q, True, d)  # Poisson's pair: the package's cached build, shared with the kept set
     if p == 0.0:
         return base
     two = pld.pessimistic_pld(sigma, kept_rate(q, n, cap), d, sensitivity=2.0)
@@ -137,7 +137,7 @@ def _kept_set_one_step(sigma, q, n, cap, d):
     qq = kept_rate(q, n, cap)
     below = float(stats.binom.cdf(cap - 2, m, q))
     a = pi + p * qq
-    base = pld.pessimistic_pld(sigma, q, d)
+    base = pld.one_step(sigma, q, True, d)
     b_rem, b_add = (_shifted(x, 0.0, d) for x in pld.direction_pmfs(base, "add_remove"))
     if not (pi > 0 and a > 0):  # the cap is out of the others' reach (or always reached): no such slice
         return None
@@ -381,9 +381,25 @@ def _grid(lo, hi, width):
     return np.concatenate(([-np.inf], lo + (hi - lo) * np.arange(n + 1) / n, [np.inf]))
 
 
-def _profile(losses, p_mass, q_mass):
-    """ε -> (h(e^ε), Q(L > ε)) of the discrete pair with atoms (loss, P-mass, Q-mass): h(e^ε) = Σ_{ℓ>ε} P − e^ε Q."""
-    order = np.argsort(losses, kind="stable")
+def _negated_order(losses, order):
+    """= ``np.argsort(-losses, kind="stable")`` from ``order`` = ``np.argsort(losses, kind="stable")``: the order
+    reversed, then each run of equal losses put back in increasing index (−a = −b exactly when a = b), so the same
+    permutation without a second sort."""
+    rev = order[::-1]
+    ls = losses[rev]
+    tie = ls[1:] == ls[:-1]
+    if not tie.any():
+        return rev
+    start = np.flatnonzero(np.concatenate(([True], ~tie)))  # first position of each run of equal losses
+    end = np.append(start[1:], len(rev)) - 1
+    run = np.repeat(np.arange(len(start)), end - start + 1)
+    return rev[start[run] + end[run] - np.arange(len(rev))]
+
+
+def _profile(losses, p_mass, q_mass, order=None):
+    """ε -> (h(e^ε), Q(L > ε)) of the discrete pair with atoms (loss, P-mass, Q-mass): h(e^ε) = Σ_{ℓ>ε} P − e^ε Q;
+    ``order`` the losses' stable argsort, if known."""
+    order = np.argsort(losses, kind="stable") if order is None else order
     ls = losses[order]
     suf_p = np.concatenate((np.cumsum(p_mass[order][::-1])[::-1], [0.0]))
     suf_q = np.concatenate((np.cumsum(q_mass[order][::-1])[::-1], [0.0]))
@@ -411,13 +427,13 @@ def _lower_hull(x, y):
     return idx
 
 
-def dominated_from_atoms(losses, p_mass, q_mass, d):
+def dominated_from_atoms(losses, p_mass, q_mass, d, order=None):
     """A grid pmf (dp_accounting ``DensePLDPmf``, no mass at infinity) whose pair is dominated by the discrete pair
     with atoms (loss, P-mass, Q-mass) (total masses 1): :func:`.dominated_pld.dominated_pmf`'s construction
     (tangents of the profile at the cell midpoints, the ends fixed on the lines 1 − x and 0, the lower convex
     hull), applied to this pair's profile instead of the subsampled Gaussian's; its error is second order in d
     (rounding each loss down instead would lose up to d per step, T·d after T steps)."""
-    profile, lo_loss, hi_loss = _profile(losses, p_mass, q_mass)
+    profile, lo_loss, hi_loss = _profile(losses, p_mass, q_mass, order)
     lo_i, hi_i = math.floor(lo_loss / d) - 2, math.ceil(hi_loss / d) + 2
     i = np.arange(lo_i, hi_i + 1)
     x = np.exp(i * d)
@@ -480,7 +496,10 @@ def lower_one_step(sigma, q, n, cap, d, cell=0.02, span=9.0, alpha=0.0):
         pm, qm = np.append(pm, rest_p), np.append(qm, rest_q)
     pm, qm = pm / pm.sum(), qm / qm.sum()  # totals are 1 up to the masses' float error
     lp, lq = np.log(pm), np.log(qm)
-    return {"remove": dominated_from_atoms(lp - lq, pm, qm, d), "add": dominated_from_atoms(lq - lp, qm, pm, d)}
+    loss = lp - lq
+    order = np.argsort(loss, kind="stable")  # the add direction's losses are −loss (lq − lp = −(lp − lq) exactly)
+    return {"remove": dominated_from_atoms(loss, pm, qm, d, order),
+            "add": dominated_from_atoms(lq - lp, qm, pm, d, _negated_order(loss, order))}
 
 
 def lower_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:

@@ -219,3 +219,16 @@ def test_chain_passes_a_flat_run_test_for_test():
         popped_in_run += got[:-1] != _plain_chain(x, y, np.arange(a, f + 1))  # the run's points popped some
     assert popped_in_run >= 20  # the run's own tests popped, not only the plain chain before it
 
+
+def test_negated_order_is_the_stable_sort_of_the_negated_losses():
+    """The add direction's order derived from the remove direction's: np.argsort(−L, stable) itself, with ties
+    (many, and ±0, ±inf) kept in increasing index."""
+    rng = np.random.default_rng(5)
+    for t in range(200):
+        n = int(rng.integers(1, 2000))
+        loss = rng.normal(size=n)
+        if t % 2:
+            loss = np.round(loss * 3) / 7
+        loss[rng.random(n) < 0.05] = [np.inf, -np.inf, 0.0, -0.0][t % 4]
+        order = np.argsort(loss, kind="stable")
+        assert np.array_equal(tr._negated_order(loss, order), np.argsort(-loss, kind="stable"))
