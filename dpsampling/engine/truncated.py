@@ -102,7 +102,7 @@ def kept_rate(q: float, dataset_size: int, max_batch_size: int) -> float:
 @lru_cache(maxsize=16)
 def _upper_one_step(sigma, q, n, cap, d):
     p = truncation_probability(q, n, cap)
-    base = pld.pessimistic_pld(sigma, q, d)
+    base = pld.one_step(sigma, q, True, d)  # Poisson's pair: the package's cached build, shared with the kept set
     if p == 0.0:
         return base
     two = pld.pessimistic_pld(sigma, kept_rate(q, n, cap), d, sensitivity=2.0)
@@ -137,7 +137,7 @@ def _kept_set_one_step(sigma, q, n, cap, d):
     qq = kept_rate(q, n, cap)
     below = float(stats.binom.cdf(cap - 2, m, q))
     a = pi + p * qq
-    base = pld.pessimistic_pld(sigma, q, d)
+    base = pld.one_step(sigma, q, True, d)
     b_rem, b_add = (_shifted(x, 0.0, d) for x in pld.direction_pmfs(base, "add_remove"))
     if not (pi > 0 and a > 0):  # the cap is out of the others' reach (or always reached): no such slice
         return None
@@ -162,6 +162,72 @@ def _profile_on_grid(pmf, lo, hi, d):
     return np.clip(pmf._infinity_mass + sp[j] - np.exp(np.arange(lo, hi + 1) * d) * sq[j], 0.0, 1.0)  # noqa: SLF001
 
 
+#: a trailing run of equal values at least this long is passed by :func:`_chain` without visiting its points
+_FLAT_RUN_MIN = 256
+#: :func:`_chain_head` runs the chain this many points past the last pop of a neighbour test
+_HEAD_MARGIN = 64
+
+
+def _chain_head(x, y, a, b):
+    """= ``dominated_pld.lower_chain(x, y, np.arange(a, b + 1))``, the chain run only up to a point m past the last
+    point whose neighbour test (k − 2, k − 1, k) pops, chosen so that the stack's top then is (m − 1, m) (the margin
+    past that point grown until it is): from there every test is a neighbour test that does not pop (the chain's
+    own expression on the same doubles, as in lower_chain's vectorised runs), so the rest is pushed as it is."""
+    if b - a < 2 * _HEAD_MARGIN:
+        return dominated_pld.lower_chain(x, y, np.arange(a, b + 1))
+    xa, ya = x[a:b + 1], y[a:b + 1]
+    pops = np.flatnonzero((ya[1:-1] - ya[:-2]) * (xa[2:] - xa[:-2]) >= (ya[2:] - ya[:-2]) * (xa[1:-1] - xa[:-2]))
+    last, margin = a + (int(pops[-1]) + 2 if pops.size else 1), _HEAD_MARGIN
+    while last + margin < b:
+        m = last + margin
+        stack = dominated_pld.lower_chain(x, y, np.arange(a, m + 1))
+        if stack[-2:] == [m - 1, m]:
+            return stack + list(range(m + 1, b + 1))
+        margin *= 4
+    return dominated_pld.lower_chain(x, y, np.arange(a, b + 1))
+
+
+def _chain(x, y, a, b):
+    """= ``dominated_pld.lower_chain(x, y, np.arange(a, b + 1))``: the same tests, the same hull, with a trailing run
+    of equal values y[f:b + 1] (the profile's floor, its mass at infinity, over the losses only the other pair
+    reaches) decided without visiting its points one by one.
+
+    The chain is online (its stack after point f is the hull of a..f), and inside the run a test whose two top points
+    both lie in the run is (0·Δx ≥ 0·Δx): true in floating point too, so each run point pushed is popped by the next.
+    Hence from f on the stack is S + [t] (+ the last point), t the latest run point to survive, and the only tests
+    that can change it are those of (S[-1], t, k) for the run's points k in turn; each is the chain's own expression,
+    evaluated for all k at once on the same doubles, and at the first k where it pops, the chain's loop is run on S
+    as it would be and k becomes t.  Hand-written: no library runs this chain."""
+    c = y[b]
+    if b - a < _FLAT_RUN_MIN or np.any(y[b - _FLAT_RUN_MIN:b] != c):  # no long run
+        return _chain_head(x, y, a, b)
+    other = np.flatnonzero(y[a:b + 1] != c)
+    f = a + int(other[-1]) + 1 if other.size else a  # the run is f..b
+    stack = _chain_head(x, y, a, f) if f > a else [a]
+    start, block = f + 1, 64
+    while start <= b and len(stack) >= 2:
+        s, t = stack[-2], stack[-1]
+        stop = min(b + 1, start + block)
+        ks = np.arange(start, stop)
+        pops = (y[t] - y[s]) * (x[ks] - x[s]) >= (y[ks] - y[s]) * (x[t] - x[s])
+        if not pops.any():
+            start, block = stop, 2 * block
+            continue
+        k = start + int(np.argmax(pops))
+        stack.pop()  # t (the run point pushed last, if any, was popped by k's first test)
+        while len(stack) >= 2:
+            s, t = stack[-2], stack[-1]
+            if (y[t] - y[s]) * (x[k] - x[s]) >= (y[k] - y[s]) * (x[t] - x[s]):
+                stack.pop()
+            else:
+                break
+        stack.append(k)
+        start, block = k + 1, 64
+    if stack[-1] != b:
+        stack.append(b)
+    return [int(i) for i in stack]
+
+
 def _convex_minorant(x, y):
     """Indices of the lower convex hull of (x, y): the monotone chain run only on windows around the non-convex
     vertices (doubled until the whole polyline is convex; the rest is convex already)."""
@@ -172,7 +238,7 @@ def _convex_minorant(x, y):
     w = 64
     while True:
         a, b = max(0, int(bad[0]) - w), min(n - 1, int(bad[-1]) + w)
-        idx = np.concatenate((np.arange(a), dominated_pld.lower_chain(x, y, np.arange(a, b + 1)),
+        idx = np.concatenate((np.arange(a), _chain(x, y, a, b),
                               np.arange(b + 1, n))).astype(int)
         sl = np.diff(y[idx]) / np.diff(x[idx])
         if np.all(np.diff(sl) >= 0) or (a == 0 and b == n - 1):
@@ -253,6 +319,87 @@ def upper_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, dis
                    for pmf, e2 in comp) for comp in _pairs(a))
 
 
+class _Walk:
+    """Reads ε(δ) off one dense pmf as :func:`.pld.epsilon_for_delta` does (dp_accounting's walk down from the largest
+    loss, the same float), keeping the walk's running sums so that a second reading of the same pmf (the certified
+    readings take two, at δ and at δ moved by a rounding bound) reuses them instead of walking again.
+
+    The sums are sequential (``np.cumsum`` from the top, each block starting from the last sum before it), so they do
+    not depend on how the walk is cut into blocks, and each δ's stop is found on them with pld's own tests; the
+    terms use ``math.exp`` as pld does.  Another pmf, or any case pld sends elsewhere (a sparse pmf, mass at infinity
+    above δ, losses below −700, no finite loss mass), is read by :func:`.pld.epsilon_for_delta` itself.  Hand-written:
+    dp_accounting reads one δ per walk."""
+
+    def __init__(self, pmf):
+        self.pmf = pmf
+        self.blocks = []  # (losses, ups, lows) per block; ups / lows: the sums before and after each entry
+        self.done = not isinstance(pmf, _pmflib.DensePLDPmf)
+
+    def _block(self, i):
+        """The i-th block of the walk (computed on first use), or None past the end."""
+        while len(self.blocks) <= i and not self.done:
+            pmf, d = self.pmf, self.pmf._discretization
+            n = len(pmf._probs)
+            if self.blocks:
+                losses, ups, lows = self.blocks[-1]
+                start, first, upper, lower = self._next
+            else:
+                start, first, upper, lower = 0, (pmf._lower_loss + n - 1) * d, pmf._infinity_mass, 0
+            if start >= n:
+                self.done = True
+                break
+            block = min(4096 << len(self.blocks), 1 << 18)  # pld's blocks (the sums do not depend on them)
+            stop = min(n, start + block)
+            steps = np.full(stop - start, -d)
+            steps[0] = first
+            losses = np.cumsum(steps)
+            if losses[-1] < -700:  # pld hands this pmf to dp_accounting
+                self.done = True
+                self.blocks.append(None)
+                break
+            p = pmf._probs[::-1][start:stop]
+            terms = np.fromiter(map(math.exp, (-losses).tolist()), dtype=float, count=len(losses)) * p
+            ups = np.cumsum(np.concatenate(([upper], p)))
+            lows = np.cumsum(np.concatenate(([lower], terms)))
+            self.blocks.append((losses, ups, lows))
+            self._next = (stop, losses[-1] - d, ups[-1], lows[-1])
+        return self.blocks[i] if i < len(self.blocks) else None
+
+    def __call__(self, pmf, delta):
+        if pmf is not self.pmf or self.done and not self.blocks or pmf._infinity_mass > delta:
+            return pld.epsilon_for_delta(pmf, delta)
+        i, upper, lower = 0, pmf._infinity_mass, 0
+        while True:
+            blk = self._block(i)
+            if blk is None:
+                if self.blocks and self.blocks[-1] is None:  # the losses went below −700
+                    return pld.epsilon_for_delta(pmf, delta)
+                break  # walked the whole pmf: upper, lower are the totals
+            losses, ups, lows = blk
+            u_before, l_before = ups[:-1], lows[:-1]
+            valid = (u_before > delta) & (l_before > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logs = np.log((u_before - delta) / l_before)
+            brk = valid & (logs >= losses)
+            close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
+            for k in np.flatnonzero(close):
+                brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
+            ret = (ups[1:] >= delta) & (lows[1:] == 0)
+            kb = int(np.argmax(brk)) if brk.any() else len(losses)
+            kr = int(np.argmax(ret)) if ret.any() else len(losses)
+            if kr < kb:
+                return max(0, losses[kr])
+            if kb < len(losses):
+                upper, lower = ups[kb], lows[kb]
+                break
+            upper, lower, i = ups[-1], lows[-1], i + 1
+        if upper <= lower + delta:
+            return 0
+        if not lower > 0:
+            return pld.epsilon_for_delta(pmf, delta)
+        return math.log((upper - delta) / lower)
+
+
 def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
     """An upper bound on ε(δ): per pair and direction ε₁ = ε̂(δ − E(ε₀)), ε₀ = ε̂(δ), E the rounding bound
     (nonincreasing in ε, so the dominating pair's δ(ε₁) ≤ δ), as :func:`.pld.certified_epsilon`; max over the
@@ -262,10 +409,11 @@ def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps,
     for comp in _pairs(a):
         out = []
         for pmf, e2 in comp:
-            eps0 = float(pld.epsilon_for_delta(pmf, float(delta)))
+            read = _Walk(pmf)  # the two readings share one walk (the same floats as pld.epsilon_for_delta)
+            eps0 = float(read(pmf, float(delta)))
             err = pld.rounding_at(pmf, e2, eps0) if (e2 and math.isfinite(eps0)) else 0.0
             target = float(delta) - err if math.isfinite(eps0) else 0.0
-            out.append(float(pld.epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+            out.append(float(read(pmf, target)) if target > 0 else math.inf)
         best = min(best, max(out))
     return best
 
@@ -315,9 +463,25 @@ def _grid(lo, hi, width):
     return np.concatenate(([-np.inf], lo + (hi - lo) * np.arange(n + 1) / n, [np.inf]))
 
 
-def _profile(losses, p_mass, q_mass):
-    """ε -> (h(e^ε), Q(L > ε)) of the discrete pair with atoms (loss, P-mass, Q-mass): h(e^ε) = Σ_{ℓ>ε} P − e^ε Q."""
-    order = np.argsort(losses, kind="stable")
+def _negated_order(losses, order):
+    """= ``np.argsort(-losses, kind="stable")`` from ``order`` = ``np.argsort(losses, kind="stable")``: the order
+    reversed, then each run of equal losses put back in increasing index (−a = −b exactly when a = b), so the same
+    permutation without a second sort."""
+    rev = order[::-1]
+    ls = losses[rev]
+    tie = ls[1:] == ls[:-1]
+    if not tie.any():
+        return rev
+    start = np.flatnonzero(np.concatenate(([True], ~tie)))  # first position of each run of equal losses
+    end = np.append(start[1:], len(rev)) - 1
+    run = np.repeat(np.arange(len(start)), end - start + 1)
+    return rev[start[run] + end[run] - np.arange(len(rev))]
+
+
+def _profile(losses, p_mass, q_mass, order=None):
+    """ε -> (h(e^ε), Q(L > ε)) of the discrete pair with atoms (loss, P-mass, Q-mass): h(e^ε) = Σ_{ℓ>ε} P − e^ε Q;
+    ``order`` the losses' stable argsort, if known."""
+    order = np.argsort(losses, kind="stable") if order is None else order
     ls = losses[order]
     suf_p = np.concatenate((np.cumsum(p_mass[order][::-1])[::-1], [0.0]))
     suf_q = np.concatenate((np.cumsum(q_mass[order][::-1])[::-1], [0.0]))
@@ -345,13 +509,13 @@ def _lower_hull(x, y):
     return idx
 
 
-def dominated_from_atoms(losses, p_mass, q_mass, d):
+def dominated_from_atoms(losses, p_mass, q_mass, d, order=None):
     """A grid pmf (dp_accounting ``DensePLDPmf``, no mass at infinity) whose pair is dominated by the discrete pair
     with atoms (loss, P-mass, Q-mass) (total masses 1): :func:`.dominated_pld.dominated_pmf`'s construction
     (tangents of the profile at the cell midpoints, the ends fixed on the lines 1 − x and 0, the lower convex
     hull), applied to this pair's profile instead of the subsampled Gaussian's; its error is second order in d
     (rounding each loss down instead would lose up to d per step, T·d after T steps)."""
-    profile, lo_loss, hi_loss = _profile(losses, p_mass, q_mass)
+    profile, lo_loss, hi_loss = _profile(losses, p_mass, q_mass, order)
     lo_i, hi_i = math.floor(lo_loss / d) - 2, math.ceil(hi_loss / d) + 2
     i = np.arange(lo_i, hi_i + 1)
     x = np.exp(i * d)
@@ -414,7 +578,10 @@ def lower_one_step(sigma, q, n, cap, d, cell=0.02, span=9.0, alpha=0.0):
         pm, qm = np.append(pm, rest_p), np.append(qm, rest_q)
     pm, qm = pm / pm.sum(), qm / qm.sum()  # totals are 1 up to the masses' float error
     lp, lq = np.log(pm), np.log(qm)
-    return {"remove": dominated_from_atoms(lp - lq, pm, qm, d), "add": dominated_from_atoms(lq - lp, qm, pm, d)}
+    loss = lp - lq
+    order = np.argsort(loss, kind="stable")  # the add direction's losses are −loss (lq − lp = −(lp − lq) exactly)
+    return {"remove": dominated_from_atoms(loss, pm, qm, d, order),
+            "add": dominated_from_atoms(lq - lp, qm, pm, d, _negated_order(loss, order))}
 
 
 def lower_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
@@ -433,8 +600,9 @@ def lower_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps,
     out = []
     for pmf, e2 in _lower_composed(*a).values():
         err = dominated_pld._error_at  # noqa: SLF001
-        eps0 = epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], -math.inf))
-        out.append(max(0.0, eps0, epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], eps0))))
+        read = _Walk(pmf)  # the two readings share one walk (the same floats as pld.epsilon_for_delta)
+        eps0 = epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], -math.inf), read)
+        out.append(max(0.0, eps0, epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], eps0), read)))
     return max(out)
 
 

@@ -149,9 +149,10 @@ def smallest_cap(delta, *, sigma, steps, epochs=1, q, dataset_size, factor=0.01)
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
 # The cost model, measured on the shared 2-core machine (CPU s, bench/bench_truncated.py): one ε or δ interval is the
 # upper end's dominating pmf (three subsampled-Gaussian PLDs combined) and the lower end's cell pmfs (one or two
-# adversaries), each composed T times at d = 1e-4: 1.3-2.5 s at T = 14 100 (MNIST, caps from the mean to
-# mean + 4 sd), 1.2-1.5 s at T = 50 050 (ImageNet-like, 10 epochs: a smaller rate, a narrower loss support), 6-6.5 s
-# there where the interval is refined once to a finer discretisation (caps ≥ mean + 3 sd).
+# adversaries), each composed T times at d = 1e-4: 0.7-1.4 s at T = 14 100 (MNIST, caps from the mean to
+# mean + 4 sd), 0.7-1.2 s at T = 50 050 (ImageNet-like, 10 epochs: a smaller rate, a narrower loss support),
+# 3.4-3.5 s there where the interval is refined once to a finer discretisation (caps ≥ mean + 3 sd); about 0.4 s
+# more in the query during which the process first imports numba for the hulls.
 # σ: a bisection of about 10 upper-end and 10 lower-end evaluations.
 _SECONDS_PER_QUERY = 3.5
 _REFERENCE_STEPS = 14_100

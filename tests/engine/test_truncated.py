@@ -174,3 +174,91 @@ def test_sigma_brackets_the_smallest_sufficient_sigma():
     assert 0 < r.lower < r.upper
     assert tr.upper_epsilon(1e-5, sigma=r.upper, **kw) <= 2.0
     assert tr.lower_epsilon(1e-5, sigma=r.lower, **kw) > 2.0
+
+
+def _plain_chain(x, y, idx):
+    """The monotone chain as first written (one test per step, numpy scalars): the hull _chain must give."""
+    hull = []
+    for i in idx.tolist():
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return hull
+
+
+def test_chain_passes_a_flat_run_test_for_test():
+    """_chain keeps exactly the points of the plain chain on windows ending in a long run of equal values: runs
+    below the points before them (the profile's floor: no pops), above them (every run point pops the one before,
+    and points before the run), after near-collinear noise, and the two directions' inputs of the combined pair."""
+    rng = np.random.default_rng(3)
+    cases = []
+    for trial in range(120):
+        n = int(rng.integers(600, 3000))
+        x = np.sort(rng.random(n)) * rng.choice([1e-6, 1.0, 1e6])
+        f = int(rng.integers(1, n - tr._FLAT_RUN_MIN - 1))
+        kind = trial % 4
+        y = [(1 - x / x[-1]) ** 2, (x / x[f]) ** 2, 1 - x / x[f] + rng.normal(0, 1e-16, n), rng.random(n)][kind]
+        y[f:] = y[f] + (0.5 * rng.random() if kind == 3 else 0.0)
+        cases.append((x, y, int(rng.integers(0, f))))
+    a = (1.1, 256 / 60000, 60000, 256, 1e-4)  # MNIST at the mean: the remove direction ends in a long run
+    for pmfs in zip(pld.direction_pmfs(tr._upper_one_step(*a), "add_remove"), tr._kept_set_one_step(*a)):
+        lo = min(p._lower_loss for p in pmfs) - 1
+        hi = max(p._lower_loss + len(p._probs) for p in pmfs) + 1
+        y = np.minimum.reduce([tr._profile_on_grid(p, lo, hi, 1e-4) for p in pmfs])
+        cases.append((np.exp(np.arange(lo, hi + 1) * 1e-4), y, 0))
+    popped_in_run = 0
+    for x, y, a in cases:
+        b = len(x) - 1
+        got = tr._chain(x, y, a, b)
+        assert got == _plain_chain(x, y, np.arange(a, b + 1))
+        f = int(np.flatnonzero(y != y[-1])[-1]) + 1  # the run is f..b
+        popped_in_run += got[:-1] != _plain_chain(x, y, np.arange(a, f + 1))  # the run's points popped some
+    assert popped_in_run >= 20  # the run's own tests popped, not only the plain chain before it
+
+
+def test_negated_order_is_the_stable_sort_of_the_negated_losses():
+    """The add direction's order derived from the remove direction's: np.argsort(−L, stable) itself, with ties
+    (many, and ±0, ±inf) kept in increasing index."""
+    rng = np.random.default_rng(5)
+    for t in range(200):
+        n = int(rng.integers(1, 2000))
+        loss = rng.normal(size=n)
+        if t % 2:
+            loss = np.round(loss * 3) / 7
+        loss[rng.random(n) < 0.05] = [np.inf, -np.inf, 0.0, -0.0][t % 4]
+        order = np.argsort(loss, kind="stable")
+        assert np.array_equal(tr._negated_order(loss, order), np.argsort(-loss, kind="stable"))
+
+
+def test_walk_reads_what_pld_reads_in_any_order():
+    """_Walk's readings are pld.epsilon_for_delta's floats (itself dp_accounting's, tested in test_pld) for any
+    sequence of δ on one pmf: composed dominating and dominated pmfs, a one-step pmf, δ at and around the mass at
+    infinity, δ = 0 and 1, a pmf with losses below −700 (handed to dp_accounting) and one without mass."""
+    from dp_accounting.pld import pld_pmf
+
+    from dpsampling.engine import dominated_pld
+
+    rng = np.random.default_rng(7)
+    a = (1.1, 256 / 60000, 60000, 272, 1e-4)
+    pmfs = [pmf for one in tr._combined_one_step(*a) for pmf in (one, pld._self_compose(one, 300))]
+    pmfs += [dominated_pld._compose_pmf(one, 500).pmf for one in tr.lower_one_step(*a).values()]
+    pmfs += [pld_pmf.DensePLDPmf(1e-2, -80000, rng.random(2000) / 1000, 1e-7, True),
+             pld_pmf.DensePLDPmf(1e-3, -5, np.zeros(10), 0.0, True)]
+    for pmf in pmfs:
+        deltas = [*np.exp(rng.uniform(math.log(1e-16), math.log(0.9), 8)), 1e-5, 1e-5 * (1 - 1e-9), 0.0, 1.0,
+                  pmf._infinity_mass, pmf._infinity_mass * (1 + 1e-12)]
+        for order in (deltas, deltas[::-1], sorted(deltas)):
+            read = tr._Walk(pmf)
+            for delta in order:
+                assert _outcome(read, pmf, float(delta)) == _outcome(pld.epsilon_for_delta, pmf, float(delta))
+
+
+def _outcome(read, pmf, delta):
+    try:
+        return read(pmf, delta)
+    except (OverflowError, ValueError) as e:  # dp_accounting's own errors, where pld hands the pmf to it
+        return type(e)
