@@ -50,9 +50,10 @@ def copy_workflow():
 
 
 # The shared smoke run starts in the background as soon as the tests are collected (when any selected test
-# needs it), so its ~2 cores of Snakemake jobs overlap the single-threaded unit tests; the tests that use it run
-# last (in their modules' order, so module-scoped fixtures are set up once) and wait for it, after the other tests
-# of their modules.
+# needs it), so its Snakemake jobs overlap the unit tests; the tests that use it run last (in their modules' order,
+# so module-scoped fixtures are set up once per process) and wait for it, after the other tests of their modules.
+# Under pytest-xdist (the README's `-n 2`) every worker collects, the first to claim the session's shared directory
+# starts the run and the others attach to it (_start_smoke_run), so there is still one run.
 _SMOKE = {}
 # --scheduler greedy: the default ILP scheduler solves a PuLP problem at every scheduling round (measured on the smoke
 # run: ~8 CPU-s of the run's ~140, on the same cores the tests use); job order does not change any result.
