@@ -155,10 +155,14 @@ def test_windowed_march_returns_the_full_march(monkeypatch):
     from dpsampling.engine.cf.pairs import _SubsampledGaussianPair
 
     pair = _SubsampledGaussianPair(0.5, 2e-4, "remove")
+    # the success case at γ = 1e-3: its ~80 windowed probes all use a real window (none falls back to log_mgf),
+    # and its full march (the reference) costs a sixth of the one at γ = 2e-4
+    success = _SubsampledGaussianPair(0.5, 1e-3, "remove")
     u = np.geomspace(200.0, 1e6, 40)
-    for U, log_target in ((200.0, math.log(0.996)), (50.0, math.log(0.996)), (300.0, math.log(0.5))):
-        fast = inversion._march(pair, 1.5, U, log_target, [0])
-        full = inversion._march_probes(pair, 1.5, U, log_target, [0], windowed=False)
+    for p, U, log_target in ((success, 200.0, math.log(0.996)), (pair, 50.0, math.log(0.996)),
+                             (pair, 300.0, math.log(0.5))):
+        fast = inversion._march(p, 1.5, U, log_target, [0])
+        full = inversion._march_probes(p, 1.5, U, log_target, [0], windowed=False)
         assert fast[0] == full[0]
         if full[0]:
             assert np.array_equal(fast[1](u), full[1](u))
