@@ -668,54 +668,90 @@ def epsilon_for_delta(pmf, delta: float):
     per entry a ``math.log`` test, two additions and a ``math.exp``) until ε is passed: ~(largest loss − ε)/d
     iterations, up to ~10^6 on a composed PLD at d = 1e-5, 20-30% of an ε(δ) query.  Here the same running
     sums come from ``np.cumsum`` (sequential, so the same additions in the same order, bit for bit), in
-    blocks from the top until the stop is found; the losses are the same repeated subtractions of d
-    (dp_accounting's ``itertools.count``), the terms use ``math.exp`` itself; the stop test is screened with
-    ``np.log`` and decided with ``math.log`` wherever the two could disagree.  Sparse pmfs, losses
+    blocks from the top until the stop is found (:class:`EpsilonReader`); the losses are the same repeated
+    subtractions of d (dp_accounting's ``itertools.count``), the terms use ``math.exp`` itself; the stop test is
+    screened with ``np.log`` and decided with ``math.log`` wherever the two could disagree.  Sparse pmfs, losses
     where ``math.exp`` would overflow and degenerate ends go to dp_accounting unchanged.
     """
-    if not isinstance(pmf, _pmflib.DensePLDPmf):
-        return pmf.get_epsilon_for_delta(delta)
-    inf_mass = pmf._infinity_mass  # noqa: SLF001 - see the module docstring
-    if inf_mass > delta:
-        return math.inf
-    d = pmf._discretization  # noqa: SLF001
-    probs = np.flip(pmf._probs)  # noqa: SLF001 - largest loss first, as dp_accounting iterates
-    n = len(probs)
-    loss_top = (pmf._lower_loss + n - 1) * d  # noqa: SLF001 - dp_accounting's first loss
-    upper, lower = inf_mass, 0  # running masses before the block (dp_accounting's mass_upper / mass_lower)
-    first = loss_top  # the block's first loss; later ones: the previous loss − d (x − d == x + (−d) in IEEE)
-    start, block = 0, _EPS_BLOCK
-    while start < n:
-        stop = min(n, start + block)
-        steps = np.full(stop - start, -d)
-        steps[0] = first
-        losses = np.cumsum(steps)
-        if losses[-1] < -700:  # math.exp(-loss) could overflow here; dp_accounting raises only if it gets there
+    return EpsilonReader(pmf)(delta)
+
+
+class EpsilonReader:
+    """:func:`epsilon_for_delta` of one pmf at any number of δ, each reading that function's float: the walk's
+    blocks (losses and running sums from the largest loss down, computed on first use, each block continuing the
+    last) are kept, so a second reading of the same pmf (a certified reading takes two: at δ and at δ less a
+    rounding bound) walks only what the first did not.  The sums are sequential, so keeping them changes no bit."""
+
+    def __init__(self, pmf):
+        self.pmf = pmf
+        self.blocks = []  # (losses, ups, lows) per block; ups / lows: the running masses before and after each entry
+        self.dense = isinstance(pmf, _pmflib.DensePLDPmf)
+        if self.dense:
+            d, n = pmf._discretization, len(pmf._probs)  # noqa: SLF001 - see the module docstring
+            self.probs = np.flip(pmf._probs)  # noqa: SLF001 - largest loss first, as dp_accounting iterates
+            # next block: (start, its first loss, masses before it (dp_accounting's mass_upper / mass_lower), size);
+            # later losses are the previous loss − d (x − d == x + (−d) in IEEE)
+            self._next = (0, (pmf._lower_loss + n - 1) * d, pmf._infinity_mass, 0, _EPS_BLOCK)  # noqa: SLF001
+        self.below_700 = False  # a block's losses went below −700: math.exp(−loss) could overflow there
+
+    def _block(self, i):
+        """The i-th block of the walk (computed on first use), or None past the pmf's end or below −700."""
+        while len(self.blocks) <= i:
+            start, first, upper, lower, block = self._next
+            n, d = len(self.probs), self.pmf._discretization
+            if start >= n or self.below_700:
+                return None
+            stop = min(n, start + block)
+            steps = np.full(stop - start, -d)
+            steps[0] = first
+            losses = np.cumsum(steps)
+            if losses[-1] < -700:  # dp_accounting raises only if it gets there: it reads this pmf itself
+                self.below_700 = True
+                return None
+            p = self.probs[start:stop]
+            terms = np.fromiter(map(math.exp, (-losses).tolist()), dtype=float, count=len(losses)) * p
+            ups = np.cumsum(np.concatenate(([upper], p)))  # ups[k]: before entry k of the block, ups[k + 1]: after
+            lows = np.cumsum(np.concatenate(([lower], terms)))
+            self.blocks.append((losses, ups, lows))
+            self._next = (stop, losses[-1] - d, ups[-1], lows[-1], min(2 * block, _EPS_BLOCK_MAX))
+        return self.blocks[i]
+
+    def __call__(self, delta):
+        pmf = self.pmf
+        if not self.dense:
             return pmf.get_epsilon_for_delta(delta)
-        p = probs[start:stop]
-        terms = np.fromiter(map(math.exp, (-losses).tolist()), dtype=float, count=len(losses)) * p
-        ups = np.cumsum(np.concatenate(([upper], p)))  # ups[k]: before entry k of the block, ups[k + 1]: after
-        lows = np.cumsum(np.concatenate(([lower], terms)))
-        u_before, l_before = ups[:-1], lows[:-1]
-        valid = (u_before > delta) & (l_before > 0)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            logs = np.log((u_before - delta) / l_before)
-        brk = valid & (logs >= losses)
-        close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
-        for k in np.flatnonzero(close):  # np.log and math.log may differ in the last bits: math.log decides
-            brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
-        ret = (ups[1:] >= delta) & (lows[1:] == 0)  # checked after adding entry k, so after brk[k]
-        kb = int(np.argmax(brk)) if brk.any() else len(p)
-        kr = int(np.argmax(ret)) if ret.any() else len(p)
-        if kr < kb:
-            return max(0, losses[kr])
-        if kb < len(p):
-            upper, lower = ups[kb], lows[kb]
-            break
-        upper, lower, first = ups[-1], lows[-1], losses[-1] - d
-        start, block = stop, min(2 * block, _EPS_BLOCK_MAX)
-    if upper <= lower + delta:
-        return 0
-    if not lower > 0:  # degenerate (no finite loss mass): dp_accounting's own arithmetic and errors
-        return pmf.get_epsilon_for_delta(delta)
-    return math.log((upper - delta) / lower)
+        if pmf._infinity_mass > delta:  # noqa: SLF001
+            return math.inf
+        i, upper, lower = 0, pmf._infinity_mass, 0
+        while (blk := self._block(i)) is not None:
+            losses, ups, lows = blk
+            u_before, l_before = ups[:-1], lows[:-1]
+            valid = (u_before > delta) & (l_before > 0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                logs = np.log((u_before - delta) / l_before)
+            brk = valid & (logs >= losses)
+            close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
+            for k in np.flatnonzero(close):  # np.log and math.log may differ in the last bits: math.log decides
+                brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
+            ret = (ups[1:] >= delta) & (lows[1:] == 0)  # checked after adding entry k, so after brk[k]
+            kb = int(np.argmax(brk)) if brk.any() else len(losses)
+            kr = int(np.argmax(ret)) if ret.any() else len(losses)
+            if kr < kb:
+                return max(0, losses[kr])
+            if kb < len(losses):
+                upper, lower = ups[kb], lows[kb]
+                break
+            upper, lower, i = ups[-1], lows[-1], i + 1
+        else:
+            if self.below_700:
+                return pmf.get_epsilon_for_delta(delta)
+        if upper <= lower + delta:
+            return 0
+        if not lower > 0:  # degenerate (no finite loss mass): dp_accounting's own arithmetic and errors
+            return pmf.get_epsilon_for_delta(delta)
+        return math.log((upper - delta) / lower)
+
+    def read(self, pmf, delta):
+        """``read(pmf, δ)`` for :func:`.reading.epsilon_for_delta_lower`: this reader's pmf from the kept walk, any
+        other (a shifted copy) by :func:`epsilon_for_delta` afresh."""
+        return self(delta) if pmf is self.pmf else epsilon_for_delta(pmf, delta)

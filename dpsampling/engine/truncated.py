@@ -319,87 +319,6 @@ def upper_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, dis
                    for pmf, e2 in comp) for comp in _pairs(a))
 
 
-class _Walk:
-    """Reads ε(δ) off one dense pmf as :func:`.pld.epsilon_for_delta` does (dp_accounting's walk down from the largest
-    loss, the same float), keeping the walk's running sums so that a second reading of the same pmf (the certified
-    readings take two, at δ and at δ moved by a rounding bound) reuses them instead of walking again.
-
-    The sums are sequential (``np.cumsum`` from the top, each block starting from the last sum before it), so they do
-    not depend on how the walk is cut into blocks, and each δ's stop is found on them with pld's own tests; the
-    terms use ``math.exp`` as pld does.  Another pmf, or any case pld sends elsewhere (a sparse pmf, mass at infinity
-    above δ, losses below −700, no finite loss mass), is read by :func:`.pld.epsilon_for_delta` itself.  Hand-written:
-    dp_accounting reads one δ per walk."""
-
-    def __init__(self, pmf):
-        self.pmf = pmf
-        self.blocks = []  # (losses, ups, lows) per block; ups / lows: the sums before and after each entry
-        self.done = not isinstance(pmf, _pmflib.DensePLDPmf)
-
-    def _block(self, i):
-        """The i-th block of the walk (computed on first use), or None past the end."""
-        while len(self.blocks) <= i and not self.done:
-            pmf, d = self.pmf, self.pmf._discretization
-            n = len(pmf._probs)
-            if self.blocks:
-                losses, ups, lows = self.blocks[-1]
-                start, first, upper, lower = self._next
-            else:
-                start, first, upper, lower = 0, (pmf._lower_loss + n - 1) * d, pmf._infinity_mass, 0
-            if start >= n:
-                self.done = True
-                break
-            block = min(4096 << len(self.blocks), 1 << 18)  # pld's blocks (the sums do not depend on them)
-            stop = min(n, start + block)
-            steps = np.full(stop - start, -d)
-            steps[0] = first
-            losses = np.cumsum(steps)
-            if losses[-1] < -700:  # pld hands this pmf to dp_accounting
-                self.done = True
-                self.blocks.append(None)
-                break
-            p = pmf._probs[::-1][start:stop]
-            terms = np.fromiter(map(math.exp, (-losses).tolist()), dtype=float, count=len(losses)) * p
-            ups = np.cumsum(np.concatenate(([upper], p)))
-            lows = np.cumsum(np.concatenate(([lower], terms)))
-            self.blocks.append((losses, ups, lows))
-            self._next = (stop, losses[-1] - d, ups[-1], lows[-1])
-        return self.blocks[i] if i < len(self.blocks) else None
-
-    def __call__(self, pmf, delta):
-        if pmf is not self.pmf or self.done and not self.blocks or pmf._infinity_mass > delta:
-            return pld.epsilon_for_delta(pmf, delta)
-        i, upper, lower = 0, pmf._infinity_mass, 0
-        while True:
-            blk = self._block(i)
-            if blk is None:
-                if self.blocks and self.blocks[-1] is None:  # the losses went below −700
-                    return pld.epsilon_for_delta(pmf, delta)
-                break  # walked the whole pmf: upper, lower are the totals
-            losses, ups, lows = blk
-            u_before, l_before = ups[:-1], lows[:-1]
-            valid = (u_before > delta) & (l_before > 0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                logs = np.log((u_before - delta) / l_before)
-            brk = valid & (logs >= losses)
-            close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
-            for k in np.flatnonzero(close):
-                brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
-            ret = (ups[1:] >= delta) & (lows[1:] == 0)
-            kb = int(np.argmax(brk)) if brk.any() else len(losses)
-            kr = int(np.argmax(ret)) if ret.any() else len(losses)
-            if kr < kb:
-                return max(0, losses[kr])
-            if kb < len(losses):
-                upper, lower = ups[kb], lows[kb]
-                break
-            upper, lower, i = ups[-1], lows[-1], i + 1
-        if upper <= lower + delta:
-            return 0
-        if not lower > 0:
-            return pld.epsilon_for_delta(pmf, delta)
-        return math.log((upper - delta) / lower)
-
-
 def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
     """An upper bound on ε(δ): per pair and direction ε₁ = ε̂(δ − E(ε₀)), ε₀ = ε̂(δ), E the rounding bound
     (nonincreasing in ε, so the dominating pair's δ(ε₁) ≤ δ), as :func:`.pld.certified_epsilon`; max over the
@@ -409,11 +328,11 @@ def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps,
     for comp in _pairs(a):
         out = []
         for pmf, e2 in comp:
-            read = _Walk(pmf)  # the two readings share one walk (the same floats as pld.epsilon_for_delta)
-            eps0 = float(read(pmf, float(delta)))
+            read = pld.EpsilonReader(pmf)  # the two readings share one walk (pld.epsilon_for_delta's floats)
+            eps0 = float(read(float(delta)))
             err = pld.rounding_at(pmf, e2, eps0) if (e2 and math.isfinite(eps0)) else 0.0
             target = float(delta) - err if math.isfinite(eps0) else 0.0
-            out.append(float(read(pmf, target)) if target > 0 else math.inf)
+            out.append(float(read(target)) if target > 0 else math.inf)
         best = min(best, max(out))
     return best
 
@@ -600,7 +519,7 @@ def lower_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps,
     out = []
     for pmf, e2 in _lower_composed(*a).values():
         err = dominated_pld._error_at  # noqa: SLF001
-        read = _Walk(pmf)  # the two readings share one walk (the same floats as pld.epsilon_for_delta)
+        read = pld.EpsilonReader(pmf).read  # the two readings share one walk (pld.epsilon_for_delta's floats)
         eps0 = epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], -math.inf), read)
         out.append(max(0.0, eps0, epsilon_for_delta_lower(pmf, float(delta) + err(pmf, e2, a[4], eps0), read)))
     return max(out)

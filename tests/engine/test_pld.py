@@ -1,6 +1,8 @@
 """dpsampling.engine.pld builds dp_accounting's pessimistic PLD with a vectorised privacy loss: it must be
 dp_accounting's PLD, bit for bit (see the module docstring of dpsampling.engine.pld)."""
 
+import math
+
 import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution as pldlib
@@ -336,3 +338,36 @@ def test_compositions_of_one_kept_step_are_dp_accountings():
     pld._upper_pmfs(sigma, q, 1000, "add_remove", d)
     info = pld.one_step.cache_info()
     assert (info.misses, info.currsize) == (1, 1)
+
+
+def _reading(read, delta):
+    try:
+        return read(delta)
+    except (OverflowError, ValueError) as e:  # dp_accounting's own errors, where pld hands the pmf to it
+        return type(e)
+
+
+def test_a_reader_reads_dp_accountings_floats_at_any_sequence_of_deltas(monkeypatch):
+    """EpsilonReader keeps one pmf's walk for several δ: each reading is dp_accounting's get_epsilon_for_delta, the
+    same float (or the same error), for any order of δ, on composed pessimistic and optimistic pmfs (dominating and
+    dominated ends), a one-step pmf, δ at and around the mass at infinity, δ = 0 and 1, a pmf with losses below
+    −700 (handed to dp_accounting) and one without mass; small blocks, so that readings span several kept blocks.
+    ``read(pmf, δ)`` reads another pmf afresh."""
+    from dp_accounting.pld import pld_pmf
+
+    monkeypatch.setattr(pld, "_EPS_BLOCK", 64)
+    rng = np.random.default_rng(7)
+    pmfs = [pmf for pessimistic in (True, False)
+            for pmf in pld.direction_pmfs(pld.composed(1.1, 256 / 60000, 300, pessimistic, 1e-4), "add_remove")]
+    pmfs += [pld.one_step(1.1, 256 / 60000, True, 1e-4)._pmf_remove,
+             pld_pmf.DensePLDPmf(1e-2, -80000, rng.random(2000) / 1000, 1e-7, True),
+             pld_pmf.DensePLDPmf(1e-3, -5, np.zeros(10), 0.0, True)]
+    for pmf in pmfs:
+        deltas = [*np.exp(rng.uniform(math.log(1e-16), math.log(0.9), 8)), 1e-5, 1e-5 * (1 - 1e-9), 0.0, 1.0,
+                  pmf._infinity_mass, pmf._infinity_mass * (1 + 1e-12)]
+        for order in (deltas, deltas[::-1], sorted(deltas)):
+            reader = pld.EpsilonReader(pmf)
+            for delta in order:
+                assert _reading(reader, float(delta)) == _reading(pmf.get_epsilon_for_delta, float(delta))
+    other = pmfs[1]
+    assert pld.EpsilonReader(pmfs[0]).read(other, 1e-5) == other.get_epsilon_for_delta(1e-5)

@@ -232,33 +232,3 @@ def test_negated_order_is_the_stable_sort_of_the_negated_losses():
         loss[rng.random(n) < 0.05] = [np.inf, -np.inf, 0.0, -0.0][t % 4]
         order = np.argsort(loss, kind="stable")
         assert np.array_equal(tr._negated_order(loss, order), np.argsort(-loss, kind="stable"))
-
-
-def test_walk_reads_what_pld_reads_in_any_order():
-    """_Walk's readings are pld.epsilon_for_delta's floats (itself dp_accounting's, tested in test_pld) for any
-    sequence of δ on one pmf: composed dominating and dominated pmfs, a one-step pmf, δ at and around the mass at
-    infinity, δ = 0 and 1, a pmf with losses below −700 (handed to dp_accounting) and one without mass."""
-    from dp_accounting.pld import pld_pmf
-
-    from dpsampling.engine import dominated_pld
-
-    rng = np.random.default_rng(7)
-    a = (1.1, 256 / 60000, 60000, 272, 1e-4)
-    pmfs = [pmf for one in tr._combined_one_step(*a) for pmf in (one, pld._self_compose(one, 300))]
-    pmfs += [dominated_pld._compose_pmf(one, 500).pmf for one in tr.lower_one_step(*a).values()]
-    pmfs += [pld_pmf.DensePLDPmf(1e-2, -80000, rng.random(2000) / 1000, 1e-7, True),
-             pld_pmf.DensePLDPmf(1e-3, -5, np.zeros(10), 0.0, True)]
-    for pmf in pmfs:
-        deltas = [*np.exp(rng.uniform(math.log(1e-16), math.log(0.9), 8)), 1e-5, 1e-5 * (1 - 1e-9), 0.0, 1.0,
-                  pmf._infinity_mass, pmf._infinity_mass * (1 + 1e-12)]
-        for order in (deltas, deltas[::-1], sorted(deltas)):
-            read = tr._Walk(pmf)
-            for delta in order:
-                assert _outcome(read, pmf, float(delta)) == _outcome(pld.epsilon_for_delta, pmf, float(delta))
-
-
-def _outcome(read, pmf, delta):
-    try:
-        return read(pmf, delta)
-    except (OverflowError, ValueError) as e:  # dp_accounting's own errors, where pld hands the pmf to it
-        return type(e)
