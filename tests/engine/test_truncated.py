@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 import pytest
+from monotone_chain import plain_chain  # tests/engine/monotone_chain.py
 from scipy import integrate, stats
 
 from dpsampling.engine import pld, poisson_interval
@@ -176,20 +177,6 @@ def test_sigma_brackets_the_smallest_sufficient_sigma():
     assert tr.lower_epsilon(1e-5, sigma=r.lower, **kw) > 2.0
 
 
-def _plain_chain(x, y, idx):
-    """The monotone chain as first written (one test per step, numpy scalars): the hull _chain must give."""
-    hull = []
-    for i in idx.tolist():
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (y[b] - y[a]) * (x[i] - x[a]) >= (y[i] - y[a]) * (x[b] - x[a]):
-                hull.pop()
-            else:
-                break
-        hull.append(i)
-    return hull
-
-
 def test_chain_passes_a_flat_run_test_for_test():
     """_chain keeps exactly the points of the plain chain on windows ending in a long run of equal values: runs
     below the points before them (the profile's floor: no pops), above them (every run point pops the one before,
@@ -214,9 +201,9 @@ def test_chain_passes_a_flat_run_test_for_test():
     for x, y, a in cases:
         b = len(x) - 1
         got = tr._chain(x, y, a, b)
-        assert got == _plain_chain(x, y, np.arange(a, b + 1))
+        assert got == plain_chain(x, y, np.arange(a, b + 1))
         f = int(np.flatnonzero(y != y[-1])[-1]) + 1  # the run is f..b
-        popped_in_run += got[:-1] != _plain_chain(x, y, np.arange(a, f + 1))  # the run's points popped some
+        popped_in_run += got[:-1] != plain_chain(x, y, np.arange(a, f + 1))  # the run's points popped some
     assert popped_in_run >= 20  # the run's own tests popped, not only the plain chain before it
 
 
