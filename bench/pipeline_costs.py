@@ -3,8 +3,9 @@
     python bench/pipeline_costs.py [BENCHMARKS_DIR] [--markdown]
 
 One line per computation: jobs, wall seconds summed over its jobs, CPU seconds (user + system of the job's
-processes), the largest resident set size of one job, and its critical path (grid, then the longest chunk, then
-aggregate, then the figure or table: the wall time the computation needs with one core per chunk).  The last
+processes), the largest resident set size of one job, and its critical path (the longest chunk, then aggregate,
+then the figure or table: the wall time the computation needs with one core per chunk).  The one job that writes
+every computation's grid.csv is a line of its own (``grids``).  The last
 line sums the jobs, wall and CPU over every computation; its critical path is the longest one (the computations
 are independent of each other), and ``span`` is the time from the first job's start to the last job's end as the
 files record them (a file's modification time is its job's end).
@@ -22,7 +23,7 @@ import sys
 from collections import defaultdict
 
 #: job kinds that run one after another within a computation; everything else (the chunks) runs side by side
-SERIAL = ("grid", "aggregate")
+SERIAL = ("aggregate",)
 
 
 def read(folder):

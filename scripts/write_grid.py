@@ -1,4 +1,6 @@
-"""Write a computation's parameter grid (results/<computation>/grid.csv)."""
+"""Write every computation's parameter grid (results/<computation>/grid.csv), one job for all of them."""
+
+import os
 
 import pandas as pd
 
@@ -6,6 +8,8 @@ import _pipeline
 
 smk = snakemake  # noqa: F821 - injected by Snakemake
 log = _pipeline.logger(smk)
-points = list(smk.params.points)
-_pipeline.write_csv(pd.DataFrame(points), smk.output[0])
-log.info("%d grid points in %d chunks", len(points), len({p["chunk"] for p in points}))
+for path in smk.output:
+    name = os.path.basename(os.path.dirname(str(path)))
+    points = list(smk.params.points[name])
+    _pipeline.write_csv(pd.DataFrame(points), path)
+    log.info("%s: %d grid points in %d chunks", name, len(points), len({p["chunk"] for p in points}))

@@ -14,7 +14,7 @@ set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 MAX_JOBS=${MAX_JOBS:-40}
 # Grouping: the profile's (workflow/rules/groups.smk: one SLURM job per computation and one for the claims; the
-# grid jobs run locally).  --cores 1: each group job asks for 1 CPU, so SLURM runs two side by side on the 2-CPU test node
+# grids job runs locally).  --cores 1: each group job asks for 1 CPU, so SLURM runs two side by side on the 2-CPU test node
 # (inside, a computation's chunks still run side by side: this node does not bind jobs to their CPUs).
 # Targets of both runs (default: everything); e.g. one table, for a quick check of the machinery itself.
 read -r -a TARGETS <<<"${SLURM_SMOKE_TARGETS:-}"

@@ -125,7 +125,7 @@ def test_slurm_profile_dry_run(repo_root, tmp_path, copy_workflow):
     text = out.stdout + out.stderr
     assert "poisson_vs_wor_sigma_chunk" in text
     # workflow/rules/groups.smk: one SLURM job per computation and one for the claims (issue 14: <= 40 jobs);
-    # the grid jobs run locally
+    # the grids job runs locally
     assert text.count("Group job pipeline") == len(expected_outputs(work)) + 1 <= 40, text[-3000:]
     assert "Group job" not in text.replace("Group job pipeline", "")
 

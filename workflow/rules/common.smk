@@ -103,16 +103,19 @@ wildcard_constraints:
     chunk=r"\d+",
 
 
-rule grid:
+rule grids:
+    # Every computation's grid in one job: writing a grid is a few ms of work after a Python start-up of ~0.5 CPU-s,
+    # and nothing depends on grid.csv, so one job for all of them instead of one per computation.  A changed grid
+    # rewrites every grid.csv (the same content for the others); `snakemake results/<c>/grid.csv` still works.
     output:
-        "results/{computation}/grid.csv",
+        expand("results/{computation}/grid.csv", computation=GRID_COMPUTATIONS),
     params:
         code_hash=code_hash("write_grid"),
-        points=lambda wc: points(wc.computation),
+        points={c: points(c) for c in GRID_COMPUTATIONS},
     log:
-        "logs/{computation}/grid.log",
+        "logs/grids.log",
     message:
-        "{wildcards.computation}: writing the parameter grid"
+        "writing the parameter grids of {} computations".format(len(GRID_COMPUTATIONS))
     script:
         "../../scripts/write_grid.py"
 

@@ -7,16 +7,16 @@
 #   pipeline: every `*_chunk`, `aggregate` and `*_plot` / `*_table` job; chunks -> aggregate -> plot connect them,
 #             so each computation (and the claims chunks -> claims table) is one component = one srun step whose
 #             chunks run side by side on the CPUs the group job asks for (its chunk count, at most --cores);
-# and `grid` (a few ms of work, no inputs, nothing depends on it, so it would be a component of its own: one srun
-# step and Snakemake start-up each, 18 of them one after another in a bundle) is a local rule: on a cluster
-# Snakemake runs it on the submitting machine, next to the submitted jobs.
+# and `grids` (every computation's grid.csv: a few ms of work, no inputs, nothing depends on it, so it would be a
+# component of its own: one srun step and a Snakemake start-up) is a local rule: on a cluster Snakemake runs it on
+# the submitting machine, next to the submitted jobs.
 # The assignment goes by rule name, so a new computation following the pattern (<c>_chunk, <c>_plot) is grouped
 # without touching this file.  `--groups RULE=GROUP` on the command line still overrides it (for the submission
 # only: the plugin does not pass --groups/--group-components into the job, so inside it this file decides).
 
 
 localrules:
-    grid,
+    grids,
 
 
 def job_group(rule_name):
