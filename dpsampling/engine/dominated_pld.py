@@ -298,7 +298,7 @@ def delta(eps, sigma, q, total_steps, direction, discretization):
     vals = []
     for d in _directions(direction):
         pmf, err2 = composed(sigma, q, total_steps, discretization, d)
-        vals.append(float(pmf.get_delta_for_epsilon(float(eps))) - _error_at(pmf, err2, total_steps, eps))
+        vals.append(float(pld.delta_for_epsilon(pmf, float(eps))) - _error_at(pmf, err2, total_steps, eps))
     return max(0.0, max(vals))
 
 

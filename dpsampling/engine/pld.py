@@ -595,6 +595,35 @@ def delta_for_epsilon(pmf, eps):
     return pmf._infinity_mass + np.dot(-np.expm1(eps - losses), probs[k:].copy())
 
 
+def delta_for_epsilons(pmf, eps):
+    """= ``pmf.get_delta_for_epsilon(eps)`` of dp_accounting 0.6 for an array of ε sorted ascending, the same floats.
+
+    Hand-written because dp_accounting reads an array in a Python loop, one loss per step (with an
+    ``np.isposinf`` each): ~50 ms for one ε on a 15 000-entry pmf.  Its loop keeps two running sums from the
+    largest loss down, mu_upper = inf_mass + Σ_{ℓ>ε} p_ℓ and mu_lower = Σ_{ℓ>ε} p_ℓ·e^{−ℓ}, and reads
+    δ(ε) = mu_upper − e^ε·mu_lower when the next loss is ≤ ε (δ(+∞) = inf_mass); here the same sums are formed
+    by ``np.cumsum`` (a sequential sum: the same additions in the same order) over the losses above the smallest
+    ε, and read at each ε's count of losses above it.  Sparse pmfs, scalars and arrays dp_accounting refuses
+    (not sorted by its test, np.diff ≥ 0, which a repeated ±∞ fails) go to dp_accounting unchanged.
+    """
+    e = np.asarray(eps, dtype=float)
+    with np.errstate(invalid="ignore"):  # ∞ − ∞ in a repeated ±∞: nan, not sorted
+        sorted_ = e.ndim == 1 and e.size and not np.isnan(e).any() and np.all(np.diff(e) >= 0)
+    if not isinstance(pmf, _pmflib.DensePLDPmf) or not sorted_:
+        return pmf.get_delta_for_epsilon(eps)
+    probs = pmf._probs
+    losses = (np.arange(probs.size) + pmf._lower_loss) * pmf._discretization
+    start = int(np.searchsorted(losses, e[0], side="right"))  # losses > the smallest ε: the only ones summed
+    tail_l, tail_p = losses[start:][::-1], probs[start:][::-1]
+    upper = np.cumsum(np.concatenate([[pmf._infinity_mass], tail_p]))
+    lower = np.cumsum(np.concatenate([[0.0], tail_p * np.exp(-tail_l)]))
+    above = losses.size - np.searchsorted(losses, e, side="right")  # how many losses are > ε
+    with np.errstate(over="ignore", invalid="ignore"):  # e^ε = inf times 0 is nan in dp_accounting's loop too
+        out = upper[above] - np.exp(e) * lower[above]
+    out[np.isposinf(e)] = pmf._infinity_mass
+    return out
+
+
 def epsilon(delta, sigma, q, total_steps, direction, pessimistic, discretization):
     """ε(δ) from the composed PLD (inf when δ is below the infinity mass)."""
     pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
@@ -640,7 +669,7 @@ def certified_delta(eps, sigma, q, total_steps, direction, discretization):
     """An upper bound on δ(ε) of the Poisson-subsampled Gaussian after ``total_steps`` compositions: the
     pessimistic (connect-the-dots) pmf's δ(ε) plus a bound on its composition's rounding, max over
     ``direction`` (the pessimistic pair dominates the true one; the rounding bound covers the arithmetic)."""
-    return max(float(pmf.get_delta_for_epsilon(float(eps))) + _upper_error(pmf, err2, flat, float(eps))
+    return max(float(delta_for_epsilon(pmf, float(eps))) + _upper_error(pmf, err2, flat, float(eps))
                for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction,
                                                   float(discretization)))
 

@@ -315,7 +315,7 @@ def upper_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, dis
     """An upper bound on δ(ε): per dominating pair its composed pessimistic PLD plus its rounding bound, max over
     the two directions; the smaller over the pairs (module docstring)."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
-    return min(max(float(pmf.get_delta_for_epsilon(float(eps))) + (pld.rounding_at(pmf, e2, eps) if e2 else 0.0)
+    return min(max(float(pld.delta_for_epsilon(pmf, float(eps))) + (pld.rounding_at(pmf, e2, eps) if e2 else 0.0)
                    for pmf, e2 in comp) for comp in _pairs(a))
 
 

@@ -390,7 +390,7 @@ def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
         beyond = eps >= max_loss
         d = np.zeros(eps.shape)
         if not np.all(beyond):
-            d[~beyond] = np.asarray(pmf.get_delta_for_epsilon(eps[~beyond]), dtype=float)
+            d[~beyond] = np.asarray(_pld.delta_for_epsilons(pmf, eps[~beyond]), dtype=float)  # dp_accounting's floats
         d = np.maximum(d - tail, 0.0)
         per[name] = float(d[0]) if np.ndim(epsilon) == 0 else d.reshape(np.shape(epsilon))
     best = np.max(np.stack([np.atleast_1d(v) for v in per.values()]), axis=0)

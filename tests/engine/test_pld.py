@@ -103,6 +103,27 @@ def test_delta_for_epsilon_is_dp_accountings_bit_for_bit(sigma, q, d, steps):
         assert np.array_equal(pld.delta_for_epsilon(pmf, eps), pmf.get_delta_for_epsilon(eps))
 
 
+@pytest.mark.parametrize("sigma,q,d,steps,pessimistic", [(0.9, 0.02, 1e-3, 100, True), (2.0, 1e-3, 1e-4, 1000, True),
+                                                         (0.7, 0.03, 1e-3, 10, False), (1.0, 1.0, 1e-3, 50, True)])
+def test_delta_for_epsilons_is_dp_accountings_vectorised_reading_bit_for_bit(sigma, q, d, steps, pessimistic):
+    """pld.delta_for_epsilons (cumulative sums from the largest loss down) = dp_accounting's looped reading of a
+    sorted array: ε on the loss grid and next to it, below and above the support, repeated, ±0, ±inf, one ε alone;
+    pessimistic pmfs carry mass at +∞, optimistic ones none."""
+    comp = pld.composed(sigma, q, steps, pessimistic, d)
+    for pmf in _distinct_direction_pmfs(comp):
+        losses = (np.arange(len(pmf._probs)) + pmf._lower_loss) * pmf._discretization
+        grid = losses[:: max(1, len(losses) // 40)]
+        eps = np.sort(np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf), grid + d / 3,
+                                      [losses[0] - 1.0, losses[-1] + 1.0, 0.0, -0.0, 0.5, 0.5, 1.0, 3.0,
+                                       -np.inf, np.inf]]))
+        for e in (eps, eps[eps >= 0.25], eps[-3:], eps[5:6], np.array([0.75])):
+            ours, theirs = pld.delta_for_epsilons(pmf, e), np.asarray(pmf.get_delta_for_epsilon(e))
+            assert np.array_equal(ours, theirs, equal_nan=True), np.flatnonzero(ours != theirs)[:5]
+        for bad in (eps[::-1], np.array([1.0, np.inf, np.inf])):  # dp_accounting's own refusal, unchanged
+            with pytest.raises(ValueError, match="sorted"):
+                pld.delta_for_epsilons(pmf, bad)
+
+
 def _rounding_at_whole_array(pmf, err2, eps):
     """rounding_at as first written: every loss formed, masked to those > ε."""
     losses = (pmf._lower_loss + np.arange(len(pmf._probs))) * pmf._discretization

@@ -97,27 +97,12 @@ class DirectionCurves:
 
 
 def pmf_delta(pmf, eps):
-    """δ(ε) of one dp_accounting PLD pmf for sorted ε ≥ 0, vectorised.
-
-    Hand-written because dp_accounting's ``_get_delta_for_epsilon_vectorized``
-    walks the bins in a Python loop (one ``np.isposinf`` per step): ~50% of the
-    Conjecture 12 search time.  Same formula and the same summation order (from
-    the largest loss down, starting at the infinity mass):
-    δ(ε) = inf_mass + Σ_{l>ε} p_l - e^ε Σ_{l>ε} p_l e^{-l}; equal to dp_accounting's
-    value to rounding (tests/papers/lebeda/test_directions.py).
-    """
+    """δ(ε) of one dp_accounting PLD pmf for sorted ε ≥ 0, vectorised: :func:`dpsampling.engine.pld.delta_for_epsilons`
+    (dp_accounting's floats without its Python loop) on the dense pmf; the search needs ε ≥ 0 sorted."""
     e = check_finite_list("eps", eps)
     if np.any(np.diff(e) < 0) or e[0] < 0:
         raise ParameterError("eps", "sorted ascending and >= 0", eps)
-    dense = pmf.to_dense_pmf()
-    p = np.asarray(dense._probs, dtype=float)
-    losses = (np.arange(p.size) + dense._lower_loss) * dense._discretization
-    start = int(np.searchsorted(losses, e[0], side="right"))  # only losses > min ε (> 0: e^{-l} ≤ 1)
-    tail_l, tail_p = losses[start:][::-1], p[start:][::-1]
-    upper = np.cumsum(np.concatenate([[dense._infinity_mass], tail_p]))
-    lower = np.cumsum(np.concatenate([[0.0], tail_p * np.exp(-tail_l)]))
-    above = losses.size - np.searchsorted(losses, e, side="right")  # #losses > ε
-    return upper[above] - np.exp(e) * lower[above]
+    return pldmod.delta_for_epsilons(pmf.to_dense_pmf(), e)
 
 
 def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", discretization=1e-4,

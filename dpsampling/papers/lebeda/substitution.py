@@ -208,6 +208,8 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SEC
     """(upper, lower) from dp_accounting PLDs composed per factor (independent cross-check)."""
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
+    from dpsampling.engine.pld import delta_for_epsilons
+
     LaplaceStep(float(scale), float(q), SECTION7["shift"], "add")  # validates scale, q
     dirs = PAIR_DIRECTIONS[_check_pair(pair)]
     e = np.atleast_1d(np.asarray(eps, dtype=float))
@@ -219,7 +221,7 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SEC
         # dp_accounting REMOVE = (M ‖ B) up to mirroring, ADD = (B ‖ M) (see directions.py)
         pm = {"remove": pld._pmf_remove, "add": pld._pmf_add}
         comp = pm[dirs[0]].compose(pm[dirs[1]])
-        out.append(np.asarray(comp.get_delta_for_epsilon(e), dtype=float))
+        out.append(np.asarray(delta_for_epsilons(comp, e), dtype=float))  # dp_accounting's reading, the same floats
     return out[0], out[1]
 
 

@@ -75,7 +75,9 @@ def pmf_hockey_stick(pmf, epsilons):
     e = np.atleast_1d(np.asarray(epsilons, dtype=float))
     order = np.argsort(e)  # dp_accounting's vectorised routine wants sorted input
     out = np.empty_like(e)
-    out[order] = np.asarray(pmf.get_delta_for_epsilon(e[order]), dtype=float)
+    from dpsampling.engine.pld import delta_for_epsilons  # dp_accounting's reading, the same floats
+
+    out[order] = np.asarray(delta_for_epsilons(pmf, e[order]), dtype=float)
     return out
 
 
