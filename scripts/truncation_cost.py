@@ -61,47 +61,6 @@ def _smallest(n, b, sigma, delta, epochs, factor):
     return c.max_batch_size, c.epsilon, c.poisson_epsilon, time.process_time() - t
 
 
-@functools.lru_cache(maxsize=None)
-def _dp_accounting_poisson_part(sigma, q, discretization):
-    """dp_accounting's PLD of the untruncated subsampled Gaussian (sensitivity 1, add/remove) and its CPU seconds:
-    the part of its truncated event that does not depend on the cap, so built once per run, not once per cap."""
-    from dp_accounting.pld import privacy_loss_distribution as pld_module
-
-    t = time.process_time()
-    part = pld_module.from_gaussian_mechanism(standard_deviation=sigma, value_discretization_interval=discretization,
-                                              sampling_prob=q, log_mass_truncation_bound=-50, use_connect_dots=True)
-    return part, time.process_time() - t
-
-
-def dp_accounting_epsilon_and_cpu(n, q, cap, sigma, total_steps, delta, discretization=1e-4):
-    """dp_accounting's ε(δ) of truncated Poisson (an upper bound only) and the CPU seconds one standalone call costs.
-
-    The same float as its ``TruncatedSubsampledGaussianDpEvent`` self-composed total_steps times in a
-    ``PLDAccountant`` at value discretisation ``discretization`` (:func:`dp_accounting_epsilon`; equality is tested):
-    the same calls of its own functions in the same order (``from_truncated_subsampled_gaussian_mechanism``'s body,
-    then the accountant's ``self_compose``, composition with its identity PLD and ``get_epsilon_for_delta``), except
-    that the cap-free Poisson part is built once per (σ, q, discretisation) (:func:`_dp_accounting_poisson_part`).
-    The CPU seconds count that part's one-off cost in full, so they are what dp_accounting alone spends per cap."""
-    from dp_accounting.pld import privacy_loss_distribution as pld_module
-    from scipy import stats
-
-    sens_1, part_cpu = _dp_accounting_poisson_part(float(sigma), float(q), float(discretization))
-    t = time.process_time()
-    truncation_probability = stats.binom.sf(cap - 1, n - 1, q)
-    if truncation_probability == 0.0:
-        mixture = sens_1
-    else:
-        conditional = stats.binom.sf(cap, n, q) * cap / truncation_probability / n
-        sens_2 = pld_module.from_gaussian_mechanism(
-            standard_deviation=sigma / 2, value_discretization_interval=discretization, sampling_prob=conditional,
-            log_mass_truncation_bound=-50, use_connect_dots=True,
-            neighboring_relation=pld_module.NeighborRel.REPLACE_ONE)
-        mixture = sens_2.compute_mixture(sens_1, truncation_probability)
-    composed = pld_module.identity(value_discretization_interval=discretization).compose(
-        mixture.self_compose(total_steps))
-    return float(composed.get_epsilon_for_delta(delta)), time.process_time() - t + part_cpu
-
-
 def dp_accounting_epsilon(n, q, cap, sigma, total_steps, delta, discretization=1e-4):
     """dp_accounting's ε(δ) of truncated Poisson: its TruncatedSubsampledGaussianDpEvent composed total_steps times
     in a PLDAccountant at value discretisation ``discretization`` (its default 1e-4), an upper bound only."""
@@ -145,8 +104,9 @@ def compute_point(p, rel_tol=1e-3, factor=0.01, dp_accounting_discretization=1e-
     r = account("truncated_poisson", "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, q=q, dataset_size=n,
                 max_batch_size=cap, force=True)
     cpu = time.process_time() - t
-    theirs, their_cpu = dp_accounting_epsilon_and_cpu(n, q, cap, sigma, steps * epochs, delta,
-                                                      float(dp_accounting_discretization))
+    t = time.process_time()
+    theirs = dp_accounting_epsilon(n, q, cap, sigma, steps * epochs, delta, float(dp_accounting_discretization))
+    their_cpu = time.process_time() - t
     p_lo, p_up, p_method = _poisson(n, b, sigma, delta, epochs, float(rel_tol))
     s_cap, s_eps, s_pois, s_cpu = _smallest(n, b, sigma, delta, epochs, float(factor))
     acc = r.accuracy

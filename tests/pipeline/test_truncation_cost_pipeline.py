@@ -35,16 +35,6 @@ def test_dp_accounting_value_is_the_one_the_issue_prints(script, cap, printed):
     assert printed <= eps < printed + 0.01
 
 
-@pytest.mark.parametrize("cap", [256, 280, 60000])
-def test_reference_with_the_poisson_part_built_once_is_dp_accounting_s_own_float(script, cap):
-    """The row's reference (dp_accounting's own functions, the cap-free part built once per run) is bit for bit the
-    float of its TruncatedSubsampledGaussianDpEvent in a PLDAccountant; cap 60000 = N: truncation never happens."""
-    args = (60000, 256 / 60000, cap, 1.1, 235 * 60, 1e-5, 1e-3)
-    eps, cpu = script.dp_accounting_epsilon_and_cpu(*args)
-    assert eps == script.dp_accounting_epsilon(*args)
-    assert cpu > 0
-
-
 def _row(**kw):
     return {"max_batch_size": 300, "lower": 2.4, "upper": 2.5, "dp_accounting_epsilon": 3.0, **kw}
 
