@@ -14,9 +14,9 @@ Usage: python bench/bench_delta_reading.py [--repeat N]
 
 import argparse
 import logging
-import time
 
 import numpy as np
+from _timing import best_time
 
 logging.getLogger().setLevel(logging.ERROR)
 
@@ -34,15 +34,6 @@ def pmfs():
     return out
 
 
-def best(f, repeat):
-    times = []
-    for _ in range(repeat):
-        t = time.process_time()
-        out = f()
-        times.append(time.process_time() - t)
-    return out, min(times)
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3)
@@ -52,8 +43,8 @@ def main():
         losses = (np.arange(len(pmf._probs)) + pmf._lower_loss) * pmf._discretization
         for n in (1, 21, 200):
             eps = np.linspace(0.0, float(losses[-1]) * 0.8, n) if n > 1 else np.array([0.5])
-            ours, t_ours = best(lambda: pld.delta_for_epsilons(pmf, eps), args.repeat)
-            theirs, t_theirs = best(lambda: np.asarray(pmf.get_delta_for_epsilon(eps)), args.repeat)
+            t_ours, ours = best_time(lambda: pld.delta_for_epsilons(pmf, eps), args.repeat)
+            t_theirs, theirs = best_time(lambda: np.asarray(pmf.get_delta_for_epsilon(eps)), args.repeat)
             same = np.array_equal(ours, theirs, equal_nan=True)
             print(f"{name:58s} {len(pmf._probs):8d} {n:4d} {t_ours:9.5f} {t_theirs:16.5f} "
                   f"{t_ours / t_theirs:7.3f} {same}")
