@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from dpsampling.engine.errors import ParameterError
 
 #: (run key, epoch) -> AccountingResult, least recently used first
 _CACHE: OrderedDict = OrderedDict()
@@ -31,11 +30,9 @@ def clear_cache():
 
 
 def _check_epochs(epochs):
-    import numbers
+    from dpsampling.engine.validation import check_int
 
-    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or int(epochs) < 1:
-        raise ParameterError("epochs", "an integer >= 1", epochs)
-    return int(epochs)
+    return check_int("epochs", epochs, 1)
 
 
 def _key(sampler, delta, sigma, steps, q, options):
