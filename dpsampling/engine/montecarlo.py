@@ -55,6 +55,7 @@ from .errors import ParameterError
 from .validation import (
     ONE_WAY_DIRECTIONS,
     check_choice,
+    check_delta,
     check_finite_list,
     check_int,
     check_positive,
@@ -74,10 +75,7 @@ _ELL_MAX = 700.0  # expm1 overflows beyond ~709
 # input checks
 # --------------------------------------------------------------------------
 def _check_unit_open(name, value):
-    v = float(value)
-    if not (0.0 < v < 1.0):
-        raise ParameterError(name, "in (0, 1)", value)
-    return v
+    return float(check_delta(value, name))  # the one rule of a number in (0, 1)
 
 
 # --------------------------------------------------------------------------

@@ -37,7 +37,8 @@ import numpy as np
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import accountant, gaussian
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR, AccountingResult
-from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
+from dpsampling.engine.validation import (check_choice, check_delta, check_epsilon, check_grid, check_int,
+                                          check_positive, scalar_or_array)
 from dpsampling.samplers._checks import check_quantity, check_sigma_steps
 from dpsampling.samplers._ec_sets import (  # noqa: F401 - the paper's shuffle bounds (Chua §4.3), public here
     EC_METHOD,
@@ -179,9 +180,7 @@ def _check_curves(eps, delta_a, delta_b):
     x = np.asarray(eps, dtype=float)
     a = np.asarray(delta_a, dtype=float)
     b = np.asarray(delta_b, dtype=float)
-    if x.ndim != 1 or x.size < 2 or np.any(~(np.diff(x) > 0)):
-        raise ParameterError("eps", "a strictly increasing 1-D grid with at least 2 points", eps,
-                             message="eps must be a strictly increasing 1-D grid with at least 2 points")
+    check_grid("eps", x), check_int("len(eps)", x.size, 2)
     if a.shape != x.shape or b.shape != x.shape:
         raise ParameterError("delta_a", "curves of the shape of eps", (delta_a, delta_b),
                              message=f"curves must have the shape of eps {x.shape} (got {a.shape} and {b.shape})")
@@ -351,8 +350,7 @@ def one_epoch(quantity, target, *, sampler, sigma, steps, method="pld", bound="u
     ``poisson``: q = 1/T, :func:`poisson_epoch_result` (``method``, ``bound``,
     ``rel_tol``, ``discretization``, ``finest_discretization`` apply to it only).
     """
-    if sampler not in CHUA_SAMPLERS:
-        raise ParameterError("sampler", f"one of {', '.join(CHUA_SAMPLERS)}", sampler)
+    check_choice("sampler", sampler, CHUA_SAMPLERS)
     if sampler == "deterministic":
         return deterministic_result(quantity, target, sigma)
     if sampler == "shuffle":

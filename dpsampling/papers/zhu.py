@@ -30,7 +30,7 @@ from dpsampling.engine import accountant, gaussian, subsampled_gaussian
 from dpsampling.engine.numerics import bisect, find_root
 from dpsampling.engine.cf import Gaussian, PoissonSubsampled, RandomizedResponse, cf_delta, cf_epsilon
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_positive, check_rate
+from dpsampling.engine.validation import check_choice, check_delta, check_int, check_positive, check_rate
 
 __all__ = [
     "hs_subsampled_gaussian",
@@ -79,8 +79,7 @@ def hs_subsampled_gaussian(epsilon, sigma, q, direction, sensitivity=1.0):
     check_positive("sigma", sigma)
     check_positive("sensitivity", sensitivity)
     check_rate(q)
-    if direction not in ("add", "remove"):
-        raise ParameterError("direction", "'add' or 'remove'", direction)
+    check_choice("direction", direction, ("add", "remove"))
     eps = np.asarray(epsilon, dtype=float)
     # the engine's one-step kernel (Räisä Eq. (45) form, log space, Mills-ratio tail; ε < 0 by the
     # identity H_α(P‖Q) = 1 - α + α H_{1/α}(Q‖P)) at the noise multiplier σ/Δ
@@ -113,8 +112,7 @@ def rdp_gaussian(alpha, sigma=1.0):
 
 def rdp_randomized_response(alpha, p):
     """D_α(P‖Q) for P = (p, 1-p), Q = (1-p, p), α > 0 (α = 1: KL)."""
-    if not 0 < p < 1:
-        raise ParameterError("p", "in (0, 1)", p)
+    check_delta(p, "p")  # (the rule of a number in (0, 1))
     a = np.asarray(alpha, dtype=float)
     lr = math.log(p / (1 - p))
     t = a - 1.0
@@ -386,12 +384,9 @@ def zhu_fig1_curves(panel, mechanism, sigma=1.0, p=_P_FIG1, n_points=200, n_x=16
                       App. F.1 f-DP → profile (Lemma 20/21) and, for the GM, dp_accounting's RDP → DP.
     ``n_x`` is the x-grid of the f → profile conversion (its error is O(1/n_x)).
     """
-    if panel not in ("rdp", "tradeoff", "profile"):
-        raise ParameterError("panel", "one of rdp, tradeoff, profile", panel)
-    if mechanism not in ("gaussian", "randomized_response"):
-        raise ParameterError("mechanism", "gaussian or randomized_response", mechanism)
-    if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
-        raise ParameterError("n_points", "an integer >= 2", n_points)
+    check_choice("panel", panel, ("rdp", "tradeoff", "profile"))
+    check_choice("mechanism", mechanism, ("gaussian", "randomized_response"))
+    check_int("n_points", n_points, 2)
     gm = mechanism == "gaussian"
     rdp_fn = (lambda a: float(rdp_gaussian(a, sigma))) if gm else (
         lambda a: float(rdp_randomized_response(a, p)))
@@ -445,10 +440,8 @@ def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", boun
     from dp_accounting.pld import privacy_loss_distribution as pld
     from dp_accounting.rdp.rdp_privacy_accountant import compute_delta
 
-    if not (isinstance(steps, (int, np.integer)) and steps >= 1):
-        raise ParameterError("steps", "an integer >= 1", steps)
-    if method not in ("cf", "pld", "rdp"):
-        raise ParameterError("method", "one of cf, pld, rdp", method)
+    steps = check_int("steps", steps, 1)
+    check_choice("method", method, ("cf", "pld", "rdp"))
     n_g, n_r = (steps + 1) // 2, steps // 2
     eps = float(epsilon)
     if method == "cf":

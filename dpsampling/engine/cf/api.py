@@ -10,7 +10,8 @@ import numpy as np
 from scipy import optimize
 
 from ..errors import ParameterError
-from ..validation import DIRECTIONS, check_choice, check_int, check_positive
+from ..validation import (DIRECTIONS, ONE_WAY_DIRECTIONS, check_choice, check_delta, check_finite_list, check_int,
+                          check_positive, one_number)
 from .inversion import _C_MAX, _invert, _total_cumulants
 from .mechanisms import CFAccuracyError, Gaussian, PoissonSubsampled
 from .pairs import _ShiftedPair, _is_symmetric, _terms
@@ -28,8 +29,7 @@ def cf_delta(epsilon, mechanisms, direction="add_remove", err=1e-10):
 
     Returns (delta, error_bound); raises CFAccuracyError if err is not reachable.
     """
-    if not (isinstance(epsilon, (int, float, np.floating)) and math.isfinite(epsilon)):
-        raise ParameterError("epsilon", "a finite real number", epsilon)
+    check_finite_list("epsilon", one_number("epsilon", epsilon))
     check_choice("direction", direction, DIRECTIONS)
     check_positive("err", err)
     if direction == "add_remove":
@@ -49,12 +49,8 @@ def cf_cdf(x, mechanisms, direction="remove", under="P", err=1e-10):
     under="Q": L evaluated at o ~ Q (uses M_Q(s) = M(s-1)).
     Returns (value, error_bound).
     """
-    check_choice("direction", direction, DIRECTIONS)
-    if direction == "add_remove":
-        raise ParameterError("direction", "add or remove for cf_cdf", direction,
-                             message="direction must be 'add' or 'remove' for cf_cdf (got 'add_remove')")
-    if under not in ("P", "Q"):
-        raise ParameterError("under", "'P' or 'Q'", under)
+    check_choice("direction", direction, ONE_WAY_DIRECTIONS)
+    check_choice("under", under, ("P", "Q"))
     check_positive("err", err)
     terms = _terms(mechanisms, direction)
     if under == "Q":
@@ -82,8 +78,7 @@ def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
     Returns (epsilon, error_bound): the true ε(δ) of the dominating pair lies in
     [epsilon - error_bound, epsilon + error_bound] (δ-inversion error propagated).
     """
-    if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):
-        raise ParameterError("delta", "in (0, 1)", delta)
+    check_delta(one_number("delta", delta))
     check_choice("direction", direction, DIRECTIONS)
     if err is None:
         err = delta * 1e-6
@@ -199,10 +194,7 @@ def phi(t, mechanisms, direction="remove", dual=False):
     dual=False: φ(t) = E_P[e^{it log(p/q)}] = M(it);
     dual=True:  φ'(t) = E_Q[e^{it log(q/p)}] = M(-1-it).
     """
-    check_choice("direction", direction, DIRECTIONS)
-    if direction == "add_remove":
-        raise ParameterError("direction", "add or remove for phi", direction,
-                             message="direction must be 'add' or 'remove' for phi (got 'add_remove')")
+    check_choice("direction", direction, ONE_WAY_DIRECTIONS)
     t = np.atleast_1d(np.asarray(t, dtype=float))
     c, u = (-1.0, -t) if dual else (0.0, t)
     tot = np.zeros(t.shape, dtype=complex)

@@ -39,8 +39,8 @@ import numpy as np
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.engine.montecarlo import MECHANISMS, MCCurve
-from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int,
-                                         check_positive, check_rate)
+from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_delta, check_finite_list,
+                                         check_grid, check_int, check_positive, check_rate)
 from dpsampling.engine import pld as pldmod
 from dpsampling.engine.montecarlo import hoeffding_half_width, hoeffding_samples, mc_privacy_curve
 from .substitution import laplace_two_fold
@@ -168,9 +168,7 @@ def crossing_intervals(eps, add_curve, remove_curve, *, eps_min=None):
     condition holds there).  ``eps_min`` drops grid points below it
     (e.g. 0 for the §5 statement "cross in the region ε ≥ 0").
     """
-    e = check_finite_list("eps", eps)
-    if np.any(np.diff(e) <= 0):
-        raise ParameterError("eps", "strictly increasing", eps, message="eps must be strictly increasing")
+    e = check_grid("eps", check_finite_list("eps", eps))
     a = np.asarray(add_curve, dtype=float)
     r = np.asarray(remove_curve, dtype=float)
     if a.shape != e.shape or r.shape != e.shape:
@@ -293,9 +291,7 @@ def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discr
                   step=0.25, cap=50.0):
     """Right end of a plotting ε range: the smallest multiple of ``step`` at which both
     pessimistic per-direction curves are ≤ ``delta`` (at least ``step``, at most ``cap``)."""
-    d = float(delta)
-    if not (0.0 < d < 1.0):
-        raise ParameterError("delta", "in (0, 1)", delta)
+    d = float(check_delta(delta))
     check_positive("step", step)
     check_positive("cap", cap)
     pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=True,

@@ -41,6 +41,7 @@ import numpy as np
 from scipy import integrate
 
 from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.validation import check_choice, check_epsilon, check_finite_list, check_positive, check_rate
 from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
 from dpsampling.engine.numerics import find_root
 
@@ -64,14 +65,10 @@ class LaplaceStep:
     direction: str
 
     def __post_init__(self):
-        if not (self.scale > 0 and math.isfinite(self.scale)):
-            raise ParameterError("scale", "> 0 and finite", self.scale)
-        if not (0 < self.weight <= 1):
-            raise ParameterError("q", "in (0, 1]", self.weight)
-        if not (self.shift > 0 and math.isfinite(self.shift)):
-            raise ParameterError("shift", "> 0 and finite", self.shift)
-        if self.direction not in ("add", "remove"):
-            raise ParameterError("direction", "one of add, remove", self.direction)
+        check_positive("scale", self.scale)
+        check_rate(self.weight, "q")
+        check_positive("shift", self.shift)
+        check_choice("direction", self.direction, ("add", "remove"))
 
     # --- distributions
     def _base_cdf(self, y):
@@ -178,8 +175,8 @@ def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
                              message=f"directions must have length 2 (got {directions!r})")
     s1, s2 = (LaplaceStep(float(scale), float(q), float(shift), dr) for dr in directions)
     e = np.atleast_1d(np.asarray(eps, dtype=float))
-    if not np.all(np.isfinite(e)):
-        raise ParameterError("eps", "finite", eps)
+    if e.size:
+        check_finite_list("eps", e)
     vals, errs = zip(*(_two_fold(float(x), s1, s2) for x in e)) if e.size else ((), ())
     out = np.clip(np.array(vals, dtype=float), 0.0, 1.0)
     return (out, np.array(errs, dtype=float)) if with_error else out
@@ -189,9 +186,7 @@ def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
 # §7 quantities
 # --------------------------------------------------------------------------
 def _check_pair(pair):
-    if pair not in PAIRS:
-        raise ParameterError("pair", f"one of {', '.join(PAIRS)}", pair)
-    return pair
+    return check_choice("pair", pair, PAIRS)
 
 
 def exact_curve(eps, pair, with_error=False, *, scale=SECTION7["scale"], q=SECTION7["q"]):
@@ -353,8 +348,7 @@ def printed_pair_is_max_somewhere(eps=None):
     positive.  Returns False (the typo; ``all_three_are_max_somewhere`` checks P×Q ‖ Q×P).
     """
     e = np.linspace(0.0, max_loss(), 126) if eps is None else np.asarray(eps, dtype=float)
-    if np.any(e < 0):
-        raise ParameterError("eps", ">= 0", eps)
+    check_epsilon(e, "eps")
     literal = np.maximum(0.0, -np.expm1(e))  # H_{e^ε}(R‖R) = (1 - e^ε)_+ = 0
     others = np.maximum(exact_curve(e, "PP||QQ"), exact_curve(e, "QQ||PP"))
     return bool(np.any(literal > others))
