@@ -67,7 +67,7 @@ except ImportError as exc:  # pragma: no cover - exercised where JAX Privacy is 
 
 from dpsampling import samplers
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.validation import check_positive, one_number
+from dpsampling.engine.validation import check_choice, check_positive, one_number
 from dpsampling.samplers.spec import RELATIONS, Cost, CostError
 
 from ._inputs import plain
@@ -225,8 +225,7 @@ def relation_of(strategy, num_examples: int, relation=None) -> str:
 def _relation(m, name, relation):
     spec = samplers.get_spec(m.sampler)
     if relation is not None:
-        if relation not in RELATIONS:
-            raise ParameterError("relation", "one of " + ", ".join(RELATIONS), relation)
+        check_choice("relation", relation, RELATIONS)
         if relation not in m.relations:
             raise ParameterError("relation", "one of " + ", ".join(m.relations), relation,
                                  message=f"{name} is valid only under {' or '.join(m.relations)} adjacency (JAX "

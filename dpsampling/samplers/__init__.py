@@ -51,9 +51,7 @@ def unregister(name: str) -> None:
 
 def get_spec(name: str) -> SamplerSpec:
     """The spec of sampler ``name`` (ParameterError naming ``sampler`` if there is none)."""
-    if name not in _REGISTRY:
-        raise ParameterError("sampler", "one of " + ", ".join(_REGISTRY), name)
-    return _REGISTRY[name]
+    return _REGISTRY[check_choice("sampler", name, tuple(_REGISTRY))]
 
 
 def specs() -> tuple:

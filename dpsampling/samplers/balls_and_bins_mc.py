@@ -397,6 +397,9 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
     """
     d = _check_unit_open("delta", delta)
     beta = _check_unit_open("mc_failure_prob", mc_failure_prob)
+    if mc_samples is None:
+        raise ParameterError("mc_samples", "an integer >= 1", None, message="mc_samples (samples per direction) is "
+                             "missing: it must be given for epsilon by method 'montecarlo'")
     n, seed = _count("mc_samples", mc_samples, 1), _count("mc_seed", mc_seed, 0)
     steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, n, seed, beta, importance)
     if eps0 is None:
