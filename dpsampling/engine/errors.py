@@ -23,6 +23,17 @@ class ParameterError(ValueError):
     def __reduce__(self):  # copyable (pandas deep-copies DataFrame.attrs, where the audit keeps a row's reason)
         return (type(self), (self.param, self.allowed, self.got, str(self)))
 
+    def renamed(self, names: dict) -> "ParameterError":
+        """This error naming the caller's own keyword ``names[param]`` (an entry point whose keywords differ from the
+        library's, e.g. an integration's ``noise_multiplier`` for ``sigma``); itself when ``param`` is not renamed."""
+        name = names.get(self.param)
+        if not name or type(self) is not ParameterError:
+            return self
+        text = str(self)
+        if text.startswith(f"{self.param} "):
+            text = name + text[len(self.param):]
+        return ParameterError(name, self.allowed, self.got, message=text)
+
     @property
     def missing(self) -> bool:
         """True when the parameter was not given (``got`` is None)."""

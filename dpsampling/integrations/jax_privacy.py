@@ -266,6 +266,8 @@ def _ask(m, name, quantity, target, sigma=None, **kw):
         out = CostError(err.what, Cost(err.seconds, err.why, err.drivers), err.limit)
         out.args = (err.text("force=True", _DRIVERS),)
         raise out from None
+    except ParameterError as err:  # named as this caller names it (σ is its noise_multiplier)
+        raise err.renamed({"sigma": "noise_multiplier"}) from None
     except (OverflowError, ZeroDivisionError) as exc:
         where = f"noise multiplier {sigma:.4g}" if sigma is not None else f"target {target!r}"
         raise ParameterError("noise_multiplier", "a value the accountant can compute at", sigma,

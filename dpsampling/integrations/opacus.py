@@ -148,6 +148,8 @@ def _ask(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except CostError as err:
         raise _opacus_cost_error(err) from None
+    except ParameterError as err:  # named as Opacus names it
+        raise err.renamed({"sigma": "noise_multiplier", "q": "sample_rate"}) from None
 
 
 def _account(sampler, delta, sigma, q, total_steps, force=False, bound=None):
