@@ -203,7 +203,7 @@ def test_same_question_same_answer_everywhere(sampler, capsys):
         script = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(script)
         rows = script.compute_point({"dataset_size": N, "batch_size": B, "epochs": E, "sigma": SIGMA, "delta": DELTA},
-                                    balls_and_bins_max_steps=10**6)
+                                    optional_max_steps=10**6)
     finally:
         sys.path.remove(str(scripts))
     assert {r["sampler"]: r["value"] for r in rows}[sampler] == api
