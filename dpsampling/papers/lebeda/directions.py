@@ -96,16 +96,16 @@ class DirectionCurves:
         return self.add_remove_upper < RELIABLE_DELTA_FLOOR
 
 
-def pmf_delta(pmf, eps):
+def pmf_delta(pmf, epsilon):
     """δ(ε) of one dp_accounting PLD pmf for sorted ε ≥ 0, vectorised: :func:`dpsampling.engine.pld.delta_for_epsilons`
     (dp_accounting's floats without its Python loop) on the dense pmf; the search needs ε ≥ 0 sorted."""
-    e = check_finite_list("eps", eps)
+    e = check_finite_list("epsilon", epsilon)
     if np.any(np.diff(e) < 0) or e[0] < 0:
-        raise ParameterError("eps", "sorted ascending and >= 0", eps)
+        raise ParameterError("epsilon", "sorted ascending and >= 0", epsilon)
     return pldmod.delta_for_epsilons(pmf.to_dense_pmf(), e)
 
 
-def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", discretization=1e-4,
+def direction_curves(mechanism, scale, q, steps, epsilon, *, sampler="poisson", discretization=1e-4,
                      fast=False):
     """Exact (to PLD discretisation) add and remove curves of the k-fold mechanism.
 
@@ -113,7 +113,7 @@ def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", disc
     (optimistic) bounds for each direction; the true curve lies between.
     ``fast=True`` evaluates δ(ε) with ``pmf_delta`` (needs sorted ε ≥ 0).
     """
-    e = check_finite_list("eps", eps)
+    e = check_finite_list("epsilon", epsilon)
     out = {}
     for pess, tag in ((True, "upper"), (False, "lower")):
         pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=pess,
@@ -126,12 +126,12 @@ def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", disc
     return DirectionCurves(eps=e, discretization=float(discretization), params=params, **out)
 
 
-def public_delta(mechanism, scale, q, steps, eps, *, sampler="poisson", pessimistic=True,
+def public_delta(mechanism, scale, q, steps, epsilon, *, sampler="poisson", pessimistic=True,
                  discretization=1e-4):
     """dp_accounting's public ``get_delta_for_epsilon`` (= max over directions)."""
     pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=pessimistic,
                        discretization=discretization)
-    return np.asarray(pld.get_delta_for_epsilon(check_finite_list("eps", eps)), dtype=float)
+    return np.asarray(pld.get_delta_for_epsilon(check_finite_list("epsilon", epsilon)), dtype=float)
 
 
 # --------------------------------------------------------------------------
@@ -160,17 +160,17 @@ def _intervals(eps, diff):
     return out
 
 
-def crossing_intervals(eps, add_curve, remove_curve, *, eps_min=None):
-    """ε intervals (on the grid ``eps``, ascending) where the add curve is above the remove curve.
+def crossing_intervals(epsilon, add_curve, remove_curve, *, eps_min=None):
+    """ε intervals (on the grid ``epsilon``, ascending) where the add curve is above the remove curve.
 
     Interval ends are linear interpolations of the sign change of
     add - remove between neighbouring grid points (the grid end if the
     condition holds there).  ``eps_min`` drops grid points below it
     (e.g. 0 for the §5 statement "cross in the region ε ≥ 0").
     """
-    e = check_finite_list("eps", eps)
+    e = check_finite_list("epsilon", epsilon)
     if np.any(np.diff(e) <= 0):
-        raise ParameterError("eps", "strictly increasing", eps, message="eps must be strictly increasing")
+        raise ParameterError("epsilon", "strictly increasing", epsilon, message="epsilon must be strictly increasing")
     a = np.asarray(add_curve, dtype=float)
     r = np.asarray(remove_curve, dtype=float)
     if a.shape != e.shape or r.shape != e.shape:
@@ -180,7 +180,7 @@ def crossing_intervals(eps, add_curve, remove_curve, *, eps_min=None):
     return _intervals(e[keep], (a - r)[keep])
 
 
-def crossing_intervals_with_confidence(eps, add_lower, add_upper, remove_lower, remove_upper,
+def crossing_intervals_with_confidence(epsilon, add_lower, add_upper, remove_lower, remove_upper,
                                        *, eps_min=None):
     """Crossings with uncertainty bands.
 
@@ -190,8 +190,8 @@ def crossing_intervals_with_confidence(eps, add_lower, add_upper, remove_lower, 
     an MC estimate ∓ α (see ``mc_crossing_intervals``).
     """
     return {
-        "certain": crossing_intervals(eps, add_lower, remove_upper, eps_min=eps_min),
-        "possible": crossing_intervals(eps, add_upper, remove_lower, eps_min=eps_min),
+        "certain": crossing_intervals(epsilon, add_lower, remove_upper, eps_min=eps_min),
+        "possible": crossing_intervals(epsilon, add_upper, remove_lower, eps_min=eps_min),
     }
 
 
@@ -211,10 +211,10 @@ def mc_crossing_intervals(add: MCCurve, remove: MCCurve, *, eps_min=None):
     return out
 
 
-def fig1_crossing(eps=None, discretization=1e-4):
+def fig1_crossing(epsilon=None, discretization=1e-4):
     """Crossing intervals (ε ≥ 0) of the k = 2 Fig. 1 curves at ``FIG1_SETTINGS`` (PLD bounds)."""
     s = FIG1_SETTINGS
-    e = np.linspace(0.0, 3.0, 601) if eps is None else check_finite_list("eps", eps)
+    e = np.linspace(0.0, 3.0, 601) if epsilon is None else check_finite_list("epsilon", epsilon)
     c = direction_curves(s["mechanism"], s["scale"], s["q"], s["steps"], e, sampler=s["sampler"],
                          discretization=discretization)
     out = crossing_intervals_with_confidence(e, c.add_lower, c.add_upper, c.remove_lower,
@@ -235,7 +235,7 @@ def fig1_crossing_present(discretization=1e-4, min_gap=0.0):
     return bool(np.any(c.add_lower - c.remove_upper > min_gap))
 
 
-def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, eps=(0.25, 1.5)):
+def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, epsilon=(0.25, 1.5)):
     """App. B.1/B.2: Fig. 1 Monte Carlo curves (paper's N) within ±α of the exact k = 2 values.
 
     Exact values from ``substitution.laplace_two_fold`` (1-D quadrature) at
@@ -246,8 +246,8 @@ def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, eps=(0.25, 1.5)):
     s = FIG1_SETTINGS
     ok = True
     for i, d in enumerate(("add", "remove")):
-        exact = laplace_two_fold(eps, s["scale"], s["q"], SHIFT[s["sampler"]], (d, d))
-        res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], eps, mc_samples, mc_seed + i,
+        exact = laplace_two_fold(epsilon, s["scale"], s["q"], SHIFT[s["sampler"]], (d, d))
+        res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], epsilon, mc_samples, mc_seed + i,
                                shift=SHIFT[s["sampler"]], direction=d)
         ok &= bool(np.all(np.abs(res.estimate - exact) <= res.mc_half_width))
     return ok
@@ -267,9 +267,9 @@ def fig1_crossing_vanishes(steps_values=(4, 16), discretization=1e-4):
 
 
 def remove_dominates_uncomposed(mechanism="laplace", scale=1.5, q=0.7, sampler="wor",
-                                discretization=1e-4, eps=None):
+                                discretization=1e-4, epsilon=None):
     """§5 / Prop. 30 [ZDW22]: for k = 1, δ_R(ε) ≥ δ_A(ε) for all ε ≥ 0 (up to PLD error)."""
-    e = np.linspace(0.0, 5.0, 501) if eps is None else check_finite_list("eps", eps)
+    e = np.linspace(0.0, 5.0, 501) if epsilon is None else check_finite_list("epsilon", epsilon)
     c = direction_curves(mechanism, scale, q, 1, e, sampler=sampler, discretization=discretization)
     return bool(np.all(c.add_lower <= c.remove_upper + 1e-12))
 
@@ -396,11 +396,11 @@ def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", mc_sampl
                                confidence=conf, eps_max=float(eps_max))
 
 
-def max_margin(eps, diff):
+def max_margin(epsilon, diff):
     """(max of ``diff`` over the grid, the ε where it is attained) — for 'no interval' rows."""
     diff = np.asarray(diff, dtype=float)
     i = int(np.argmax(diff))
-    return float(diff[i]), float(np.asarray(eps, dtype=float)[i])
+    return float(diff[i]), float(np.asarray(epsilon, dtype=float)[i])
 
 
 # --------------------------------------------------------------------------
