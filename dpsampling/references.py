@@ -23,7 +23,7 @@ The references (one function each; the heavy libraries load on first use):
 * :func:`phi_interval` — the φ (characteristic-function) accountant's certified interval (Zhu et al. 2022;
   dpsampling's ``method="cf"``), which shares no step with the PLD methods of the default interval; an interval.
 * :func:`allocation_range` — balls-and-bins by PLD_accounting's ``gaussian_allocation_epsilon_range`` (Feldman &
-  Shenfeld's dominating and dominated allocation PLDs, refined until its gap is at most the accuracy asked); an
+  Shenfeld's dominating and dominated allocation PLDs, refined until its gap is at most the ``abs_tol`` asked); an
   interval.
 * :func:`allocation_fine` — balls-and-bins by our own allocation accountant on a 10× finer grid: the same
   method, so it checks the discretisation only; used where PLD_accounting does not finish; an interval.
@@ -106,7 +106,7 @@ def _ends(method):
 
 
 def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points: float = 1_200_000,
-           allocation_max_steps: int = 100, allocation_accuracy: float = 0.01):
+           allocation_max_steps: int = 100, allocation_rel_tol: float = 0.01):
     """(Reference or None, note): the independent reference of one audit row (``sampler``, ``steps``,
     ``q``, ``discretization``, ``upper``, ``method``), the one its spec names (``SamplerSpec.reference``, a key of
     :data:`REFERENCES`), so that a sampler registered later gets the reference it declares:
@@ -115,7 +115,7 @@ def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points
     * ``pld_pair``: a rate sampler with a dominating Poisson pair under its relation (:data:`PLD_SENSITIVITY`):
       :func:`pld_pair` at a tenth of the row's discretisation where its predicted grid has at most
       ``max_pld_points`` points, else :func:`phi_interval` (``note`` says why);
-    * ``allocation_range``: :func:`allocation_range` with a gap of ``allocation_accuracy`` × the upper end where
+    * ``allocation_range``: :func:`allocation_range` with a gap of ``allocation_rel_tol`` × the upper end where
       steps per epoch × epochs ≤ ``allocation_max_steps``, else :func:`allocation_fine`;
     * ``shuffle_ec_lower``: :func:`shuffle_ec_lower` in one epoch (where the lower end is the one-epoch E_C
       bound); none beyond.
@@ -128,7 +128,7 @@ def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points
         return None, f"no reference for sampler {spec.name}"
     return REFERENCES[spec.reference](spec, row, delta=delta, sigma=sigma, epochs=epochs,
                                       max_pld_points=max_pld_points, allocation_max_steps=allocation_max_steps,
-                                      allocation_accuracy=allocation_accuracy)
+                                      allocation_rel_tol=allocation_rel_tol)
 
 
 def _gaussian_reference(spec, row, *, delta, sigma, epochs, **_):
@@ -155,11 +155,11 @@ def _pld_reference(spec, row, *, delta, sigma, epochs, max_pld_points, **_):
         return None, f"{why}; φ accountant: {str(exc).split(':')[-1].strip()}"
 
 
-def _allocation_reference(spec, row, *, delta, sigma, epochs, allocation_max_steps, allocation_accuracy, **_):
+def _allocation_reference(spec, row, *, delta, sigma, epochs, allocation_max_steps, allocation_rel_tol, **_):
     steps = int(row["steps"])
     if steps * epochs <= allocation_max_steps:
         return allocation_range(delta, sigma=sigma, steps=steps, epochs=epochs,
-                                accuracy=allocation_accuracy * float(row["upper"])), ""
+                                abs_tol=allocation_rel_tol * float(row["upper"])), ""
     t, e, s = ALLOCATION_UNFINISHED
     return allocation_fine(delta, sigma=sigma, steps=steps, epochs=epochs), (
         f"PLD_accounting only where steps × epochs ≤ {allocation_max_steps} (at {t} × {e} it did not "
@@ -262,11 +262,11 @@ def phi_interval(sampler: str, delta: float, *, sigma: float, q: float, steps: i
 # --------------------------------------------------------------------------- balls-and-bins: PLD_accounting
 
 
-def allocation_range(delta: float, *, sigma: float, steps: int, epochs: int, accuracy: float) -> Reference:
+def allocation_range(delta: float, *, sigma: float, steps: int, epochs: int, abs_tol: float) -> Reference:
     """balls-and-bins ε(δ) from PLD_accounting's ``gaussian_allocation_epsilon_range`` (random allocation of
     one step among ``steps`` per epoch, ``epochs`` epochs): its dominating PLD gives the upper end, its dominated
-    PLD the lower end, refined until their gap is at most ``accuracy`` (absolute; its best pair is returned
-    if it stops earlier, still valid bounds)."""
+    PLD the lower end, refined until their gap is at most ``abs_tol`` (absolute, PLD_accounting's
+    ``epsilon_accuracy``; its best pair is returned if it stops earlier, still valid bounds)."""
     import warnings
 
     from PLD_accounting import gaussian_allocation_epsilon_range
@@ -274,8 +274,8 @@ def allocation_range(delta: float, *, sigma: float, steps: int, epochs: int, acc
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "did not converge": the best bounds are still bounds
         up, lo = gaussian_allocation_epsilon_range(delta=delta, sigma=sigma, num_steps=int(steps),
-                                                   num_epochs=int(epochs), epsilon_accuracy=float(accuracy))
-    return Reference(float(lo), float(up), "interval", f"PLD_accounting epsilon range (accuracy {accuracy:.2g})")
+                                                   num_epochs=int(epochs), epsilon_accuracy=float(abs_tol))
+    return Reference(float(lo), float(up), "interval", f"PLD_accounting epsilon range (accuracy {abs_tol:.2g})")
 
 
 def allocation_fine(delta: float, *, sigma: float, steps: int, epochs: int) -> Reference:

@@ -11,7 +11,7 @@ answers without a cap.  Reference per row: the one its spec names (``SamplerSpec
 * deterministic: the Gaussian at σ/√E in mpmath (contains);
 * poisson, wor: dp_accounting's PLD pair at a tenth of the row's discretisation where its predicted grid has at
   most ``reference_max_pld_points`` points, else the φ accountant's certified interval (overlaps);
-* balls_and_bins: PLD_accounting's epsilon range asked for a gap of ``allocation_reference_accuracy`` × the upper
+* balls_and_bins: PLD_accounting's epsilon range asked for a gap of ``allocation_reference_rel_tol`` × the upper
   end, where steps per epoch × epochs ≤ ``allocation_reference_max_steps`` (overlaps); beyond, the allocation
   accountant itself at ``accuracy="fine"`` (a 10× finer grid: checks the discretisation, not the method; overlaps);
 * shuffle: the one-epoch E_C lower end recomputed in mpmath (equals); none for E > 1.
@@ -70,7 +70,7 @@ def check_rows(rows, where):
 
 
 def compute_point(p, rel_tol=1e-3, reference_max_pld_points=1_200_000, allocation_reference_max_steps=100,
-                  allocation_reference_accuracy=0.01):
+                  allocation_reference_rel_tol=0.01):
     """rel_tol: must be the accountant default (1e-3), which `dpsampling audit` uses."""
     if rel_tol != 1e-3:
         raise ValueError(f"settings: rel_tol must be 0.001 for certified_intervals (the audit default; got {rel_tol!r})")
@@ -88,7 +88,7 @@ def compute_point(p, rel_tol=1e-3, reference_max_pld_points=1_200_000, allocatio
         ref, note = references.choose(r, delta=float(p["delta"]), sigma=float(p["sigma"]), epochs=int(p["epochs"]),
                                       max_pld_points=reference_max_pld_points,
                                       allocation_max_steps=allocation_reference_max_steps,
-                                      allocation_accuracy=allocation_reference_accuracy)
+                                      allocation_rel_tol=allocation_reference_rel_tol)
         r.update(reference_method="none" if ref is None else ref.method,
                  reference_check="none" if ref is None else ref.check,
                  reference_lower=math.nan if ref is None else ref.lower,

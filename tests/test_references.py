@@ -24,7 +24,7 @@ def test_gaussian_is_the_composition_at_sigma_over_root_epochs():
 def test_two_independent_references_agree():
     # one step per epoch: balls-and-bins is the Gaussian at σ/√E; PLD_accounting's range contains the mpmath value
     exact = R.gaussian_epsilon(1e-5, 0.8, 3)
-    bnb = R.allocation_range(1e-5, sigma=0.8, steps=1, epochs=3, accuracy=0.05)
+    bnb = R.allocation_range(1e-5, sigma=0.8, steps=1, epochs=3, abs_tol=0.05)
     assert bnb.lower <= exact.lower <= bnb.upper and bnb.upper - bnb.lower <= 0.05
     # the Poisson-subsampled Gaussian: dp_accounting's PLD pair and the φ accountant's certified interval overlap
     pair = R.pld_pair(1e-5, sigma=1.0, q=0.01, total_steps=100, discretization=1e-3)
