@@ -77,7 +77,7 @@ def composed_pld(mechanism, scale, q, steps, *, sampler="poisson", pessimistic=T
 class DirectionCurves:
     """Per-direction δ(ε) with rigorous PLD bounds (upper = pessimistic, lower = optimistic)."""
 
-    eps: np.ndarray
+    epsilon: np.ndarray
     add_upper: np.ndarray
     add_lower: np.ndarray
     remove_upper: np.ndarray
@@ -123,7 +123,7 @@ def direction_curves(mechanism, scale, q, steps, epsilon, *, sampler="poisson", 
             out[f"{d}_{tag}"] = np.asarray(val, dtype=float)
     params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "steps": int(steps),
               "sampler": sampler}
-    return DirectionCurves(eps=e, discretization=float(discretization), params=params, **out)
+    return DirectionCurves(epsilon=e, discretization=float(discretization), params=params, **out)
 
 
 def public_delta(mechanism, scale, q, steps, epsilon, *, sampler="poisson", pessimistic=True,
@@ -201,13 +201,13 @@ def mc_crossing_intervals(add: MCCurve, remove: MCCurve, *, eps_min=None):
     With each band holding w.p. ≥ 1 - β (``mc_failure_prob``), a ``certain`` interval is real with
     probability ≥ 1 - 2β at every grid point inside it.
     """
-    if add.eps.shape != remove.eps.shape or not np.array_equal(add.eps, remove.eps):
+    if add.epsilon.shape != remove.epsilon.shape or not np.array_equal(add.epsilon, remove.epsilon):
         raise ParameterError("remove", "a curve on the eps grid of add", remove,
                              message="add and remove must share the same eps grid")
     out = crossing_intervals_with_confidence(
-        add.eps, add.estimate - add.mc_half_width, add.estimate + add.mc_half_width,
+        add.epsilon, add.estimate - add.mc_half_width, add.estimate + add.mc_half_width,
         remove.estimate - remove.mc_half_width, remove.estimate + remove.mc_half_width, eps_min=eps_min)
-    out["estimate"] = crossing_intervals(add.eps, add.estimate, remove.estimate, eps_min=eps_min)
+    out["estimate"] = crossing_intervals(add.epsilon, add.estimate, remove.estimate, eps_min=eps_min)
     return out
 
 
@@ -310,7 +310,7 @@ def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discr
 class AddRemoveComparison:
     """Fig. 1 at one (mechanism, scale, γ, k): MC and PLD curves per direction, crossings.
 
-    ``pld``: PLD bounds on the fine grid ``pld.eps``; ``mc[d]``: the Monte Carlo
+    ``pld``: PLD bounds on the fine grid ``pld.epsilon``; ``mc[d]``: the Monte Carlo
     curve of direction d on the coarse grid (|E| points, simultaneous ±α band
     w.p. 1-β; α = ``mc_half_width``, β = ``mc_failure_prob``); ``pld_at_mc``: PLD bounds on the MC grid; ``mc_excess[d]``: how
     far the MC estimate lies outside [PLD lower, PLD upper], in units of α
@@ -434,7 +434,7 @@ class Conjecture12Margin:
     "within numerical error", or "unreliable" (remove_upper < RELIABLE_DELTA_FLOOR).
     """
 
-    eps: np.ndarray
+    epsilon: np.ndarray
     add_upper: np.ndarray
     add_lower: np.ndarray
     remove_upper: np.ndarray
@@ -473,7 +473,7 @@ def conjecture12_margin(sigma, q, steps, eps_grid, discretization=None):
     tol = RELIABLE_DELTA_FLOOR + 1e-9 * c.remove_upper
     cls = np.where(c.remove_upper < RELIABLE_DELTA_FLOOR, "unreliable",
                    np.where(certain > tol, "counterexample", "within numerical error"))
-    return Conjecture12Margin(eps=e, add_upper=c.add_upper, add_lower=c.add_lower,
+    return Conjecture12Margin(epsilon=e, add_upper=c.add_upper, add_lower=c.add_lower,
                               remove_upper=c.remove_upper, remove_lower=c.remove_lower,
                               margin_certain=certain, margin_possible=possible,
                               classification=tuple(str(x) for x in cls), discretization=d,
