@@ -292,7 +292,7 @@ def _error_at(pmf, err2, total_steps, eps):
     return FOLD_MASS + pld.rounding_at(pmf, err2, eps)
 
 
-def delta(epsilon, sigma, q, total_steps, direction, discretization):
+def delta(epsilon, *, sigma, q, total_steps, direction, discretization):
     """A lower bound on δ(ε) after ``total_steps`` compositions: per direction the composed dominated pmf's δ less
     what it may exceed the pair's by (:func:`_error_at`), max over ``direction``."""
     vals = []
@@ -302,7 +302,7 @@ def delta(epsilon, sigma, q, total_steps, direction, discretization):
     return max(0.0, max(vals))
 
 
-def epsilon(delta, sigma, q, total_steps, direction, discretization):
+def epsilon(delta, *, sigma, q, total_steps, direction, discretization):
     """A lower bound on ε(δ) after ``total_steps`` compositions, per direction in two readings of the dominated
     pmf's ε: ε₀ at δ + the error bound over all bins (below ε₀ the pair's δ exceeds δ), then ε₁ at δ + the
     bound at ε₀ (≥ the bound at every ε ≥ ε₀, so on [ε₀, ε₁) the pair's δ exceeds δ too); max over
