@@ -209,6 +209,19 @@ def test_same_question_same_answer_everywhere(sampler, capsys):
     assert {r["sampler"]: r["value"] for r in rows}[sampler] == api
 
 
+def test_generic_pipeline_computations_read_the_registry(toy, pipeline_script):
+    """A sampler registered at run time gets a row in sampler_audit and in certified_intervals, with its
+    original's values and (certified_intervals) the reference its spec names, checked (no script edited)."""
+    p = {"run": "t", "dataset_size": 200, "batch_size": 50, "sigma": 1.5, "delta": 1e-5, "epochs": 1}
+    audit = {r["sampler"]: r for r in pipeline_script("sampler_audit").compute_point(p)}
+    assert "toy_poisson" in audit and audit["toy_poisson"]["value"] == audit["poisson"]["value"]
+    rows = {r["sampler"]: r for r in pipeline_script("certified_intervals").compute_point(
+        p, reference_max_pld_points=300_000, allocation_reference_max_steps=0)}
+    keys = ["lower", "upper", "reference_method", "reference_lower", "reference_upper", "contains_reference"]
+    assert [rows["toy_poisson"][k] for k in keys] == [rows["poisson"][k] for k in keys]
+    assert rows["toy_poisson"]["contains_reference"] is True
+
+
 def test_config_sampler_names_come_from_the_registry(toy):
     from dpsampling import grids
 
