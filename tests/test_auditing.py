@@ -181,7 +181,7 @@ def sampler_audit_script(pipeline_script):
 
 def test_pipeline_point_and_checks(sampler_audit_script):
     p = {"run": "t", "dataset_size": 1000, "batch_size": 250, "sigma": 2.0, "delta": 1e-5, "epochs": 2}
-    rows = sampler_audit_script.compute_point(p, balls_and_bins_max_steps=0)
+    rows = sampler_audit_script.compute_point(p, optional_max_steps=0)
     by = {r["sampler"]: r for r in rows}
     assert set(by) == {"poisson", "wor", "shuffle", "deterministic"}
     assert by["deterministic"]["value"] == pytest.approx(gaussian.epsilon(1e-5, 2.0 / math.sqrt(2)), rel=1e-9)

@@ -349,10 +349,10 @@ class _Accumulator:
 @dataclass(frozen=True)
 class MCCurve:
     """Monte Carlo privacy curve with its simultaneous Hoeffding band: ``estimate`` ± ``mc_half_width`` holds at
-    every ε of ``eps`` together with probability ≥ 1 - ``mc_failure_prob`` (``mc_samples`` draws, seed
+    every ε of ``epsilon`` together with probability ≥ 1 - ``mc_failure_prob`` (``mc_samples`` draws, seed
     ``mc_seed``)."""
 
-    eps: np.ndarray
+    epsilon: np.ndarray
     estimate: np.ndarray
     mc_half_width: float
     mc_samples: int
@@ -403,7 +403,7 @@ def mc_hockey_stick(steps, eps_grid, mc_samples, mc_seed, *, mc_failure_prob=0.0
             acc.add(_row_sums(_draw_losses(cols, m, noise_rng, sel_rng, ws), ws.y, negate))
             start += m
     est = acc.estimate(n)
-    return MCCurve(eps=eps.copy(), estimate=est, mc_half_width=hoeffding_half_width(n, beta, eps.size),
+    return MCCurve(epsilon=eps.copy(), estimate=est, mc_half_width=hoeffding_half_width(n, beta, eps.size),
                    mc_samples=n, mc_failure_prob=beta, mc_seed=seed, params={"steps": tuple(steps)})
 
 
@@ -424,7 +424,7 @@ def mc_privacy_curve(mechanism, scale, q, total_steps, eps_grid, mc_samples, mc_
                           chunk_size=chunk_size)
     params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "total_steps": total_steps,
               "shift": float(shift), "direction": direction}
-    return MCCurve(eps=res.eps, estimate=res.estimate, mc_half_width=res.mc_half_width, mc_samples=res.mc_samples,
+    return MCCurve(epsilon=res.epsilon, estimate=res.estimate, mc_half_width=res.mc_half_width, mc_samples=res.mc_samples,
                    mc_failure_prob=res.mc_failure_prob, mc_seed=res.mc_seed, params=params)
 
 

@@ -412,7 +412,7 @@ def zhu_fig1_curves(panel, mechanism, sigma=1.0, p=_P_FIG1, n_points=200, n_x=16
     exact = gaussian_delta(e, sigma) if gm else randomized_response_delta(e, p)
     rows = _rows(name, e, exact, "exact", "closed_form")
     if gm:
-        phi = [cf_delta(float(v), Gaussian(sigma), "remove", err=1e-12) for v in e]
+        phi = [cf_delta(float(v), Gaussian(sigma), "remove", abs_tol=1e-12) for v in e]
         rows += [dict(r, err=er) for r, (_, er) in
                  zip(_rows(name, e, [v for v, _ in phi], "estimate", "cf"), phi)]
     f_conv = lambda z: tradeoff_from_rdp(z, rdp_fn)  # noqa: E731
@@ -446,7 +446,7 @@ def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", boun
     eps = float(epsilon)
     if method == "cf":
         mech = [(Gaussian(sigma), n_g)] + ([(RandomizedResponse(p), n_r)] if n_r else [])
-        v, e = cf_delta(eps, mech, "remove", err=1e-12)
+        v, e = cf_delta(eps, mech, "remove", abs_tol=1e-12)
         return AccountingResult(float(v), "estimate", "cf", {"err": float(e)}, max(v - e, 0.0), v + e)
     if method == "rdp":
         rdp = n_g * rdp_gaussian(_RDP_ORDERS, sigma) + n_r * rdp_randomized_response(_RDP_ORDERS, p)
@@ -467,11 +467,11 @@ def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", boun
                             v if not pess else None, v if pess else None)
 
 
-def zhu_exp3_error_bound(epsilon=1.0, sigma=2.0, q=0.01, steps=1500, err=1e-14):
-    """Certified error bound of the φ accountant's δ(ε) in the Exp. 3 setting at budget `err`
+def zhu_exp3_error_bound(epsilon=1.0, sigma=2.0, q=0.01, steps=1500, abs_tol=1e-14):
+    """Certified error bound of the φ accountant's δ(ε) in the Exp. 3 setting at budget `abs_tol`
     (Zhu §5: 'the numerical issues induced by Gaussian quadrature are at most O(1e-14)')."""
     return float(cf_delta(epsilon, [(PoissonSubsampled(Gaussian(sigma), q), steps)], "remove",
-                          err=err)[1])
+                          abs_tol=abs_tol)[1])
 
 
 

@@ -344,7 +344,7 @@ def _spec():
         ),
         audit_kind="interval", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
         relation="zero_out", loader="balls_and_bins", label="balls-and-bins",
-        epsilon_epochs=_allocation_epochs.epsilon_epochs,
+        epsilon_epochs=_allocation_epochs.epsilon_epochs, reference="allocation_range",
         drawn="balls-and-bins (each epoch every example in one uniformly random step)")
 
 

@@ -149,13 +149,13 @@ def _log_sum(x, inv_s2, steps):
     return m + np.log(y.sum(axis=1)) - math.log(steps) - 0.5 * inv_s2
 
 
-def thresholds(eps, sigma, steps):
+def thresholds(epsilon, sigma, steps):
     """(C_R, log p_R, C_A, log p_A): IS thresholds and log probabilities of their events."""
     s2 = sigma * sigma
-    c_r = 0.5 + s2 * (eps - math.log1p(math.expm1(1.0 / s2) / steps))
+    c_r = 0.5 + s2 * (epsilon - math.log1p(math.expm1(1.0 / s2) / steps))
     log_cdf_r = float(log_ndtr(c_r / sigma)) * steps
     log_p_r = math.log(-math.expm1(log_cdf_r)) if log_cdf_r < 0 else -math.inf
-    c_a = 0.5 + s2 * (math.log(steps) - eps)
+    c_a = 0.5 + s2 * (math.log(steps) - epsilon)
     log_p_a = float(log_ndtr(c_a / sigma)) * steps
     return c_r, log_p_r, c_a, log_p_a
 

@@ -96,7 +96,7 @@ def _spec():
         bounds={None: ("exact", "upper", "lower")}, sigma_bounds=("exact", "upper", "lower"), methods=(), options=(),
         audit_kind="exact", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
         drawn="a fixed order (the same partition into batches every epoch)", loader="fixed_order",
-        role="once_per_epoch", label="fixed batches",
+        role="once_per_epoch", label="fixed batches", reference="gaussian_epsilon",
         directions=("add_remove", "add", "remove"))
 
 

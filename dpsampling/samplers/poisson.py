@@ -236,7 +236,8 @@ def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relati
                 "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
         sigma_bounds=("upper",), methods=(INTERVAL, *METHODS), default_method=INTERVAL, options=_options(), audit_kind="interval",
         cost=cost, delta=delta, epsilon=epsilon, sigma=sigma_entry, relation=relation, drawn=drawn, loader=loader,
-        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"), **words)
+        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"), reference="pld_pair",
+        **words)
 
 
 SPEC = _spec(NAME, "Poisson subsampling: each record joins each batch with probability q",

@@ -173,7 +173,7 @@ def _spec():
         drawn="shuffling (a fresh random permutation each epoch, cut into batches of B)", loader="shuffle",
         upper_certified=False, label="shuffling", run_words="a shuffled run", lower_source="Chua et al. 2024",
         upper_source="the once-per-epoch value (Chua et al. 2024, Thm 4.1)", upper_method="deterministic",
-        epsilon_epochs=_shuffle_epochs.epsilon_epochs,
+        epsilon_epochs=_shuffle_epochs.epsilon_epochs, reference="shuffle_ec_lower",
         audit_options={"sigma": {"bound": "lower"}})
 
 

@@ -185,6 +185,10 @@ class SamplerSpec:
     lower_source: str = ""
     upper_source: str = ""
     upper_method: str = ""
+    #: its independent reference in the pipeline's certified_intervals check: the name of a reference function of
+    #: ``dpsampling.references`` (a key of its ``REFERENCES``: "gaussian_epsilon", "pld_pair", "allocation_range",
+    #: "shuffle_ec_lower"), which says where it applies and why not elsewhere; "" = none
+    reference: str = ""
     #: ε(δ) after each epoch of a list before ``last_epoch`` at the default method, given account's answer ``last``
     #: there (``last=None``: the last epoch itself, exactly as account), sharing work between the epochs
     #: (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None, or None for an epoch: account is asked there)

@@ -124,9 +124,9 @@ def curve_pieces(P, Q):
     return pieces
 
 
-def curve(eps, P, Q):
+def curve(epsilon, P, Q):
     """δ(ε) = H_{e^ε}(P‖Q) on a float grid, from the exact pieces (vectorised)."""
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     alpha = np.exp(e)
     out = np.zeros_like(alpha)
     for lo, hi, A, B in curve_pieces(P, Q):
@@ -137,10 +137,10 @@ def curve(eps, P, Q):
     return np.maximum(out, 0.0)
 
 
-def add_remove_curves(eps, steps=2, q=RATE_Q, p_keep=P_KEEP):
-    """Both full curves for a small figure: (δ_add, δ_remove) = (H(P‖Q), H(Q‖P)) on ``eps``."""
+def add_remove_curves(epsilon, steps=2, q=RATE_Q, p_keep=P_KEEP):
+    """Both full curves for a small figure: (δ_add, δ_remove) = (H(P‖Q), H(Q‖P)) on ``epsilon``."""
     P, Q = paper_pair(steps, q, p_keep)
-    return curve(eps, P, Q), curve(eps, Q, P)
+    return curve(epsilon, P, Q), curve(epsilon, Q, P)
 
 
 def _linear_on(pieces, lo, hi):
