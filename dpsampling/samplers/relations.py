@@ -70,6 +70,9 @@ class NotCovered(ParameterError):
         super().__init__("relation", f"a relation sampler '{sampler}' is analysed under", relation,
                          message=f"sampler '{sampler}' is not covered under {relation}: {why}")
 
+    def __reduce__(self):  # copied and pickled with its own arguments (pandas deep-copies a DataFrame's attrs)
+        return (type(self), (self.sampler, self.relation, self.why))
+
 
 @dataclass(frozen=True)
 class Coverage:
