@@ -389,8 +389,8 @@ def plot_label(sampler, what, rel) -> str:
 def plot_axis_label(relations) -> str:
     """The ε axis: the relation every band shares, if one."""
     shared = set(relations)
-    under = f" under {relation_words(shared.pop())}" if len(shared) == 1 else " (each band under its relation)"
-    return f"ε{under}; band: certified interval, dashed: lower end"
+    under = f" under {relation(shared.pop())}" if len(shared) == 1 else ", each band under its relation"
+    return f"ε{under} (dashed: lower end)"
 
 
 # --------------------------------------------------------------------------- warnings (integrations)

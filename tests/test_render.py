@@ -243,7 +243,7 @@ def test_opacus_warning_names_each_relation():
 
 def test_plot_labels_say_each_bands_relation():
     assert render.plot_label("wor", "certified interval", "replace_one") == "wor (replace-one): certified interval"
-    assert "under replace-one" in render.plot_axis_label(["replace_one", "replace_one"])
+    assert "ε under replace-one" in render.plot_axis_label(["replace_one", "replace_one"])
     assert "each band under its relation" in render.plot_axis_label(["replace_one", "zero_out"])
 
 
