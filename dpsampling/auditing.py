@@ -437,8 +437,10 @@ def _cap_verdict(item, rows, asked):
     from . import render
 
     name, c = item
+    base = _samplers.with_role("baseline")
     row = next(r for r in rows if r["sampler"] == name)
-    return render.cap_verdict(_samplers.get_spec(name), _samplers.with_role("baseline"), c, row, asked, SMALLEST)
+    base_row = next((r for r in rows if r["sampler"] == base.name and _has_interval(r)), None)
+    return render.cap_verdict(_samplers.get_spec(name), base, c, row, asked, SMALLEST, base_row)
 
 
 def _answer(run, spec, question, sigma, epochs, target_epsilon, delta, force, chosen):

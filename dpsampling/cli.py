@@ -201,7 +201,7 @@ def _audit_text(df, markdown=False) -> str:
         exc = skipped.get(sampler)
         if exc is None:
             return "predicted beyond the time limit"
-        return getattr(exc, "why", None) or _audit_error_text(exc)
+        return _audit_error_text(exc, row=True)
 
     return (render.audit_markdown if markdown else render.audit_text)(df, reason_of)
 
@@ -213,7 +213,7 @@ def _audit_json(df) -> str:
         return x.item() if hasattr(x, "item") else x
 
     rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict("records")]
-    not_computed = {k: getattr(v, "why", None) or _audit_error_text(v) for k, v in df.attrs.get("skipped", {}).items()}
+    not_computed = {k: _audit_error_text(v, row=True) for k, v in df.attrs.get("skipped", {}).items()}
     out = {"question": df.attrs["question"], "relation": df.attrs.get("relation"), "rows": rows,
            "verdicts": df.attrs["verdicts"], "not_computed": not_computed}
     if df.attrs.get("smallest_cap"):
@@ -225,13 +225,16 @@ def _audit_json(df) -> str:
     return json.dumps(out)
 
 
-def _audit_error_text(exc) -> str:
+def _audit_error_text(exc, row=False) -> str:
     """One line for an error of the audit: a cost refusal names the audit's flags (--force), a ParameterError its
     flag."""
+    from .samplers.relations import NotCovered
     from .samplers.spec import CostError
 
     if isinstance(exc, CostError):
         return exc.text("--force", _AUDIT_DRIVERS)
+    if isinstance(exc, NotCovered):  # says the sampler, the relation and why (an audit row: its reason alone)
+        return exc.why if row else str(exc)
     return _error_text(exc)
 
 

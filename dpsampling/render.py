@@ -354,11 +354,16 @@ def _as_relation(base, p, rel):
     return p
 
 
-def cap_verdict(spec, base, c, row, asked, smallest) -> str:
+def cap_verdict(spec, base, c, row, asked, smallest, base_row=None) -> str:
     """The smallest cap in words: which cap keeps ε within the factor of the baseline's, and what the asked cap
-    gives (every ε an upper end, rounded up)."""
+    gives (every ε an upper end, rounded up).  The baseline's ε is the larger of the search's certified upper end and
+    the table's (``base_row``), so the verdict prints the table's number: within the factor of the smaller is within
+    it of the larger."""
+    pois = c.poisson_epsilon
+    if base_row is not None and _finite(base_row.get("upper")) and base_row.get("relation") == row.get("relation"):
+        pois = max(pois, base_row["upper"])
     text = (f"{spec.words}: the smallest cap whose certified ε is within {c.factor:.0%} of {base.words}'s "
-            f"(ε ≤ {bound(c.poisson_epsilon, 'upper', VERDICT_DIGITS + 1)}) is B = {c.max_batch_size} "
+            f"(ε ≤ {bound(pois, 'upper', VERDICT_DIGITS + 1)}) is B = {c.max_batch_size} "
             f"(the mean batch is {c.mean_batch_size:.4g}; there ε ≤ {bound(c.epsilon, 'upper', VERDICT_DIGITS + 1)})")
     if asked != smallest and _has_interval(row):
         text += f"; the cap asked, B = {asked}, gives ε ∈ {interval(row['lower'], row['upper'])}"

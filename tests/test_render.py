@@ -311,3 +311,15 @@ def test_cli_relation_is_in_the_json_and_the_audit_table(capsys):
                      "--delta", "1e-5", "--samplers", "poisson,wor", "--relation", "replace_one", "--markdown"]) == 0
     out = capsys.readouterr().out
     assert "| relation |" in out and out.count("| replace-one |") == 2
+
+
+def test_cap_verdict_prints_the_tables_poisson_upper_end_rounded_up():
+    """The issue's CIFAR cap verdict: "within 1 % of Poisson's (ε ≤ 5.326)" where the table's certified upper end is
+    5.326119; the verdict prints the table's end rounded up."""
+    from dpsampling.samplers.truncated_poisson import SmallestCap
+
+    c = SmallestCap(584, 5.3725, 5.3259, 0.01, 512.0)
+    row = {"lower": 5.397, "upper": 6.385, "relation": "add_remove"}
+    text = render.cap_verdict(reg.get_spec("truncated_poisson"), reg.with_role("baseline"), c, row, 560, "smallest",
+                              {"upper": 5.326119, "relation": "add_remove"})
+    assert "(ε ≤ 5.327)" in text and "ε ∈ [5.397, 6.385]" in text
