@@ -557,9 +557,9 @@ def _check(accountant, lk, reported, delta) -> Check:
     what = (f"accounts {assumed_words}, but the data loader draws {spec.drawn}" if mismatch
             else f"accounts {assumed_words}, as the data loader draws")
     when = _when(total_steps, lk.steps)
-    message = render.opacus_check_text(accountant.mechanism(), what, when, sigma, reported,
-                                       _reported_relation(assumed, own, spec.relation), delta, verdict, lower, upper, spec.relation,
-                                       note, sampler)
+    reported_relation = _reported_relation(assumed, own, spec.relation)
+    message = render.opacus_check_text(accountant.mechanism(), what, when, sigma, reported, reported_relation, delta,
+                                       verdict, lower, upper, spec.relation, note, sampler)
     return Check(lk.kind, sampler, reported, lower, upper, mismatch, message)
 
 

@@ -200,6 +200,8 @@ def _pld_replace_one(sampler, quantity, target, sigma, relation, kw):
     from . import account as _account
 
     r = _account(sampler, quantity, target, sigma=sigma, **kw)  # add-or-remove = zero-out: its lower end holds
+    if quantity != "sigma" and float(sigma) == 0:  # non-private: answered exactly under every relation
+        return _relabel(r, relation)
     lo, up0 = _ends(r)
     if kw.get("bound") == "lower" or (kw.get("method") not in (None, "certified")):
         raise ParameterError("method", f"the default (certified) for sampler '{sampler}' under {relation}",
