@@ -234,7 +234,7 @@ def _audit_error_text(exc, row=False) -> str:
     if isinstance(exc, CostError):
         return exc.text("--force", _AUDIT_DRIVERS)
     if isinstance(exc, NotCovered):  # says the sampler, the relation and why (an audit row: its reason alone)
-        return exc.why if row else str(exc)
+        return exc.why if row else f"--relation {exc.relation}: {exc}"
     return _error_text(exc)
 
 
@@ -321,8 +321,12 @@ def _error_text(exc, sampler=None) -> str:
     from .engine.errors import ParameterError
     from .samplers.spec import CostError
 
+    from .samplers.relations import NotCovered
+
     if isinstance(exc, CostError):
         return exc.text("--force", {p: flag_of(p, sampler) or p for p in exc.drivers})
+    if isinstance(exc, NotCovered):  # the sampler, the relation and why, in one sentence
+        return f"--relation {exc.relation}: {exc}"
     if isinstance(exc, ParameterError):
         flag = flag_of(exc.param, sampler)
         if flag is not None:

@@ -156,8 +156,9 @@ def account(sampler, quantity, target, *, relation, sigma=None, **kw):
         r = _account(sampler, quantity, target, sigma=sigma, **kw)
         _, up = _ends(r)
         why = f"{_method_of(r, 'upper')} under replace-one (zero-out pairs are replace-one pairs)"
+        acc = {k: v for k, v in (r.accuracy or {}).items() if k != "lower_method"}
         return _relabel(r, relation, value=up, kind="upper", lower=None, upper=up, method=why,
-                        lower_method=None, upper_method=why)
+                        lower_method=None, upper_method=why, accuracy={**acc, "upper_method": why})
     if cov.how == "sensitivity_2":
         return _sensitivity_2(spec, quantity, target, sigma, relation, kw)
     return _pld_replace_one(sampler, quantity, target, sigma, relation, kw)
