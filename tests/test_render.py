@@ -323,3 +323,18 @@ def test_cap_verdict_prints_the_tables_poisson_upper_end_rounded_up():
     text = render.cap_verdict(reg.get_spec("truncated_poisson"), reg.with_role("baseline"), c, row, 560, "smallest",
                               {"upper": 5.326119, "relation": "add_remove"})
     assert "(ε ≤ 5.327)" in text and "ε ∈ [5.397, 6.385]" in text
+
+
+@pytest.mark.parametrize("relation", [None, "replace_one"])
+def test_truncated_statement_numbers_and_relations(relation):
+    """The capped sampler: its statement under its own relation (add/remove) marks the once-per-epoch line (zero-out,
+    not covered under add/remove); under replace-one its own line is the one not covered."""
+    kw = dict(epochs=EPOCHS, sigma=SIGMA, max_batch_size=120)
+    text = dpsampling.statement(**RUN, sampler="truncated_poisson", relation=relation, **kw)
+    df = dpsampling.audit(RUN["dataset_size"], RUN["batch_size"], delta=RUN["delta"],
+                          samplers=("truncated_poisson",), **kw).set_index("sampler")
+    line = re.search(r"sampler used \(truncated_poisson\)( \(†\))?:\s+(\S.*)$", text, re.M)
+    check_cell(line[2].strip(), dict(df.loc["truncated_poisson"]))
+    assert bool(line[1]) == (relation == "replace_one")
+    assert "(†) Under" in text
+
