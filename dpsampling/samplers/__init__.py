@@ -86,8 +86,12 @@ def question(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, 
 
 
 def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, bound=None, method=None,
-            direction="add_remove", force=False, **options):
+            direction="add_remove", force=False, relation=None, **options):
     """ε(δ), δ(ε) or σ(ε, δ) of ``steps·epochs`` steps of DP-SGD under ``sampler``; an AccountingResult.
+
+    ``relation``: the neighbouring relation to answer under (None: the sampler's own, ``spec.relation``); another
+    one is answered where an argument covers it, else :class:`.relations.NotCovered` says why
+    (:mod:`dpsampling.samplers.relations`).
 
     ``target`` is δ for ``quantity="epsilon"``, ε for ``"delta"`` and (ε, δ) for ``"sigma"``.
     ``steps`` is the number of steps per epoch, ``epochs`` (integer ≥ 1) the number of epochs.
@@ -104,6 +108,12 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     unless ``force=True``.  Bad input raises ParameterError (a ValueError) naming the parameter.
     """
     spec = get_spec(sampler)
+    if relation is not None and relation != spec.relation:
+        from . import relations
+
+        return relations.account(sampler, quantity, target, relation=relation, sigma=sigma, steps=steps,
+                                 epochs=epochs, q=q, bound=bound, method=method, direction=direction, force=force,
+                                 **options)
     check_choice("quantity", quantity, QUANTITIES)
     method = _method(spec, method)
     sigma, steps, epochs, q, target = _checks.as_numbers(sigma, steps, epochs, q, target)
