@@ -76,8 +76,10 @@ revealed pair splits into slices by W (joint convexity).
   4.05 / 2.66 at caps 256 / 272 / 288, against 8.82 / 4.80 / 2.80 with the first two pairs.
 
   A limit of this route: any argument that reveals the order of the others cannot certify below the "folded
-  path" (x_k = k·v for k ≤ B − 1, x_B = (B − 2)·v: the B-th other undoes the (B − 1)-th), about 6.72 at MNIST
-  cap 256 (issue 40's computation), so R₁ is within 0.32 of what revealing the order allows.  The conjectured
+  path" (x_k = k·v for k ≤ B − 1, x_B = (B − 2)·v: the B-th other undoes the (B − 1)-th; an order's slice that
+  every such argument must dominate), about 6.72 at MNIST cap 256 (its one-dimensional pair coarsened to cells
+  of 0.01σ and composed as the lower end is: ε ≥ 6.722), so R₁ is within 0.32 of what revealing the order
+  allows.  The conjectured
   true value (all other records sharing one gradient is the worst case: proved for B = 1 by joint convexity, no
   counterexample in exhaustive small searches, issue 40) is about 3.13 there, near the lower end.
 
