@@ -417,3 +417,19 @@ def test_r1_dominates_exact_small_mechanisms():
                 assert exact <= bound + 1e-12
                 worst = max(worst, exact / bound if bound > 0 else 0.0)
     assert worst > 0.3  # the instances come near the bound, not trivially below it
+
+
+MNIST = dict(sigma=1.1, q=256 / 60000, dataset_size=60000, total_steps=14100)
+
+
+@pytest.mark.parametrize("cap,expected", [(256, 7.04), (272, 4.05), (288, 2.66)])
+def test_mnist_upper_end_is_r1s_value(cap, expected):
+    """Issue 40's numbers: at MNIST caps 256 / 272 / 288 the upper end is at most 1.005 × R₁'s own composed value
+    (about 7.04 / 4.05 / 2.66; 8.82 / 4.80 / 2.80 with the first two pairs), above the lower end; at cap 288 (gap
+    0.25, the pairs' own) the interval is not refined (one discretisation, about 1 s)."""
+    r = tr.epsilon(1e-5, max_batch_size=cap, **MNIST)
+    comp = tr._upper_pmfs(MNIST["sigma"], MNIST["q"], 60000, cap, 14100, tr.DEFAULT_DISCRETIZATION, pair="r1")
+    r1 = max(pld.epsilon_for_delta(pmf, 1e-5) for pmf, _ in comp)
+    assert r.lower < r.upper <= 1.005 * r1
+    assert r.upper == pytest.approx(expected, abs=0.01)
+    assert len(r.accuracy["pld_widths"]) == 1
