@@ -12,6 +12,7 @@ import math
 import numpy as np
 import pytest
 from monotone_chain import plain_chain  # tests/engine/monotone_chain.py
+from r1_reference import hockey_1d, npdf, r1_atoms  # tests/engine/r1_reference.py
 from scipy import integrate, stats
 
 from dpsampling.engine import pld, poisson_interval
@@ -224,124 +225,14 @@ def test_negated_order_is_the_stable_sort_of_the_negated_losses():
 # --------------------------------------------------------------------------- the third pair, R₁ (issue 40)
 
 
-def _npdf(y, mu, sigma):
-    return np.exp(-0.5 * ((y - mu) / sigma) ** 2) / (sigma * math.sqrt(2 * math.pi))
-
-
-def _hockey_1d(f, lo, hi, scan=4000):
-    """∫_lo^hi f₊ by quadrature between the sign changes of f (found on a scan, then by brentq); f takes arrays."""
-    from scipy import optimize
-
-    ys = np.linspace(lo, hi, scan + 1)
-    vals = f(ys)
-    cuts = [lo] + [optimize.brentq(f, ys[i], ys[i + 1], xtol=1e-15, rtol=1e-15)
-                   for i in range(scan) if (vals[i] > 0) != (vals[i + 1] > 0)] + [hi]
-    return sum(integrate.quad(lambda y: max(f(y), 0.0), a, b, limit=200, epsabs=1e-16, epsrel=1e-12)[0]
-               for a, b in zip(cuts[:-1], cuts[1:]) if f(0.5 * (a + b)) > 0)
-
-
-def _r1_atoms(q, n, cap, theta):
-    """R₁'s local pair's masses (not normalised) at the positions −1, 0, 1 along v: (P, Q), from the issue's
-    definition (π_{B−1}, p, q' by stats directly)."""
-    pi = stats.binom.pmf(cap - 1, n - 1, q)
-    p = stats.binom.sf(cap - 1, n - 1, q)
-    qq = stats.binom.sf(cap, n, q) * cap / (n * p)
-    s = q * pi + p * qq
-    e = -1.0 if theta == "pi" else 1.0
-    pmass = {0.0: (1 - q) * pi, 1.0: s}
-    pmass[e] = pmass.get(e, 0.0) + p * (1 - qq)
-    qmass = {0.0: pi, e: p}
-    return pmass, qmass
-
-
-@pytest.mark.parametrize("cap,theta", [(100, "pi"), (108, "zero")])
-def test_r1_one_dimensional_pairs_match_mpmath_quadrature(cap, theta):
-    """The closed form (quadratic region, normal masses) of each one-dimensional local pair against 40-digit
-    quadrature split at the sign changes: at or above it, by at most the relative guard."""
-    import mpmath as mp
-
-    mp.mp.dps = 40
-    pm, qm = _r1_atoms(Q, N, cap, theta)
-    for direction in ("remove", "add"):
-        a, b = (pm, qm) if direction == "remove" else (qm, pm)
-        for g in (0.3, 1.0, 1.05, 7.0, 40.0):
-            gm = mp.mpf(g)
-
-            def f(y):
-                return sum(mp.mpf(w) * mp.npdf(y, mu, SIGMA) for mu, w in a.items()) - gm * sum(
-                    mp.mpf(w) * mp.npdf(y, mu, SIGMA) for mu, w in b.items())
-
-            ys = [mp.mpf(-14) + mp.mpf(i) * 28 / 400 for i in range(401)]
-            vals = [f(y) for y in ys]
-            cuts = [ys[0]] + [mp.findroot(f, (ys[i], ys[i + 1]), solver="anderson")
-                              for i in range(400) if (vals[i] > 0) != (vals[i + 1] > 0)] + [ys[-1]]
-            ref = float(sum(mp.quad(f, [x, y]) for x, y in zip(cuts[:-1], cuts[1:]) if f((x + y) / 2) > 0))
-            got = float(tr.r1_local_profile(np.array([g]), SIGMA, Q, N, cap, direction, theta)[0])
-            assert got >= ref
-            assert got <= ref * (1 + 1e-8) + 1e-300
-
-
-def _two_dim_local(q, n, cap, theta_angle, direction, gamma, sigma=SIGMA):
-    """H_γ of the local pair with v = (1, 0), e = (cos θ, sin θ) by quadrature: along v numerically, across it in
-    closed form (the integrand is A(y₁)φ(y₂) + B(y₁)φ(y₂ − sin θ))."""
-    pm, qm = _r1_atoms(q, n, cap, "pi")
-    pi, s, pe = pm[0.0], pm[1.0], pm[-1.0]
-    qi, qe = qm[0.0], qm[-1.0]
-    if direction == "remove":
-        c0, cv, ce = pi - gamma * qi, s, pe - gamma * qe
-    else:
-        c0, cv, ce = qi - gamma * pi, -gamma * s, qe - gamma * pe
-    c, sn = math.cos(theta_angle), math.sin(theta_angle)
-    dens = lambda y, m: _npdf(y, m, sigma)  # noqa: E731
-
-    def inner(y1):
-        a = c0 * dens(y1, 0.0) + cv * dens(y1, 1.0)
-        b = ce * dens(y1, c)
-        if sn < 1e-12 or a == 0 or b == 0:
-            return max(a + b, 0.0)
-        if a > 0 and b > 0:
-            return a + b
-        if a <= 0 and b <= 0:
-            return 0.0
-        if a > 0:  # a φ(y) > |b| φ(y − s) for y < t
-            t = sigma**2 * math.log(a / -b) / sn + sn / 2
-            return a * stats.norm.cdf(t / sigma) + b * stats.norm.cdf((t - sn) / sigma)
-        t = sigma**2 * math.log(-a / b) / sn + sn / 2  # b φ(y − s) > |a| φ(y) for y > t
-        return b * stats.norm.sf((t - sn) / sigma) + a * stats.norm.sf(t / sigma)
-
-    return integrate.quad(inner, -14, 15, points=[-1, 0, 1], limit=400, epsabs=1e-15, epsrel=1e-11)[0]
-
-
-# q' = 0.233 at cap 100: remove γ = 0.76 ∈ (1 − q, 1 − q') and add γ = 1.32 ∈ (1/(1 − q'), 1/(1 − q)) are on the
-# θ = 0 side with a term of each sign (elsewhere on that side the integrand has one sign and nothing moves)
-@pytest.mark.parametrize("direction,gamma", [("remove", 1.0), ("remove", 2.5), ("remove", 0.76), ("add", 1.0),
-                                             ("add", 0.5), ("add", 1.32)])
-def test_r1_profile_is_monotone_in_the_angle_and_its_supremum_is_an_end(direction, gamma):
-    """Step 7 of the module docstring: the two-dimensional local pair's H_γ by quadrature at angles 0 … π moves
-    monotonically, upwards where the e-atom's coefficient has the sign opposite to v's, and its ends are the
-    closed-form one-dimensional pairs; the supremum the code takes is their maximum."""
-    cap = 100
-    angles = np.linspace(0, math.pi, 7)
-    vals = np.array([_two_dim_local(Q, N, cap, a, direction, gamma) for a in angles])
-    _, p, qq, _, _ = tr.r1_weights(Q, N, cap)
-    up = gamma >= 1 - qq if direction == "remove" else gamma * (1 - qq) <= 1
-    steps = np.diff(vals) if up else -np.diff(vals)
-    assert np.all(steps >= -1e-12 * vals.max())
-    assert steps.sum() > 1e-11 * vals.max()  # it does move (by ~6e-11 relative at remove 0.76: a narrow window)
-    ends = [float(tr.r1_local_profile(np.array([gamma]), SIGMA, Q, N, cap, direction, th)[0]) for th in ("zero", "pi")]
-    assert ends == pytest.approx([vals[0], vals[-1]], rel=1e-8, abs=1e-14)
-    sup = float(tr.r1_local_profile(np.array([gamma]), SIGMA, Q, N, cap, direction)[0])
-    assert sup == max(ends) and sup >= vals.max() * (1 - 1e-9)
-
-
 def _poisson_delta(eps, q, sigma, direction):
     g = math.exp(eps)
-    dens = lambda y, m: _npdf(y, m, sigma)  # noqa: E731
+    dens = lambda y, m: npdf(y, m, sigma)  # noqa: E731
     if direction == "remove":
         f = lambda y: (1 - q) * dens(y, 0) + q * dens(y, 1) - g * dens(y, 0)  # noqa: E731
     else:
         f = lambda y: dens(y, 0) - g * ((1 - q) * dens(y, 0) + q * dens(y, 1))  # noqa: E731
-    return _hockey_1d(f, -14 * sigma, 1 + 14 * sigma)
+    return hockey_1d(f, -14 * sigma, 1 + 14 * sigma)
 
 
 def _exact_r1(eps, q, n, cap, direction, sigma=SIGMA):
@@ -350,14 +241,14 @@ def _exact_r1(eps, q, n, cap, direction, sigma=SIGMA):
     g = math.exp(eps)
     out = []
     for th in ("pi", "zero"):
-        pm, qm = _r1_atoms(q, n, cap, th)
+        pm, qm = r1_atoms(q, n, cap, th)
         a, b = (pm, qm) if direction == "remove" else (qm, pm)
 
         def f(y, a=a, b=b):
-            return sum(w * _npdf(y, mu, sigma) for mu, w in a.items()) - g * sum(
-                w * _npdf(y, mu, sigma) for mu, w in b.items())
+            return sum(w * npdf(y, mu, sigma) for mu, w in a.items()) - g * sum(
+                w * npdf(y, mu, sigma) for mu, w in b.items())
 
-        out.append(_hockey_1d(f, -14 * sigma, 1 + 14 * sigma))
+        out.append(hockey_1d(f, -14 * sigma, 1 + 14 * sigma))
     w = stats.binom.pmf(cap - 1, n - 1, q) + stats.binom.sf(cap - 1, n - 1, q)
     return (1 - w) * _poisson_delta(eps, q, sigma, direction) + max(out)
 
@@ -409,10 +300,10 @@ def test_r1_dominates_exact_small_mechanisms():
         (pp, pw), (qp, qw) = _mechanism_law(grads, d_grad, q, cap)
         for eps in (0.0, 0.3, 1.0):
             g = math.exp(eps)
-            fp = lambda y: _npdf(np.asarray(y)[..., None], pp, sigma) @ pw  # noqa: E731
-            fq = lambda y: _npdf(np.asarray(y)[..., None], qp, sigma) @ qw  # noqa: E731
+            fp = lambda y: npdf(np.asarray(y)[..., None], pp, sigma) @ pw  # noqa: E731
+            fq = lambda y: npdf(np.asarray(y)[..., None], qp, sigma) @ qw  # noqa: E731
             for (a, b), pmf in zip(((fp, fq), (fq, fp)), (pmfs[0][0], pmfs[1][0])):
-                exact = _hockey_1d(lambda y: a(y) - g * b(y), -12, 12, scan=1200)
+                exact = hockey_1d(lambda y: a(y) - g * b(y), -12, 12, scan=1200)
                 bound = float(pmf.get_delta_for_epsilon(eps))
                 assert exact <= bound + 1e-12
                 worst = max(worst, exact / bound if bound > 0 else 0.0)
