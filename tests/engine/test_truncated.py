@@ -287,11 +287,13 @@ def _mechanism_law(grads, d_grad, q, cap):
     return law(list(grads) + [d_grad]), law(list(grads))
 
 
-def test_r1_dominates_exact_small_mechanisms():
-    """Steps 1-6 end to end: at n = 6, B = 2 and random scalar gradients in [−1, 1] (the others and d), the exact
-    one-step δ(ε) of the mechanism (every drawn set enumerated, quadrature) is at most R₁'s pmf's, both directions."""
-    rng = np.random.default_rng(11)
-    n, cap, q, sigma = 6, 2, 0.35, 0.8
+@pytest.mark.parametrize("cap,sigma", [(1, 0.5), (2, 0.8), (3, 1.5)])
+def test_r1_dominates_exact_small_mechanisms(cap, sigma):
+    """Steps 1-7 end to end: at n = 6, B = 1, 2, 3 and random scalar gradients in [−1, 1] (the others and d), the
+    exact one-step δ(ε) of the mechanism (every drawn set enumerated, quadrature) is at most R₁'s pmf's, both
+    directions."""
+    rng = np.random.default_rng(11 + cap)
+    n, q = 6, 0.35
     pmfs = tr._upper_pmfs(sigma, q, n, cap, 1, 1e-4, pair="r1")
     worst = 0.0
     for trial in range(12):
