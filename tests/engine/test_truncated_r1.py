@@ -99,3 +99,24 @@ def test_r1_profile_is_monotone_in_the_angle_and_its_supremum_is_an_end(directio
     assert ends == pytest.approx([vals[0], vals[-1]], rel=1e-8, abs=1e-14)
     sup = _local(gamma, cap, direction)
     assert sup == max(ends) and sup >= vals.max() * (1 - 1e-9)
+
+
+def test_three_point_integral_every_sign_pattern():
+    """The closed form against quadrature for random coefficients of every sign pattern (zeros included: the
+    linear and constant cases of its quadratic) at small, unit and large σ."""
+    from r1_reference import hockey_1d
+
+    rng = np.random.default_rng(2)
+    for trial in range(90):
+        sigma = (0.3, 1.0, 3.0)[trial % 3]
+        c = rng.normal(size=3) * rng.choice([1e-3, 1.0], size=3)
+        c[rng.random(3) < 0.2] = 0.0
+        got = float(r1._three_point_integral(c[0], c[1], c[2], sigma))
+
+        def f(y, c=c, s=sigma):
+            return c[0] * npdf(y, -1.0, s) + c[1] * npdf(y, 0.0, s) + c[2] * npdf(y, 1.0, s)
+
+        ref = hockey_1d(f, -1 - 14 * sigma, 1 + 14 * sigma, scan=2000)
+        scale = np.abs(c).sum()
+        assert got >= ref - 1e-13 * scale
+        assert got <= ref * (1 + 1e-8) + 1e-13 * scale
