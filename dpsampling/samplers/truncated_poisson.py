@@ -7,13 +7,21 @@ Neighbouring relation: add or remove one record, the larger dataset of the pair 
 records, as dp_accounting's event assumes (its truncation probability counts ``dataset_size`` − 1 others).
 Each answer is a certified interval (:mod:`dpsampling.engine.truncated`):
 
-* upper end: per step, one pair dominating two dominating pairs at once (the greatest convex minorant of the
+* upper end: per step, one pair dominating three dominating pairs at once (the greatest convex minorant of the
   minimum of their privacy profiles): with K ~ Bin(n − 1, q) the others drawn and p = P[K ≥ B], (a) the
   mixture (weight 1 − p) of Poisson's pair (σ, q) and (weight p) of the subsampled Gaussian at rate
   q' = P[Bin(n, q) > B]·B/(n·p) with sensitivity 2 (revealing {K ≥ B}, the kept set and the displaced record
   only helps the adversary; dp_accounting's analysis, sharpened), and (b) the pair obtained by revealing the
-  set of others kept (per count a subsampled Gaussian with its own rate and mass ratio); composed by PLD with
-  a proven rounding bound.  At most dp_accounting's value.
+  set of others kept (per count a subsampled Gaussian with its own rate and mass ratio), and (c) R₁: the count
+  of others kept revealed only below B − 1 (Poisson's pair there; above, a one-dimensional three-atom pair, the
+  supremum over the angle between the differing record's gradient and the B-th other's proved to lie at 0 or
+  π); composed by PLD with a proven rounding bound.  At most dp_accounting's value.
+* the limit of this route, and the conjecture: every pair above reveals the order of the other records, and no
+  such argument certifies below the "folded path" (the first B − 1 others' gradients along the differing
+  record's, the B-th opposite): about 6.72 at MNIST (n = 60000, q = 256/60000, σ 1.1, 14100 steps, δ 1e-5) cap
+  256, where the upper end is 7.04 and the lower 3.12.  The true value is conjectured, not proved, to be near the
+  lower end (about 3.13 there): all other records sharing one gradient would be the worst case (proved for
+  B = 1 by joint convexity; no counterexample in exhaustive small searches; issue 40).
 * lower end: the exact output law of one adjacent pair and query (the differing record's gradient along one
   axis, every other record's along a second, which then counts the batch), coarsened to cells (a
   post-processing), composed as a dominated PLD.
