@@ -65,14 +65,21 @@ def _loguniform(rng, lo, hi):
     return float(math.exp(rng.uniform(math.log(lo), math.log(hi))))
 
 
-def draw(rng: np.random.Generator, sampler: str) -> Setting:
-    """One random setting of ``sampler`` (its batch model decides whether q is free and whether there is a cap)."""
+#: the narrower ranges of a capped sampler in the fast tier (its questions and dp_accounting's truncated event cost
+#: tens of seconds at σ < 0.3 or δ < 1e-9: those are the long tier's)
+FAST_CAPPED = dict(sigma=(0.3, 20.0), delta=(1e-9, 1e-2), total_steps=(1, 10_000))
+
+
+def draw(rng: np.random.Generator, sampler: str, fast: bool = False) -> Setting:
+    """One random setting of ``sampler`` (its batch model decides whether q is free and whether there is a cap;
+    ``fast``: a capped sampler's ranges are :data:`FAST_CAPPED`)."""
     from dpsampling.samplers import get_spec
 
     spec = get_spec(sampler)
-    sigma = _loguniform(rng, *SIGMA)
-    delta = _loguniform(rng, *DELTA)
-    total = int(round(_loguniform(rng, *TOTAL_STEPS)))
+    narrow = fast and spec.batch == "capped"
+    sigma = _loguniform(rng, *(FAST_CAPPED["sigma"] if narrow else SIGMA))
+    delta = _loguniform(rng, *(FAST_CAPPED["delta"] if narrow else DELTA))
+    total = int(round(_loguniform(rng, *(FAST_CAPPED["total_steps"] if narrow else TOTAL_STEPS))))
     epochs = int(round(_loguniform(rng, 1, max(1, total) ** 0.5)))  # at most √total epochs
     steps = max(1, total // epochs)
     if spec.batch == "one_per_step":
@@ -213,7 +220,7 @@ def ladder(s: Setting) -> list:
     return out
 
 
-def settings(seed: int, sampler: str, n: int, max_seconds: float) -> tuple:
+def settings(seed: int, sampler: str, n: int, max_seconds: float, fast: bool = False) -> tuple:
     """(``n`` settings of ``sampler`` predicted under ``max_seconds`` each, number of draws refused as slower),
     drawn from ``np.random.default_rng([seed, index of sampler])``."""
     from dpsampling.samplers import SAMPLERS
@@ -221,7 +228,7 @@ def settings(seed: int, sampler: str, n: int, max_seconds: float) -> tuple:
     rng = np.random.default_rng([seed, SAMPLERS.index(sampler)])
     out, refused = [], 0
     while len(out) < n:
-        s = draw(rng, sampler)
+        s = draw(rng, sampler, fast)
         if predicted_seconds(s) <= max_seconds:
             out.append(s)
         else:
