@@ -11,21 +11,20 @@ table shape:
 * ``target_epsilon`` and ``epochs``: σ per sampler (the smallest σ it certifies);
 * ``target_epsilon`` and ``sigma`` (no ``epochs``): the most epochs each sampler allows.
 
-Every row says what its number is (``kind``):
+Every row is in the one result model (:class:`dpsampling.engine.result.AccountingResult`): ``value`` is the safe
+end of its question — for ε the certified upper end, for σ a sufficient σ, for epochs the most epochs the
+certified upper end of ε allows — never a lower end; ``lower``/``upper`` the ends, ``lower_method``/``upper_method``
+the method of each, ``method`` the selector (the sampler's default method; empty for a sampler without a choice),
+``relation`` the neighbouring relation, and ``kind``:
 
-* ``interval`` (poisson, wor, balls_and_bins): both ends certified; ``value`` is the valid upper bound on ε
-  (pessimistic PLD), so the σ returned is sufficient and the epochs returned are allowed; ``lower`` holds the
-  certified lower end (poisson/wor: the dominated PLD or the φ accountant; for σ, ``lower`` is provably
-  insufficient; for epochs, ``upper`` is the most epochs not provably exceeding the target).  A row with no
-  certified lower end is ``upper``.
+* ``interval`` (poisson, wor, balls_and_bins, shuffle): both ends certified.  For ε the true value lies in
+  [``lower``, ``upper``] (poisson/wor: dominated PLD or the φ accountant below, pessimistic PLD above); for σ,
+  ``lower`` is provably insufficient and ``upper`` = ``value`` sufficient; for epochs, ``lower`` = ``value`` epochs
+  are certified and more than ``upper`` provably exceed the target.  Shuffle's upper end is the deterministic
+  value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt), certified but only the best known (``upper_best_known``
+  True; ``spec.upper_best_known``); its lower end the Chua et al. lower bound (a post-processing of the run's
+  output for one adjacent pair).  A row with no certified lower end is ``upper``.
 * ``exact`` (deterministic): the Gaussian at σ/√E, closed form.
-* ``lower_best_upper`` (shuffle; ``spec.upper_certified`` False): not a certified pair, no dominating pair is
-  known; ``lower`` is the Chua et al. lower bound on ε
-  (a valid lower bound: a post-processing of the run's output for one adjacent pair) and ``upper`` the
-  deterministic value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt).  ``value`` is the number the
-  *lower bound* gives — the certified side: ε ≥ value; σ ≤ value is provably insufficient; more than
-  ``value`` epochs provably exceed the target.  For σ and epochs ``lower``/``upper`` order the bracket
-  of the true answer (σ ∈ (value, deterministic σ]; epochs ∈ [deterministic epochs, value]).
 
 The verdicts (plain sentences comparing every row with the baseline row, the sampler whose ``spec.role`` is
 "baseline": is baseline accounting of a run whose upper end is not certified provably wrong? how far is the exact
@@ -69,7 +68,8 @@ CAP_FACTOR = 0.01
 SKIPPED_COST = "skipped_cost"
 #: flag of a row that cannot be computed at all (its reason in ``df.attrs["skipped"]``)
 NOT_COMPUTED = "not_computed"
-COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "relation", "dataset_size",
+COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method",
+           "upper_best_known", "relation", "dataset_size",
            "batch_size", "steps", "total_steps", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization",
            "rel_tol", "est_rel_error", "flags")
 #: significant digits of a number in a verdict (bounds rounded outward)
@@ -148,6 +148,7 @@ class _Run:
         self.accuracy = accuracy
         self.force = force
         self._results = {}
+        self.last_result = None  # the last ε answer of an epochs search (its per-end methods name the row's)
 
     def _kw(self, sampler):
         spec = _samplers.get_spec(sampler)
@@ -174,9 +175,8 @@ class _Run:
                                  **{**self._kw(sampler), **extra})
 
     def eps_value(self, sampler, sigma, epochs, end="value"):
-        """The number the epochs search is monotone in: the sampler's own bound on ε (its lower end where the upper
-        is not certified), or the
-        upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
+        """The number the epochs search is monotone in: the safe end of ε (``value``, the certified upper end), or
+        the upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
         key = (sampler, sigma, epochs)
         if key not in self._results:
             self._results[key] = self.epsilon(sampler, sigma, epochs)
@@ -216,7 +216,7 @@ class _Run:
                     raise CostError(f"{sampler} epochs search", dataclasses.replace(c, seconds=spent[0]), budget)
                 v, r = self.eps_value(sampler, sigma, e, end)
                 f[e] = v <= target
-                self.last_method = r.method
+                self.last_result = r
             return f[e]
 
         cap = self.epochs_cap(sampler, sigma)
@@ -234,41 +234,33 @@ class _Run:
         return lo, ()
 
 
-def _row(sampler, question, value, kind, method, lower, upper, flags=(), accuracy=None):
+def _row(sampler, question, value, kind, method, lower, upper, flags=(), accuracy=None, lower_method=None,
+         upper_method=None, upper_best_known=False):
     acc = accuracy or {}
-    return {"sampler": sampler, "question": question, "value": value, "kind": kind, "method": method,
-            "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
+    return {"sampler": sampler, "question": question, "value": _NAN if value is None else value, "kind": kind,
+            "method": method, "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
+            "lower_method": lower_method, "upper_method": upper_method, "upper_best_known": bool(upper_best_known),
             "relation": _samplers.get_spec(sampler).relation,
             **{k: _NAN if acc.get(k) is None else acc[k] for k in ACCURACY_COLUMNS},
             "flags": ";".join(flags) if not isinstance(flags, str) else flags}
 
 
+def _result_row(sampler, question, r, value=None, flags=None):
+    """The row of account's answer ``r`` (the one result model: ``value`` its safe end, ``method`` the selector)."""
+    return _row(sampler, question, r.value if value is None else value, r.kind, r.method, r.lower,
+                r.upper if value is None else value, r.flags if flags is None else flags, r.accuracy,
+                r.lower_method, r.upper_method, r.upper_best_known)
+
+
 def _forward(run, sampler, sigma, epochs):
-    r = run.epsilon(sampler, sigma, epochs)
-    spec = _samplers.get_spec(sampler)
-    if not spec.upper_certified:
-        return _row(sampler, "epsilon", r.value, spec.audit_kind, f"{r.method} / {spec.upper_method}", r.value,
-                    r.upper, r.flags, r.accuracy)
-    lo = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
-    up = r.upper if r.upper is not None else (r.value if r.kind in ("upper", "exact") else None)
-    return _row(sampler, "epsilon", r.value, _kind(r.kind, lo, up), r.method, lo, up, r.flags, r.accuracy)
-
-
-def _kind(kind, lower, upper):
-    """The kind of a row: ``interval`` when an upper bound comes with its certified lower end (both finite)."""
-    if kind == "upper" and all(v is not None and math.isfinite(v) for v in (lower, upper)):
-        return "interval"
-    return kind
+    return _result_row(sampler, "epsilon", run.epsilon(sampler, sigma, epochs))
 
 
 def _inverse_sigma(run, sampler, target, epochs):
     r = run.sigma(sampler, target, epochs)
     spec = _samplers.get_spec(sampler)
-    if not spec.upper_certified:  # σ ≤ value provably insufficient; the best known upper end's σ (r.upper) suffices
-        return _row(sampler, "sigma", r.value, spec.audit_kind, f"{r.method} / {spec.upper_method}", r.value, r.upper,
-                    r.flags)
-    if r.kind == "exact":
-        return _row(sampler, "sigma", r.value, r.kind, r.method, r.value, r.value, r.flags)
+    if r.kind == "exact" or spec.upper_best_known:  # the upper end's σ (r.value) suffices, as computed
+        return _result_row(sampler, "sigma", r)
     # Upper-bound samplers: a calibration stops at a root tolerance, so ε(σ) may exceed the target by
     # ~1e-9 relative (measured for wor); we re-ask the same pessimistic accountant at σ and raise σ
     # until ε(σ) ≤ target, so the σ reported is verified sufficient.
@@ -280,24 +272,26 @@ def _inverse_sigma(run, sampler, target, epochs):
         flags = (*r.flags, "sigma_raised_to_verify")
     else:
         raise ArithmeticError(f"could not verify a σ for sampler {sampler!r} with ε ≤ {target!r}")
-    lo = r.lower if r.lower is not None else None
-    return _row(sampler, "sigma", s, _kind(r.kind, lo, s), r.method, lo, s, flags, r.accuracy)
+    return _result_row(sampler, "sigma", r, value=s, flags=flags)
 
 
 def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
+    """The most epochs: ``value`` = ``lower`` = the most epochs the certified upper end of ε allows (the safe end);
+    ``upper`` = the most epochs its certified lower end does not rule out (more provably exceed the target)."""
     e, flags = run.max_epochs(sampler, sigma, target, budget=budget)
     spec = _samplers.get_spec(sampler)
     kind = spec.audit_kind
-    if not spec.upper_certified:  # more than e epochs provably exceed target; its upper end's epochs suffice
-        lower_method = run.last_method
-        e_up, _ = run.max_epochs(sampler, sigma, target, end="upper")
-        return _row(sampler, "epochs", e, kind, f"{lower_method} / {spec.upper_method}, integer search",
-                    e_up, e, flags)
+    r = run.last_result
+    lm = um = None
+    if r is not None:
+        um = f"integer search on {r.lower_method}" if r.lower_method else None
+        lm = f"integer search on {r.upper_method}" if r.upper_method else None
     e_max = e
     if kind == "interval":  # the lower end of ε: more than e_max epochs provably exceed the target
         e_max, _ = run.max_epochs(sampler, sigma, target, end="lower", budget=budget)
-    method = "analytic" if kind == "exact" else getattr(run, "last_method", None) or "PLD"
-    return _row(sampler, "epochs", e, kind, "integer search on " + method, e, e_max, flags)
+    method = r.method if r is not None else spec.default_method
+    return _row(sampler, "epochs", e, kind, method, e, e_max, flags, None, lm, um if kind != "exact" else lm,
+                spec.upper_best_known)
 
 
 def _b(x, side):
@@ -339,13 +333,13 @@ def _epsilon_verdicts(p, base, rows):
     reliable = p["delta"] >= RELIABLE_DELTA_FLOOR and BELOW_FLOOR_FLAG not in p["flags"].split(";")
     out = []
     for r, spec in rows:
-        if not spec.upper_certified:
-            if reliable and r["value"] > p["value"]:
+        if spec.upper_best_known:
+            if reliable and r["lower"] > p["value"]:
                 out.append(f"{spec.run} reported with {bs.words} accounting (ε ≤ {_b(p['value'], 'upper')}) is "
-                           f"provably wrong: its ε is at least {_b(r['value'], 'lower')} (and at most "
+                           f"provably wrong: its ε is at least {_b(r['lower'], 'lower')} (and at most "
                            f"{_b(r['upper'], 'upper')}).")
             else:
-                out.append(f"the {spec.words} lower bound ({_b(r['value'], 'lower')}) does not exceed the {bs.words} "
+                out.append(f"the {spec.words} lower bound ({_b(r['lower'], 'lower')}) does not exceed the {bs.words} "
                            f"upper bound ({_b(p['value'], 'upper')}): {bs.words} accounting of {spec.run} is not "
                            f"provably wrong here, nor proven right; the certified ε of {spec.words} is the "
                            f"{spec.upper_method} {_b(r['upper'], 'upper')} (no tighter upper bound for {spec.words} "
@@ -369,14 +363,14 @@ def _sigma_verdicts(p, base, rows, delta, target_epsilon):
         out.append(f"{bs.words}: σ = {up} suffices and σ ≤ {lo} is provably insufficient (the smallest "
                    f"sufficient σ lies in between).")
     for r, spec in rows:
-        if not spec.upper_certified:
-            if r["value"] > p["value"]:
+        if spec.upper_best_known:
+            if r["lower"] > p["value"]:
                 out.append(f"{spec.run} trained with the {bs.words} σ = {_b(p['value'], 'upper')} is provably not "
-                           f"(ε = {target_epsilon:.3g}, δ = {delta:g})-DP: it needs σ > {_b(r['value'], 'lower')} "
+                           f"(ε = {target_epsilon:.3g}, δ = {delta:g})-DP: it needs σ > {_b(r['lower'], 'lower')} "
                            f"(σ = {_b(r['upper'], 'upper')} suffices).")
             else:
                 out.append(f"the {bs.words} σ = {_b(p['value'], 'upper')} is not provably too small for {spec.words} "
-                           f"(the {spec.words} lower bound only rules out σ ≤ {_b(r['value'], 'lower')}); "
+                           f"(the {spec.words} lower bound only rules out σ ≤ {_b(r['lower'], 'lower')}); "
                            f"σ = {_b(r['upper'], 'upper')} certifies it.")
         elif spec.audit_kind == "exact":
             ratio = r["value"] / p["value"]
@@ -394,24 +388,24 @@ def _epochs_verdicts(p, base, rows, delta, target_epsilon):
     bs = _samplers.get_spec(base)
     out = []
     for r, spec in rows:
-        if not spec.upper_certified:
-            if r["value"] < p["value"]:
-                n_ep = r["value"]
+        if spec.upper_best_known:
+            if r["upper"] < p["value"]:
+                n_ep = r["upper"]
                 beyond = (f"beyond {n_ep} epoch{'s' if n_ep != 1 else ''}" if n_ep > 0 else "even after one epoch")
                 out.append(f"{spec.run} trained for the {p['value']} epochs {bs.words} accounting allows is "
                            f"provably not (ε = {target_epsilon:.3g}, δ = {delta:g})-DP: {beyond} its ε provably "
                            f"exceeds the target ({r['lower']} epochs are certified).")
             else:
                 out.append(f"{bs.words} accounting allows {p['value']} epochs; the {spec.words} lower bound rules out "
-                           f"only more than {r['value']}; {r['lower']} epochs are certified for {spec.words}.")
+                           f"only more than {r['upper']}; {r['lower']} epochs are certified for {spec.words}.")
     if p["upper"] > p["lower"]:
         out.append(f"{bs.words}: {p['lower']} epochs are certified; more than {p['upper']} provably exceed the "
                    f"target.")
     for r, spec in rows:
-        if spec.upper_certified and spec.audit_kind == "exact":
+        if not spec.upper_best_known and spec.audit_kind == "exact":
             out.append(f"{spec.words} allow {r['value']} epochs ({bs.words}: {p['value']}).")
     for r, spec in rows:
-        if spec.upper_certified and spec.audit_kind != "exact":
+        if not spec.upper_best_known and spec.audit_kind != "exact":
             out.append(f"{spec.words} allows at least {r['value']} epochs ({bs.words}: {p['value']}).")
     return out
 
@@ -429,7 +423,7 @@ def _verdicts(rows, question, delta, target_epsilon):
         return [f"no comparison with {base.words}: its row cannot be computed for these inputs (see the row)."]
     p = by[base.name]
     others = [(r, _samplers.get_spec(name)) for name, r in by.items() if name != base.name]
-    order = sorted(others, key=lambda rs: (rs[1].upper_certified, rs[1].audit_kind != "exact"))
+    order = sorted(others, key=lambda rs: (not rs[1].upper_best_known, rs[1].audit_kind != "exact"))
     if question == "epsilon":
         return _epsilon_verdicts(p, base.name, order)
     if question == "sigma":

@@ -187,11 +187,25 @@ _SIDE = {"upper": "upper", "lower": "lower", "exact": "exact", "estimate": "valu
 def _what(r, q, spec):
     """What the number of an audit row is, in words."""
     both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
-    if not spec.upper_certified:
+    if r.get("upper_best_known") and q != "epochs":
         return f"lower bound .. {spec.upper_method} (best known upper)"
     if both and r["kind"] in ("upper", "interval"):
         return "certified interval" if q == "epsilon" else "interval (sufficient σ = upper end)"
     return _AUDIT_WHAT.get(r["kind"], r["kind"])
+
+
+def _method_text(r, q, spec) -> str:
+    """The methods of an audit row's ends in words: "<lower_method> / <upper_method>" (one label when they agree or
+    one end is missing; the best known upper end by its short label ``spec.upper_method``)."""
+    lm, um = r.get("lower_method"), r.get("upper_method")
+    prefix = "integer search on "
+    if q == "epochs":
+        lm, um = (None if um is None else um.removeprefix(prefix)), (None if lm is None else lm.removeprefix(prefix))
+    if r.get("upper_best_known") and um is not None and spec.upper_method:
+        um = spec.upper_method
+    labels = [m for m in dict.fromkeys((lm, um)) if m]
+    text = " / ".join(labels) if labels else (r.get("method") or "")
+    return prefix + text if q == "epochs" and labels else text
 
 
 def _audit_text(df) -> str:
@@ -223,7 +237,7 @@ def _audit_text(df) -> str:
         what = _what(r, q, spec)
         if r["flags"]:
             what += f" [{r['flags']}]"
-        lines.append((r["sampler"], val, what, r["method"]))
+        lines.append((r["sampler"], val, what, _method_text(r, q, spec)))
     w = [max(len(l[i]) for l in lines) for i in range(3)]
     out = ["  ".join([l[0].ljust(w[0]), l[1].rjust(w[1]) if l is not lines[0] else l[1].ljust(w[1]),
                       l[2].ljust(w[2]), l[3]]).rstrip() for l in lines]
@@ -413,11 +427,12 @@ def main(argv=None) -> int:
                      f"relative width (reached {reached!r}, target {res.accuracy.get('rel_width_target')!r}); "
                      "not reported", 1)
 
-    if not _in_range(args.command, res.value) and BELOW_FLOOR_FLAG in res.flags:
+    shown = res.value if res.value is not None else res.lower  # a one-sided lower answer: value null, its end lower
+    if not _in_range(args.command, shown) and BELOW_FLOOR_FLAG in res.flags:
         return _fail(f"the {args.command} for these inputs is below the PLD reliability floor "
                      f"(δ < {RELIABLE_DELTA_FLOOR:g}): flagged, not reported", 1)
-    if not _in_range(args.command, res.value):
-        return _fail(f"the {args.command} computed for these inputs ({res.value!r}) is outside its valid range; "
+    if not _in_range(args.command, shown):
+        return _fail(f"the {args.command} computed for these inputs ({shown!r}) is outside its valid range; "
                      f"not reported", 1)
     out = {"command": args.command, "sampler": args.sampler, **res.as_dict()}
     print(json.dumps(out, default=lambda x: None if isinstance(x, float) and math.isnan(x) else str(x)))

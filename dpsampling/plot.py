@@ -71,8 +71,6 @@ def per_epoch_figure(per_epoch, title=None):
     ends drawn, an exact row as a line; ε on a log axis (samplers differ by orders of magnitude)."""
     import math
 
-    from dpsampling import samplers as samplers_
-
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=150)
     samplers = list(dict.fromkeys(per_epoch["sampler"]))
@@ -86,8 +84,8 @@ def per_epoch_figure(per_epoch, title=None):
         lo = [v if math.isnan(a) else a for a, v in zip(lo, val)]  # a missing end: the value stands for it
         up = [v if math.isnan(b) else b for b, v in zip(up, val)]
         exact = all(a == b for a, b in zip(lo, up))
-        certified = samplers_.get_spec(sampler).upper_certified if sampler in samplers_.SAMPLERS else True
-        what = "exact" if exact else ("certified interval" if certified else "lower bound .. best known upper")
+        best_known = bool(rows["upper_best_known"].any()) if "upper_best_known" in rows else False
+        what = "exact" if exact else ("certified interval (best known upper)" if best_known else "certified interval")
         label = f"{sampler}: {what}"
         if exact:
             ax.plot(e, up, color=colour, lw=1.8, label=label)

@@ -101,16 +101,10 @@ def agrees(lower: float, upper: float, ref: Reference) -> bool:
 # --------------------------------------------------------------------------- which reference a row gets
 
 
-def _ends(method):
-    """(lower method, upper method) from a label 'lower / upper' (one label: both ends)."""
-    parts = [s.strip() for s in str(method).split(" / ")]
-    return (parts[0], parts[-1])
-
-
 def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points: float = 1_200_000,
            allocation_max_steps: int = 100, allocation_accuracy: float = 0.01):
     """(Reference or None, note): the independent reference of one audit row (``sampler``, ``steps``,
-    ``q``, ``discretization``, ``upper``, ``method``), chosen by what the sampler's spec says it is, so that a
+    ``q``, ``discretization``, ``upper``, ``lower_method``), chosen by what the sampler's spec says it is, so that a
     sampler registered later gets the reference its description calls for:
 
     * an exact answer of one batch per step (``audit_kind`` "exact"): :func:`gaussian_epsilon` at σ/√E;
@@ -120,8 +114,8 @@ def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points
     * an allocation accountant (:data:`ALLOCATION_METHODS`): :func:`allocation_range` with a gap of
       ``allocation_accuracy`` × the upper end where steps per epoch × epochs ≤ ``allocation_max_steps``, else
       :func:`allocation_fine`;
-    * a best-known upper end of one batch per step (``upper_certified`` False): :func:`shuffle_ec_lower` where
-      the lower end is the one-epoch E_C bound; else none.
+    * a best-known upper end of one batch per step (``spec.upper_best_known``): :func:`shuffle_ec_lower` where
+      the lower end (the row's ``lower_method``) is the one-epoch E_C bound; else none.
 
     ``note`` is "" when a reference was computed as planned, else why it differs or is absent."""
     from dpsampling import samplers
@@ -154,8 +148,8 @@ def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points
             f"PLD_accounting only where steps × epochs ≤ {allocation_max_steps} (at {t} × {e} it did not "
             f"finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {math.log(4 / MC_FAILURE_PROB) / delta:.1e} "
             f"samples per direction (β = {MC_FAILURE_PROB}); so the same accountant on a 10× finer grid")
-    if not spec.upper_certified and spec.batch == "one_per_step":
-        lower_method = _ends(row["method"])[0]
+    if spec.upper_best_known and spec.batch == "one_per_step":
+        lower_method = row["lower_method"]
         if epochs == 1 and lower_method == "E_C sets":
             return shuffle_ec_lower(delta, sigma, steps), ""
         return None, (f"lower end {lower_method} (E = {epochs}): no cheap independent recomputation; "
@@ -177,7 +171,7 @@ def check_below_deterministic(rows, where) -> None:
     bound = exact[0]["value"] * (1 + THM41_SLACK)
     for r in rows:
         sp = specs[r["sampler"]]
-        if not sp.upper_certified and sp.batch == "one_per_step" and r["lower"] > bound:
+        if sp.upper_best_known and sp.batch == "one_per_step" and r["lower"] > bound:
             raise RuntimeError(f"{r['sampler']} at {where}: lower bound {r['lower']!r} exceeds the deterministic "
                                f"value {exact[0]['value']!r}: contradicts Chua Thm 4.1, a bug")
 

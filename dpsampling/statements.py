@@ -46,7 +46,7 @@ def _footnote(spec, base, p, row):
     if spec.role == "baseline":
         return f"(*) This run used {base.words} sampling: this is its guarantee."
     head = f"(*) This run did not use {base.words} sampling, so the {base.words} number is not its guarantee."
-    if not spec.upper_certified:
+    if spec.upper_best_known:
         if row["lower"] > p["upper"]:
             proof = (f" For {spec.run.replace('a ', 'this ', 1)} it is provably wrong: its epsilon is at least "
                      f"{_down(row['lower'])} (a lower bound, {spec.lower_source})")

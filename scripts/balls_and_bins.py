@@ -47,8 +47,8 @@ def _shuffle_rows(p, quantity, target):
     if p["sampler"] != "deterministic":
         return []
     res = account("shuffle", quantity, target, sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"])
-    check_order(res.value, res.upper, "shuffle lower", "deterministic", f"{p}, {quantity} at {target}")
-    return [_row(res, sampler="shuffle")]
+    check_order(res.lower, res.upper, "shuffle lower", "deterministic", f"{p}, {quantity} at {target}")
+    return [{**_pipeline.result_row(res, end="lower"), "sampler": "shuffle"}]
 
 
 def _bnb_max_statistic_rows(p, quantity, target):
@@ -92,8 +92,9 @@ def _one(p, quantity, target, accuracy, rel_tol, method="allocation"):
     if p["sampler"] == "deterministic":
         rows.append(_row(chua.deterministic_result(quantity, target, s / math.sqrt(E))))
     elif p["sampler"] == "poisson":
-        for bound in ("upper", "lower"):
-            rows.append(_row(_poisson(quantity, target, s, T, E, bound, rel_tol)))
+        for bound in ("upper", "lower"):  # the PLD's upper curve and its optimistic lower curve
+            rows.append(_pipeline.result_row(_poisson(quantity, target, s, T, E, bound, rel_tol), end=bound
+                                             if bound == "lower" else None))
     else:
         call = bnb.epsilon if quantity == "epsilon" else bnb.delta
         for bound in ("upper", "lower"):

@@ -33,14 +33,8 @@ from dpsampling import references
 SAMPLERS = ("poisson", "wor", "balls_and_bins", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
           "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
-KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
-        "rel_tol", "est_rel_error", "flags")
-
-
-def _ends(method):
-    """(lower method, upper method) from a label 'lower / upper' (one label: both ends)."""
-    parts = [s.strip() for s in str(method).split(" / ")]
-    return (parts[0], parts[-1])
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method", "upper_best_known",
+        "steps", "total_steps", "q", "discretization", "rel_tol", "est_rel_error", "flags")
 
 
 def _reference_of(r):
@@ -63,7 +57,7 @@ def check_rows(rows, where):
         ref = _reference_of(r)
         if ref is not None and not references.agrees(r["lower"], r["upper"], ref):
             raise RuntimeError(f"{r['sampler']} at {where}: the interval [{r['lower']!r}, {r['upper']!r}] "
-                               f"({r['method']}) does not {ref.check} the reference [{ref.lower!r}, {ref.upper!r}] "
+                               f"({r['lower_method']} / {r['upper_method']}) does not {ref.check} the reference [{ref.lower!r}, {ref.upper!r}] "
                                f"({ref.method})")
 
 
@@ -79,9 +73,7 @@ def compute_point(p, rel_tol=1e-3, reference_max_pld_points=1_200_000, allocatio
                     samplers=[sampler])
         r = {k: df[k].iloc[0] for k in KEEP}
         r["cpu_seconds"] = time.process_time() - t
-        lo_m, up_m = _ends(r["method"])
-        r.update(lower_method=lo_m, upper_method=up_m,
-                 rel_width=(r["upper"] - r["lower"]) / r["upper"] if r["upper"] > 0 else 0.0)
+        r.update(rel_width=(r["upper"] - r["lower"]) / r["upper"] if r["upper"] > 0 else 0.0)
         t = time.process_time()
         ref, note = references.choose(r, delta=float(p["delta"]), sigma=float(p["sigma"]), epochs=int(p["epochs"]),
                                       max_pld_points=reference_max_pld_points,

@@ -23,8 +23,8 @@ from dpsampling.engine.result import BELOW_FLOOR_FLAG
 SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
 COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
           "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
-KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
-        "rel_tol", "est_rel_error", "flags")
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method", "upper_best_known",
+        "steps", "total_steps", "q", "discretization", "rel_tol", "est_rel_error", "flags")
 
 
 def check_rows(rows, where):
@@ -47,7 +47,7 @@ def compute_point(p, balls_and_bins_max_steps=0, accuracy="default", rel_tol=1e-
     rows = [{k: r[k] for k in KEEP} for r in df.to_dict("records")]
     check_rows(rows, p)
     by = {r["sampler"]: r for r in rows}
-    wrong = bool(by["shuffle"]["value"] > by["poisson"]["value"] and BELOW_FLOOR_FLAG not in str(by["poisson"]["flags"]).split(";"))
+    wrong = bool(by["shuffle"]["lower"] > by["poisson"]["value"] and BELOW_FLOOR_FLAG not in str(by["poisson"]["flags"]).split(";"))
     for r in rows:
         r["poisson_provably_wrong_for_shuffle"] = wrong
     return rows

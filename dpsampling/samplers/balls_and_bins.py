@@ -289,7 +289,9 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
 
     lo, hi = pld_alloc.sigma_search(epsilon, rel_tol, eps_at)
     return AccountingResult(value=hi, kind="upper", method=pld_alloc.METHOD,
-                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi)
+                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi,
+                            lower_method="bisection bracket (not certified insufficient)",
+                            upper_method=pld_alloc.METHOD + " (sufficient σ)")
 
 
 epsilon_fn = epsilon

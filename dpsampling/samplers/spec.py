@@ -142,13 +142,14 @@ class SamplerSpec:
     ``cost``: the cost model, Question -> :class:`Cost`; ``relation``: the neighbouring relation its bounds hold
     under (:data:`RELATIONS`); ``drawn``: how it draws batches, in words (a statement's first sentence);
     ``loader``: the training-library loader it accounts (:data:`LOADERS`; None: no common loader draws so);
-    ``upper_certified``: False when the upper end is only the best known one (shuffle), not a certified bound.
+    ``upper_best_known``: True when the upper end is certified but only the best known one, not claimed tight
+    (shuffle: the deterministic value, Chua et al. ICML 2024 Thm 4.1); its answers carry ``upper_best_known``.
 
     How the upper layers word it (no layer above ``samplers`` names a sampler): ``role`` (:data:`ROLES` or None);
     ``label``: its name in verdicts and footnotes ("" = the name with '-' for '_'); ``run_words``: a run drawn so
     ("" = "a <label> run"); ``lower_source``: where a lower bound comes from (cited after it); ``upper_source``: for
-    an upper end that is not certified, what it is and why it is the best known (cited after it); ``upper_method``:
-    the method label of that upper end in an audit row.
+    an upper end that is only the best known, what it is and why it bounds (cited after it); ``upper_method``:
+    the short label of that upper end in an audit's words.
     """
 
     name: str
@@ -168,7 +169,7 @@ class SamplerSpec:
     relation: str
     drawn: str
     loader: str | None = None
-    upper_certified: bool = True
+    upper_best_known: bool = False
     default_method: str | None = None
     bracket_methods: tuple = ()
     quantities: dict = field(default_factory=dict)

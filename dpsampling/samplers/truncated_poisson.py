@@ -79,14 +79,12 @@ def _kw(q, steps, epochs, rel_tol, direction, options):
 def _bounded(r, bound):
     if bound not in (None, "upper", "lower"):
         raise ParameterError("bound", "one of upper, lower", bound)
-    if bound == "lower" and r.kind == "upper":
-        return dataclasses.replace(r, value=r.lower, kind="lower")
-    return r
+    return r  # bound="lower": the same interval, its lower end in ``lower``
 
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
           **options) -> AccountingResult:
-    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower)."""
+    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
     check_quantity("delta", epsilon)
     _check_sigma(sigma)
@@ -95,7 +93,7 @@ def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", direction="
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
             **options) -> AccountingResult:
-    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower)."""
+    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
     check_quantity("epsilon", delta)
     _check_sigma(sigma)

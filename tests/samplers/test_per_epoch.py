@@ -99,5 +99,6 @@ def test_shuffle_epochs_are_lower_bounds_below_the_deterministic_value():
     per_epoch.clear_cache()
     rows = epsilon_per_epoch("shuffle", 1e-5, sigma=1.1, steps=40, epochs=5)
     for e, r in enumerate(rows, 1):
-        assert r.kind == "lower" and r.upper == pytest.approx(gaussian.epsilon(1e-5, 1.1 / e**0.5), rel=1e-9)
+        assert r.kind == "interval" and r.upper == pytest.approx(gaussian.epsilon(1e-5, 1.1 / e**0.5), rel=1e-9)
+        assert r.value == r.upper and r.upper_best_known  # the safe end, never the lower end
         assert rows[0].lower <= r.lower <= r.upper
