@@ -491,13 +491,13 @@ def _rows(run, names, chosen, question, sigma, epochs, target_epsilon, force):
             if not exc.why and (chosen is not None or not spec.audit_optional):
                 raise  # a row asked for (or a required one) that --force would run: the question is refused
             skipped[sampler] = exc
-            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method, None, None,
                        (NOT_COMPUTED if exc.why else SKIPPED_COST,))
         except (ValueError, ArithmeticError, RuntimeError) as exc:
             if isinstance(exc, ParameterError) and exc.param not in ("sigma", "epochs", "target_epsilon", "delta"):
                 raise
             skipped[sampler] = exc  # this sampler's accountant cannot answer these inputs; the others still do
-            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method, None, None,
                        (NOT_COMPUTED,))
         row.update(dataset_size=run.n, batch_size=run.b, steps=run.steps,
                    total_steps=_NAN if question == "epochs" else run.steps * epochs, q=run.q,

@@ -9,7 +9,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pldm
 
 import dpsampling
-from dpsampling import cli
+from dpsampling import cli, samplers
 from dpsampling.engine import gaussian
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import bound_text
@@ -241,7 +241,7 @@ def test_every_printed_bound_is_on_its_side(capsys, kw):
         elif r["kind"] in ("upper", "interval"):
             assert got[0] >= r["value"], (sampler, cell)
         elif r["kind"] == "lower":
-            assert got[0] <= r["value"], (sampler, cell)
+            assert got[0] <= r["lower"], (sampler, cell)
         else:
             assert got[0] == pytest.approx(r["value"], rel=1e-3), (sampler, cell)
     p, s = rows.loc["poisson"], rows.loc["shuffle"]
@@ -254,7 +254,7 @@ def test_every_printed_bound_is_on_its_side(capsys, kw):
         for x in re.findall(r"the Poisson σ = (\d+(?:\.\d+)?)", v):
             assert float(x) >= p["value"], v
         for x in re.findall(r"needs σ > (\d+(?:\.\d+)?) \(σ = (\d+(?:\.\d+)?) suffices\)", v):
-            assert float(x[0]) <= s["value"] and float(x[1]) >= s["upper"], v
+            assert float(x[0]) <= s["lower"] and float(x[1]) >= s["upper"] == s["value"], v
 
 
 def test_a_row_that_cannot_be_computed_is_listed_and_the_others_answer(capsys):
@@ -313,3 +313,22 @@ def test_cli_max_batch_size_errors_name_the_flag(capsys):
     code, out, err = run(capsys, "--dataset-size", "1000", "--batch-size", "100", "--target-epsilon", "2",
                          "--epochs", "2", "--delta", "1e-5", "--max-batch-size", "smallest")
     assert code == 2 and "--max-batch-size" in err
+
+
+@pytest.mark.parametrize("kw", [dict(epochs=2, sigma=1.1), dict(epochs=2, target_epsilon=4.0),
+                                dict(sigma=2.0, target_epsilon=3.0)])
+def test_value_is_the_safe_end_of_every_row(kw):
+    """Every sampler (the capped one too), every question: ``value`` is the safe end — ε: the certified upper end;
+    σ: the sufficient σ (the upper end); epochs: the epochs the certified upper end of ε allows (the lower end) —
+    and each row names the method of each end and its relation."""
+    df = dpsampling.audit(200, 20, delta=1e-5, max_batch_size=30, **kw)
+    assert set(df["sampler"]) == set(samplers.SAMPLERS)
+    safe = "lower" if df.attrs["question"] == "epochs" else "upper"
+    for r in df.to_dict("records"):
+        spec = samplers.get_spec(r["sampler"])
+        assert r["value"] == r[safe], (r["sampler"], df.attrs["question"])
+        assert r["lower"] <= r["value"] <= r["upper"] or r["kind"] == "exact", r["sampler"]
+        assert r["kind"] in ("interval", "exact") and r["upper_method"] and r["lower_method"], r["sampler"]
+        assert r["relation"] == spec.relation and r["upper_best_known"] == spec.upper_best_known
+        method = r["method"] if isinstance(r["method"], str) else None
+        assert method == spec.default_method  # the selector (None: no method choice)

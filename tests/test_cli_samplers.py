@@ -285,3 +285,36 @@ def test_sigma_zero_is_a_non_private_run_with_infinite_epsilon(capsys, sampler, 
                        "--delta", "1e-5")
     res = json.loads(out)
     assert code == 0 and res["value"] == math.inf and res["kind"] == "exact"
+
+
+# ----------------------------------------------------------------------------- the one result model in the JSON
+
+from dpsampling import samplers as _samplers  # noqa: E402
+
+
+def _flags(sampler, steps=10):
+    batch = _samplers.get_spec(sampler).batch
+    return (["--q", str(1 / steps)] if batch == "rate"
+            else ["--q", "0.1", "--dataset-size", "100", "--max-batch-size", "12"] if batch == "capped" else [])
+
+
+@pytest.mark.parametrize("sampler", _samplers.SAMPLERS)
+def test_json_value_is_the_safe_end(capsys, sampler):
+    """epsilon, delta and sigma of every sampler: the JSON carries value, kind, lower, upper, lower_method,
+    upper_method, upper_best_known and relation, and value is the upper end (ε, δ: never below a lower end; σ: the
+    sufficient one), the same as the library's answer."""
+    spec = _samplers.get_spec(sampler)
+    for command, target in (("epsilon", ["--delta", "1e-5"]), ("delta", ["--epsilon", "1"]),
+                            ("sigma", ["--epsilon", "2", "--delta", "1e-5"])):
+        sigma = [] if command == "sigma" else ["--sigma", "1"]
+        code, out, err = run(capsys, command, "--sampler", sampler, *sigma, "--steps", "10", "--epochs", "2",
+                             *_flags(sampler), *target)
+        assert code == 0, err
+        d = strict_json(out)
+        for k in ("value", "kind", "lower", "upper", "lower_method", "upper_method", "upper_best_known", "relation",
+                  "method"):
+            assert k in d, (sampler, command, k)
+        assert d["value"] == d["upper"] and d["upper_method"], (sampler, command)
+        assert d["lower"] is None or d["lower"] <= d["value"], (sampler, command)
+        assert d["kind"] in ("interval", "exact", "upper") and d["relation"] == spec.relation
+        assert d["method"] == spec.default_method and d["upper_best_known"] == spec.upper_best_known

@@ -199,3 +199,62 @@ def test_sampler_orderings(s):
         up = account(sampler, "delta", e, sigma=sg, steps=T, q=s["q"], bound="upper", discretization=D)
         lo = account(sampler, "delta", e, sigma=sg, steps=T, q=s["q"], bound="lower", discretization=D)
         assert lo.lower <= up.value and (up.lower is None or up.lower <= up.value) and lo.value == up.value
+
+
+# ----------------------------------------------------------------------------- the one result model: value = safe end
+
+
+def _run_kw(sampler, steps=10):
+    batch = get_spec(sampler).batch
+    return ({"q": 1.0 / steps, "rel_tol": 1e-2} if batch == "rate"
+            else {"q": 0.1, "dataset_size": 100, "max_batch_size": 12} if batch == "capped" else {})
+
+
+@pytest.mark.parametrize("sampler", SAMPLERS)
+@pytest.mark.parametrize("bound", [None, "lower"])
+def test_value_is_never_a_lower_end(sampler, bound):
+    """epsilon/delta/sigma through account, at the default method: ``value`` is the safe end (ε, δ: the certified
+    upper end, ≥ every certified lower end; σ: a sufficient σ, the upper end of the σ bracket), whatever bound is
+    asked; each end carries its method and the answer its relation."""
+    spec, steps, kw = get_spec(sampler), 10, _run_kw(sampler)
+    if bound is not None and bound not in spec.bounds.get(spec.default_method, ()):
+        pytest.skip(f"{sampler} takes no bound={bound}")
+    for quantity, target in (("epsilon", 1e-5), ("delta", 1.0)):
+        r = account(sampler, quantity, target, sigma=1.0, steps=steps, epochs=2, bound=bound, **kw)
+        assert r.kind in ("interval", "exact", "upper"), (sampler, quantity, r.kind)
+        assert r.value == r.upper and r.upper_method, (sampler, quantity)
+        assert r.lower is None or r.lower <= r.value * (1 + 1e-12), (sampler, quantity)
+        assert r.method == spec.default_method and r.relation == spec.relation
+        assert r.upper_best_known == spec.upper_best_known
+    sig_bound = bound if bound in spec.sigma_bounds else None
+    s = account(sampler, "sigma", (2.0, 1e-5), steps=steps, epochs=2, bound=sig_bound,
+                **{k: v for k, v in kw.items() if k != "rel_tol"})
+    assert s.value == s.upper and (s.lower is None or s.lower <= s.value), sampler
+    # sufficient: the certified upper end of ε at σ = value meets the target (the calibration's tolerance aside)
+    e = account(sampler, "epsilon", 1e-5, sigma=s.value, steps=steps, epochs=2, **kw)
+    assert e.upper <= 2.0 * (1 + 2e-2), (sampler, e.upper)
+
+
+def test_a_one_sided_lower_answer_has_no_value():
+    """method max_statistic gives only a lower bound: value None (never the lower end), the bound in ``lower``."""
+    r = account("balls_and_bins", "epsilon", 1e-5, sigma=1.0, steps=10, epochs=2, method="max_statistic")
+    assert (r.kind, r.value, r.upper, r.upper_method) == ("lower", None, None, None)
+    assert r.lower > 0 and r.lower_method == ms.PLD_METHOD and r.method == "max_statistic"  # 2 epochs: its PLD
+    assert r.lower == ms.balls_and_bins_epsilon_lower(1e-5, 1.0, 10, 2).value  # the max-statistic's own value
+
+
+@pytest.mark.parametrize("method", ["pld", "rdp", "cf"])
+def test_other_methods_keep_the_rule(method):
+    """The Poisson accountants: pld/rdp are upper bounds (value = upper; pld's lower is the optimistic PLD, not
+    certified, and says so), the φ accountant an estimate with its certified band."""
+    r = account("poisson", "epsilon", 1e-5, sigma=1.0, steps=100, q=0.01, method=method,
+                bound=None if method == "rdp" else "lower")
+    assert r.method == method
+    if method == "cf":
+        assert r.kind == "estimate" and r.lower <= r.value <= r.upper
+        return
+    assert r.kind == "upper" and r.value == r.upper and r.upper_method
+    ref = accountant.epsilon(1e-5, sigma=1.0, q=0.01, total_steps=100, method=method)
+    assert r.upper == ref.value  # the engine's upper bound, asked directly
+    if method == "pld":
+        assert r.lower <= r.value and "not certified" in r.lower_method

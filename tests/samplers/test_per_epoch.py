@@ -35,6 +35,10 @@ def test_every_epoch_is_accounts_answer(sampler):
             width = max(row.upper - row.lower, ref.upper - ref.lower)
             assert abs(row.upper - ref.upper) <= width and abs(row.lower - ref.lower) <= width
             assert row.kind == ref.kind and row.method == ref.method
+            assert (row.lower_method, row.upper_method) == (ref.lower_method, ref.upper_method)
+        # the logged field is the safe end: the certified upper end, never a lower end
+        assert row.value == row.upper >= row.lower and row.kind in ("interval", "exact"), (sampler, e)
+        assert row.relation == spec.relation and row.upper_method
     # ε grows with the epochs (more compositions leak more): each end is monotone
     assert all(a.value <= b.value for a, b in zip(rows, rows[1:]))
 
