@@ -159,3 +159,17 @@ def test_cost_refusal_names_the_keyword_and_overflow_is_a_clean_error():
         assert getattr(exc, "param", None) in ("noise_multiplier", "sigma", "iterations"), exc
     else:
         assert r.value == math.inf or r.value > 100
+
+
+@pytest.mark.parametrize("strategy,n", [
+    (bs.CyclicPoissonSampling(sampling_prob=0.01, iterations=200), 6000),  # poisson
+    (bs.BallsInBinsSampling(iterations=8, cycle_length=4), 64),  # balls_and_bins
+    (bs.CyclicPoissonSampling(sampling_prob=1.0, iterations=8, cycle_length=4), 64),  # a partition: shuffle
+    (bs.FixedBatchSampling(batch_size=60, iterations=400), 6000),  # wor
+])
+def test_the_logged_number_is_the_safe_end(strategy, n):
+    """epsilon's value is the certified upper end (never a lower end); noise_multiplier's value a sufficient σ."""
+    r = djp.epsilon(strategy, n, 1.0, DELTA)
+    assert r.value == r.upper and (r.lower is None or r.lower <= r.value) and r.upper_method
+    s = djp.noise_multiplier(strategy, n, 3.0, DELTA)
+    assert s.value == s.upper and djp.epsilon(strategy, n, s.value, DELTA).value <= 3.0 * (1 + 1e-6)
