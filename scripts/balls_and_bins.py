@@ -38,8 +38,8 @@ from dpsampling.samplers import account
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.papers import chua
 
-#: method labels of the max-statistic lower bounds (one epoch: threshold events; E epochs: optimistic PLD)
-MAX_STATISTIC_METHODS = (bnb.MAX_STATISTIC_METHOD, "max-statistic PLD")
+#: the method (the selector asked) of the balls-and-bins max-statistic lower-bound rows
+MAX_STATISTIC = "max_statistic"
 
 
 def _shuffle_rows(p, quantity, target):
@@ -56,8 +56,8 @@ def _bnb_max_statistic_rows(p, quantity, target):
     if p["sampler"] != "balls_and_bins":
         return []
     res = account("balls_and_bins", quantity, target, sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"],
-                  method="max_statistic")
-    return [_row(res)]
+                  method=MAX_STATISTIC)
+    return [_pipeline.result_row(res, end="lower")]  # a one-sided lower answer: its curve row
 
 
 #: row producers f(p, quantity, target) -> list[dict] for the max-statistic lower bounds
@@ -73,7 +73,7 @@ def check_order(lower, upper, lower_name, upper_name, where):
 def _check_max_statistic(rows, upper_by_eps, where):
     """max-statistic lower ≤ certified upper at the same target (``upper_by_eps``: target -> upper value)."""
     for r in rows:
-        if r.get("method") in MAX_STATISTIC_METHODS and r.get("sampler", "balls_and_bins") == "balls_and_bins":
+        if r.get("method") == MAX_STATISTIC and r.get("sampler", "balls_and_bins") == "balls_and_bins":
             check_order(r["value"], upper_by_eps[r["_target"]], "max-statistic lower", "certified upper", where)
 
 
@@ -165,7 +165,7 @@ def plot(df, outputs):
             for sampler, c in colour.items():
                 for kind in ("exact", "upper", "lower"):
                     cur = g[(g["sampler"] == sampler) & (g["kind"] == kind) & (g["method"] != "montecarlo")]
-                    is_ms = cur["method"].isin(MAX_STATISTIC_METHODS)
+                    is_ms = cur["method"] == MAX_STATISTIC
                     for ms, part in ((False, cur[~is_ms]), (True, cur[is_ms])):
                         if not len(part):
                             continue
