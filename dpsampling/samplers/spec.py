@@ -37,7 +37,7 @@ LOADERS = ("poisson", "shuffle", "fixed_order", "balls_and_bins", "truncated_poi
 #: what a sampler stands for in the upper layers (``SamplerSpec.role``): ``baseline`` = the sampler every other is
 #: compared with (the audit's verdicts, the statement's "assuming Poisson sampling" line: the first registered
 #: sampler with this role); ``once_per_epoch`` = each example exactly once per epoch in the same batches, an exact
-#: value (the statement's first line, and the best known upper end of a sampler whose upper end is not certified)
+#: value (the statement's first line, and the certified, best known upper end of a sampler with ``upper_best_known``)
 ROLES = ("baseline", "once_per_epoch")
 
 
