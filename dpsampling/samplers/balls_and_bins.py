@@ -29,7 +29,9 @@ Bounds and why each is one (the engine modules named argue each side):
   is post-processing, so its divergence is ≤ the true one (:mod:`dpsampling.samplers._max_statistic`).
 
 Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the interval filled
-(``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
+(``lower`` and ``upper``, kind ``interval``, ``value`` = the upper end whatever ``bound`` asks, the method of each
+end in ``lower_method``/``upper_method``); called directly, this module's ``value`` is the end asked for by
+``bound`` (the pipeline's one-sided curves).
 """
 
 from __future__ import annotations
