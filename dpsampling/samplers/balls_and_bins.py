@@ -29,7 +29,9 @@ Bounds and why each is one (the engine modules named argue each side):
   is post-processing, so its divergence is ≤ the true one (:mod:`dpsampling.samplers._max_statistic`).
 
 Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the interval filled
-(``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
+(``lower`` and ``upper``, kind ``interval``, ``value`` = the upper end whatever ``bound`` asks, the method of each
+end in ``lower_method``/``upper_method``); called directly, this module's ``value`` is the end asked for by
+``bound`` (the pipeline's one-sided curves).
 """
 
 from __future__ import annotations
@@ -240,7 +242,9 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
 
     lo, hi = pld_alloc.sigma_search(epsilon, rel_tol, eps_at)
     return AccountingResult(value=hi, kind="upper", method=pld_alloc.METHOD,
-                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi)
+                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi,
+                            lower_method="bisection bracket (not certified insufficient)",
+                            upper_method=pld_alloc.METHOD + " (sufficient σ)")
 
 
 epsilon_fn = epsilon

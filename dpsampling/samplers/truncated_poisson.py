@@ -67,21 +67,19 @@ def _kw(q, steps, epochs, rel_tol, direction, options):
 
 
 def _bounded(r, bound):
-    if bound == "lower" and r.kind == "upper":
-        return dataclasses.replace(r, value=r.lower, kind="lower")
-    return r
+    return r  # bound="lower": the same interval, its lower end in ``lower``
 
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
           **options) -> AccountingResult:
-    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower)."""
+    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
     return _bounded(truncated.delta(epsilon, sigma=float(sigma), **kw), bound)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
             **options) -> AccountingResult:
-    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower)."""
+    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
     return _bounded(truncated.epsilon(delta, sigma=float(sigma), **kw), bound)
 

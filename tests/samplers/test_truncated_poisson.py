@@ -21,8 +21,9 @@ def test_account_gives_a_certified_interval_and_its_lower_end():
     r = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=100, **KW)
     lo = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=100, bound="lower",
                           **KW)
-    assert r.kind == "upper" and lo.kind == "lower"
-    assert lo.value == r.lower < r.upper == r.value
+    assert r.kind == lo.kind == "interval" and lo == r  # bound="lower": the same interval, its lower end in lower
+    assert lo.lower == r.lower < r.upper == r.value == lo.value  # value: the safe (upper) end
+    assert (r.lower_method, r.upper_method) == (r.accuracy["lower_method"], r.accuracy["upper_method"])
     # the same engine call with steps·epochs compositions
     from dpsampling.engine import truncated
 
