@@ -151,7 +151,7 @@ def method_text(r, question, spec) -> str:
     """The methods of an audit row's ends in words: "<lower_method> / <upper_method>" (one label when they agree or
     one end is missing; a best known upper end by its short label ``spec.upper_method``); the selector ``method``
     where the row names no end's method."""
-    lm, um = r.get("lower_method"), r.get("upper_method")
+    lm, um = (m if isinstance(m, str) and m else None for m in (r.get("lower_method"), r.get("upper_method")))
     prefix = "integer search on "
     if question == "epochs":
         lm, um = (None if um is None else um.removeprefix(prefix)), (None if lm is None else lm.removeprefix(prefix))
