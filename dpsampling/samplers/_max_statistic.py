@@ -384,13 +384,8 @@ def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float)).ravel()
     per = {}
     for name, pmf in pmfs.items():
-        # beyond the largest loss of an optimistic pmf (no mass at +∞) δ is exactly 0; dp_accounting would
-        # compute e^ε·0 = nan for ε that overflow, so those ε are not passed on
-        max_loss = (pmf._lower_loss + pmf._probs.size - 1) * pmf._discretization  # noqa: SLF001
-        beyond = eps >= max_loss
-        d = np.zeros(eps.shape)
-        if not np.all(beyond):
-            d[~beyond] = np.asarray(_pld.delta_for_epsilons(pmf, eps[~beyond]), dtype=float)  # dp_accounting's floats
+        # a lower bound on the pmf's δ at any ε, no e^ε formed (engine/reading.py: at ε ≥ 709.78 e^ε overflows)
+        d = np.atleast_1d(np.asarray(_reading.delta_lower(pmf, eps), dtype=float))
         d = np.maximum(d - tail, 0.0)
         per[name] = float(d[0]) if np.ndim(epsilon) == 0 else d.reshape(np.shape(epsilon))
     best = np.max(np.stack([np.atleast_1d(v) for v in per.values()]), axis=0)

@@ -306,3 +306,16 @@ def test_a_lower_end_above_the_exact_deterministic_value_is_never_returned():
         assert "exceeds the exact deterministic value" in str(exc)
     else:
         assert r.lower <= r.upper <= 914.2300028805
+
+
+@pytest.mark.parametrize("eps", [700.0, 710.0, 800.0])
+def test_delta_lower_end_where_e_to_the_epsilon_overflows(eps):
+    """Issue 38: at ε ≥ 709.78 e^ε overflows; the max-statistic lower end read nan at 800 (exit 1) and was flagged
+    below 1e-10 at 710 where δ ≈ 0.84.  Now a number, at most the exact deterministic δ (mpmath, Chua Thm 4.1) and
+    within 1% of it (the max statistic is nearly the whole story at σ 0.2, 60 epochs)."""
+    from dpsampling.samplers import account
+
+    sigma, epochs = 0.2, 60
+    exact = _mp_gauss_delta(eps, sigma / math.sqrt(epochs))
+    r = account("shuffle", "delta", eps, sigma=sigma, steps=235, epochs=epochs)
+    assert 0.99 * exact < r.lower <= exact and not r.flags
