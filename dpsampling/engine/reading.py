@@ -130,7 +130,8 @@ def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
     n = probs.size
     if n == 0:
         return 0.0
-    hint = float(read(pmf, delta))
+    with np.errstate(over="ignore", divide="ignore"):  # the walk's (U − δ)/W overflows where W underflowed: then
+        hint = float(read(pmf, delta))                 # the hint is +∞ or too high, and the window widens below it
     if math.isnan(hint) or hint == math.inf:
         hint = (lower + n - 1) * d
     top = n - 1
