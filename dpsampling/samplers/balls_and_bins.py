@@ -206,7 +206,8 @@ def _result_at_most_deterministic(quantity, target, sigma, steps, epochs, r):
     det = _deterministic_value(quantity, target, sigma, steps, epochs)
     if not _looser(r.upper, det):
         return r
-    return dataclasses.replace(r, value=det if r.kind == "upper" else r.value, upper=det,
+    method = f"{r.method.split(' / ')[0]} / {DETERMINISTIC_UPPER_METHOD}" if " / " in r.method else r.method
+    return dataclasses.replace(r, value=det if r.kind == "upper" else r.value, upper=det, method=method,
                                accuracy={**r.accuracy, "upper_method": DETERMINISTIC_UPPER_METHOD})
 
 
