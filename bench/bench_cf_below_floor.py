@@ -99,7 +99,7 @@ def refusal():
 
     c = time.process_time()
     try:
-        cf_delta(15.0, [(PoissonSubsampled(Gaussian(0.4), 1e-3), 10_000)], "remove", err=1e-12)
+        cf_delta(15.0, [(PoissonSubsampled(Gaussian(0.4), 1e-3), 10_000)], "remove", abs_tol=1e-12)
     except CFAccuracyError:
         return time.process_time() - c
     raise AssertionError("the φ accountant certified a budget it is expected to refuse")

@@ -56,7 +56,9 @@ from dpsampling import samplers as _samplers
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import (BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, bound_text, ends_text, interval_text,
                                       separating_text)
-from dpsampling.engine.validation import as_number, check_delta, check_int
+from dpsampling.engine.validation import (as_number, check_choice, check_delta, check_epsilon, check_int,
+                                          check_positive)
+from dpsampling.samplers._checks import one_number
 from dpsampling.samplers.spec import CostError, check_cost
 
 #: epochs search stops here (the answer is then "at least MAX_EPOCHS")
@@ -93,11 +95,9 @@ def _check_inputs(dataset_size, batch_size, delta, epochs, sigma, target_epsilon
         if epochs > MAX_EPOCHS:
             raise ParameterError("epochs", f"an integer in [1, {MAX_EPOCHS}]", epochs)
     if sigma is not None:  # σ = 0 is a non-private baseline: every sampler answers it exactly
-        if not (isinstance(sigma, (int, float)) and math.isfinite(sigma) and sigma >= 0):
-            raise ParameterError("sigma", "a finite number >= 0", sigma)
+        sigma = check_epsilon(one_number("sigma", sigma), "sigma", finite=True)
     if target_epsilon is not None:
-        if not (isinstance(target_epsilon, (int, float)) and math.isfinite(target_epsilon) and target_epsilon > 0):
-            raise ParameterError("target_epsilon", "a finite number > 0", target_epsilon)
+        target_epsilon = check_positive("target_epsilon", one_number("target_epsilon", target_epsilon))
     if sigma is None and target_epsilon is None:
         raise ParameterError("sigma", "given (or target_epsilon)", None, message="sigma or target_epsilon is required (sigma and epochs: ε; target_epsilon and epochs: σ; "
                          "target_epsilon and sigma: the most passes over the data)")
@@ -124,6 +124,10 @@ def _check_cap(max_batch_size, chosen, question):
     audit only when asked for, and then needs a cap), an integer ≥ 1, or :data:`SMALLEST` (the smallest cap within
     :data:`CAP_FACTOR` of the baseline, an ε question only)."""
     capped = [s for s in (chosen or ()) if _samplers.get_spec(s).batch == "capped"]
+    if max_batch_size is not None and chosen and not capped:  # the cap adds a row only of a sampler that caps
+        names = " or ".join(s.name for s in _samplers.specs() if s.batch == "capped")
+        raise ParameterError("max_batch_size", f"unset unless a sampler that caps its batches ({names}) is asked",
+                             max_batch_size)
     if max_batch_size is None:
         if capped:
             raise ParameterError("max_batch_size", f"an integer >= 1 or {SMALLEST!r} (sampler {capped[0]} caps its "
@@ -461,8 +465,7 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
 
     n, b, delta, epochs, sigma, target_epsilon, chosen = _check_inputs(dataset_size, batch_size, delta, epochs, sigma,
                                                                        target_epsilon, samplers)
-    if accuracy not in ("default", "fine"):
-        raise ParameterError("accuracy", "one of default, fine", accuracy)
+    check_choice("accuracy", accuracy, ("default", "fine"))
     question = "epsilon" if target_epsilon is None else ("sigma" if sigma is None else "epochs")
     if per_epoch and question != "epsilon":
         raise ParameterError("per_epoch", "only with sigma and epochs (an ε question)", per_epoch)

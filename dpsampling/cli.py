@@ -176,7 +176,7 @@ def _audit_parser(sub) -> None:
 
 #: what to change in an audit when a row costs too much: its cost drivers are the run's steps and epochs
 _BATCH_SIZE = "--batch-size (q = B/N, steps per epoch = ⌈N/B⌉)"
-_AUDIT_DRIVERS = {"steps": _BATCH_SIZE, "epochs": "--epochs", "sigma": "--sigma", "q": _BATCH_SIZE}
+_AUDIT_DRIVERS = {"steps": _BATCH_SIZE, "epochs": "--epochs", "sigma": "--sigma", "q": _BATCH_SIZE, "method": None}
 #: what an audit row's number is, by its kind (a row whose upper end is not certified says so from its spec)
 _AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate",
                "interval": "certified interval"}
@@ -357,9 +357,10 @@ def _error_text(exc, sampler=None) -> str:
         flag = flag_of(exc.param, sampler)
         if flag is not None:
             text = str(exc)
-            head = f"{exc.param} must be "
-            if text.startswith(head):
-                return f"{flag} must be {text[len(head):]}"
+            if text.startswith(f"{exc.param} "):  # the message names the parameter first: name its flag instead
+                return flag + text[len(exc.param):]
+            if exc.missing:
+                return f"{flag} is missing: {text}"
             return f"{flag} must be {exc.allowed} (got {exc.got!r}): {text}"
     return str(exc)
 

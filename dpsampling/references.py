@@ -23,7 +23,7 @@ The references (one function each; the heavy libraries load on first use):
 * :func:`phi_interval` — the φ (characteristic-function) accountant's certified interval (Zhu et al. 2022;
   dpsampling's ``method="cf"``), which shares no step with the PLD methods of the default interval; an interval.
 * :func:`allocation_range` — balls-and-bins by PLD_accounting's ``gaussian_allocation_epsilon_range`` (Feldman &
-  Shenfeld's dominating and dominated allocation PLDs, refined until its gap is at most the accuracy asked); an
+  Shenfeld's dominating and dominated allocation PLDs, refined until its gap is at most the ``abs_tol`` asked); an
   interval.
 * :func:`allocation_fine` — balls-and-bins by our own allocation accountant on a 10× finer grid: the same
   method, so it checks the discretisation only; used where PLD_accounting does not finish; an interval.
@@ -53,8 +53,6 @@ CHECKS = {"point": "contains", "interval": "overlaps", "lower end": "equals lowe
 #: the sensitivity of a rate sampler's dominating Poisson-subsampled Gaussian pair, by its neighbouring relation:
 #: add/remove is Poisson's own pair, replace-one is Poisson's at sensitivity 2 (Lebeda et al. 2024, Prop. 9)
 PLD_SENSITIVITY = {"add_remove": 1.0, "replace_one": WOR_SENSITIVITY}
-#: default methods whose interval PLD_accounting recomputes (Feldman & Shenfeld's allocation PLDs)
-ALLOCATION_METHODS = ("allocation",)
 #: where PLD_accounting was measured not to finish (steps per epoch, epochs, seconds)
 ALLOCATION_UNFINISHED = (235, 60, 420)
 #: the Monte Carlo failure probability the library uses by default (its KL band needs ln(4/β)/δ samples)
@@ -108,59 +106,72 @@ def _ends(method):
 
 
 def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points: float = 1_200_000,
-           allocation_max_steps: int = 100, allocation_accuracy: float = 0.01):
+           allocation_max_steps: int = 100, allocation_rel_tol: float = 0.01):
     """(Reference or None, note): the independent reference of one audit row (``sampler``, ``steps``,
-    ``q``, ``discretization``, ``upper``, ``method``), chosen by what the sampler's spec says it is, so that a
-    sampler registered later gets the reference its description calls for:
+    ``q``, ``discretization``, ``upper``, ``method``), the one its spec names (``SamplerSpec.reference``, a key of
+    :data:`REFERENCES`), so that a sampler registered later gets the reference it declares:
 
-    * an exact answer of one batch per step (``audit_kind`` "exact"): :func:`gaussian_epsilon` at σ/√E;
-    * a rate sampler whose relation has a dominating Poisson pair (:data:`PLD_SENSITIVITY`): :func:`pld_pair` at
-      a tenth of the row's discretisation where its predicted grid has at most ``max_pld_points`` points, else
-      :func:`phi_interval` (``note`` says why);
-    * an allocation accountant (:data:`ALLOCATION_METHODS`): :func:`allocation_range` with a gap of
-      ``allocation_accuracy`` × the upper end where steps per epoch × epochs ≤ ``allocation_max_steps``, else
-      :func:`allocation_fine`;
-    * a best-known upper end of one batch per step (``upper_certified`` False): :func:`shuffle_ec_lower` where
-      the lower end is the one-epoch E_C bound; else none.
+    * ``gaussian_epsilon``: :func:`gaussian_epsilon` at σ/√E (an exact answer of one batch per step);
+    * ``pld_pair``: a rate sampler with a dominating Poisson pair under its relation (:data:`PLD_SENSITIVITY`):
+      :func:`pld_pair` at a tenth of the row's discretisation where its predicted grid has at most
+      ``max_pld_points`` points, else :func:`phi_interval` (``note`` says why);
+    * ``allocation_range``: :func:`allocation_range` with a gap of ``allocation_rel_tol`` × the upper end where
+      steps per epoch × epochs ≤ ``allocation_max_steps``, else :func:`allocation_fine`;
+    * ``shuffle_ec_lower``: :func:`shuffle_ec_lower` in one epoch (where the lower end is the one-epoch E_C
+      bound); none beyond.
 
     ``note`` is "" when a reference was computed as planned, else why it differs or is absent."""
     from dpsampling import samplers
-    from dpsampling.engine.cf import CFAccuracyError
 
     spec = samplers.get_spec(row["sampler"])
-    steps = int(row["steps"])
-    if spec.audit_kind == "exact" and spec.batch == "one_per_step":
-        return gaussian_epsilon(delta, sigma, epochs), ""
-    if spec.batch == "rate" and spec.relation in PLD_SENSITIVITY:
-        from dpsampling.samplers.poisson import pld_size_estimate
+    if not spec.reference:
+        return None, f"no reference for sampler {spec.name}"
+    return REFERENCES[spec.reference](spec, row, delta=delta, sigma=sigma, epochs=epochs,
+                                      max_pld_points=max_pld_points, allocation_max_steps=allocation_max_steps,
+                                      allocation_rel_tol=allocation_rel_tol)
 
-        sens, q, total = PLD_SENSITIVITY[spec.relation], float(row["q"]), steps * epochs
-        d = float(row["discretization"]) / 10 if math.isfinite(float(row["discretization"])) else math.nan
-        points = pld_size_estimate(sigma / sens, q, total, d)[0] if math.isfinite(d) else math.inf
-        if points <= max_pld_points:
-            return pld_pair(delta, sigma=sigma, q=q, total_steps=total, discretization=d, sensitivity=sens), ""
-        why = (f"dp_accounting pair at d = {d:.0e}: about {points:.2g} grid points "
-               f"(> reference_max_pld_points = {max_pld_points:.2g})")
-        try:
-            return phi_interval(spec.name, delta, sigma=sigma, q=q, steps=steps, epochs=epochs), why
-        except CFAccuracyError as exc:
-            return None, f"{why}; φ accountant: {str(exc).split(':')[-1].strip()}"
-    if spec.default_method in ALLOCATION_METHODS:
-        if steps * epochs <= allocation_max_steps:
-            return allocation_range(delta, sigma=sigma, steps=steps, epochs=epochs,
-                                    accuracy=allocation_accuracy * float(row["upper"])), ""
-        t, e, s = ALLOCATION_UNFINISHED
-        return allocation_fine(delta, sigma=sigma, steps=steps, epochs=epochs), (
-            f"PLD_accounting only where steps × epochs ≤ {allocation_max_steps} (at {t} × {e} it did not "
-            f"finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {math.log(4 / MC_FAILURE_PROB) / delta:.1e} "
-            f"samples per direction (β = {MC_FAILURE_PROB}); so the same accountant on a 10× finer grid")
-    if not spec.upper_certified and spec.batch == "one_per_step":
-        lower_method = _ends(row["method"])[0]
-        if epochs == 1 and lower_method == "E_C sets":
-            return shuffle_ec_lower(delta, sigma, steps), ""
-        return None, (f"lower end {lower_method} (E = {epochs}): no cheap independent recomputation; "
-                      "lower ≤ deterministic checked")
-    return None, f"no reference for sampler {spec.name}"
+
+def _gaussian_reference(spec, row, *, delta, sigma, epochs, **_):
+    return gaussian_epsilon(delta, sigma, epochs), ""
+
+
+def _pld_reference(spec, row, *, delta, sigma, epochs, max_pld_points, **_):
+    from dpsampling.engine.cf import CFAccuracyError
+    from dpsampling.samplers.poisson import pld_size_estimate
+
+    if spec.relation not in PLD_SENSITIVITY:
+        return None, f"no reference for sampler {spec.name} (no dominating Poisson pair under {spec.relation})"
+    steps = int(row["steps"])
+    sens, q, total = PLD_SENSITIVITY[spec.relation], float(row["q"]), steps * epochs
+    d = float(row["discretization"]) / 10 if math.isfinite(float(row["discretization"])) else math.nan
+    points = pld_size_estimate(sigma / sens, q, total, d)[0] if math.isfinite(d) else math.inf
+    if points <= max_pld_points:
+        return pld_pair(delta, sigma=sigma, q=q, total_steps=total, discretization=d, sensitivity=sens), ""
+    why = (f"dp_accounting pair at d = {d:.0e}: about {points:.2g} grid points "
+           f"(> reference_max_pld_points = {max_pld_points:.2g})")
+    try:
+        return phi_interval(spec.name, delta, sigma=sigma, q=q, steps=steps, epochs=epochs), why
+    except CFAccuracyError as exc:
+        return None, f"{why}; φ accountant: {str(exc).split(':')[-1].strip()}"
+
+
+def _allocation_reference(spec, row, *, delta, sigma, epochs, allocation_max_steps, allocation_rel_tol, **_):
+    steps = int(row["steps"])
+    if steps * epochs <= allocation_max_steps:
+        return allocation_range(delta, sigma=sigma, steps=steps, epochs=epochs,
+                                abs_tol=allocation_rel_tol * float(row["upper"])), ""
+    t, e, s = ALLOCATION_UNFINISHED
+    return allocation_fine(delta, sigma=sigma, steps=steps, epochs=epochs), (
+        f"PLD_accounting only where steps × epochs ≤ {allocation_max_steps} (at {t} × {e} it did not "
+        f"finish in {s} s); Monte Carlo needs about ln(4/β)/δ = {math.log(4 / MC_FAILURE_PROB) / delta:.1e} "
+        f"samples per direction (β = {MC_FAILURE_PROB}); so the same accountant on a 10× finer grid")
+
+
+def _ec_reference(spec, row, *, delta, sigma, epochs, **_):
+    if epochs == 1:
+        return shuffle_ec_lower(delta, sigma, int(row["steps"])), ""
+    return None, (f"lower end {_ends(row['method'])[0]} (E = {epochs}): no cheap independent recomputation; "
+                  "lower ≤ deterministic checked")
 
 
 def check_below_deterministic(rows, where) -> None:
@@ -251,11 +262,11 @@ def phi_interval(sampler: str, delta: float, *, sigma: float, q: float, steps: i
 # --------------------------------------------------------------------------- balls-and-bins: PLD_accounting
 
 
-def allocation_range(delta: float, *, sigma: float, steps: int, epochs: int, accuracy: float) -> Reference:
+def allocation_range(delta: float, *, sigma: float, steps: int, epochs: int, abs_tol: float) -> Reference:
     """balls-and-bins ε(δ) from PLD_accounting's ``gaussian_allocation_epsilon_range`` (random allocation of
     one step among ``steps`` per epoch, ``epochs`` epochs): its dominating PLD gives the upper end, its dominated
-    PLD the lower end, refined until their gap is at most ``accuracy`` (absolute; its best pair is returned
-    if it stops earlier, still valid bounds)."""
+    PLD the lower end, refined until their gap is at most ``abs_tol`` (absolute, PLD_accounting's
+    ``epsilon_accuracy``; its best pair is returned if it stops earlier, still valid bounds)."""
     import warnings
 
     from PLD_accounting import gaussian_allocation_epsilon_range
@@ -263,8 +274,8 @@ def allocation_range(delta: float, *, sigma: float, steps: int, epochs: int, acc
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "did not converge": the best bounds are still bounds
         up, lo = gaussian_allocation_epsilon_range(delta=delta, sigma=sigma, num_steps=int(steps),
-                                                   num_epochs=int(epochs), epsilon_accuracy=float(accuracy))
-    return Reference(float(lo), float(up), "interval", f"PLD_accounting epsilon range (accuracy {accuracy:.2g})")
+                                                   num_epochs=int(epochs), epsilon_accuracy=float(abs_tol))
+    return Reference(float(lo), float(up), "interval", f"PLD_accounting epsilon range (accuracy {abs_tol:.2g})")
 
 
 def allocation_fine(delta: float, *, sigma: float, steps: int, epochs: int) -> Reference:
@@ -303,5 +314,10 @@ def shuffle_ec_lower(delta: float, sigma: float, steps: int) -> Reference:
     return Reference(value, value, "lower end", "E_C sets (mpmath)")
 
 
-__all__ = ["CHECKS", "Reference", "agrees", "allocation_fine", "allocation_range", "check_below_deterministic",
-           "choose", "gaussian_epsilon", "phi_interval", "pld_pair", "shuffle_ec_lower"]
+#: the references a sampler's spec may name (``SamplerSpec.reference``): the reference function's name -> how
+#: :func:`choose` plans it for one row (where it applies, its fallback and the note saying why)
+REFERENCES = {"gaussian_epsilon": _gaussian_reference, "pld_pair": _pld_reference,
+              "allocation_range": _allocation_reference, "shuffle_ec_lower": _ec_reference}
+
+__all__ = ["CHECKS", "REFERENCES", "Reference", "agrees", "allocation_fine", "allocation_range",
+           "check_below_deterministic", "choose", "gaussian_epsilon", "phi_interval", "pld_pair", "shuffle_ec_lower"]

@@ -70,8 +70,9 @@ def statement(dataset_size, batch_size, *, epochs, sigma, delta, sampler, format
     from dpsampling.auditing import audit
 
     spec = samplers.get_spec(sampler)
-    if format not in FORMATS:
-        raise ParameterError("format", "one of " + ", ".join(FORMATS), format)
+    from dpsampling.engine.validation import check_choice
+
+    check_choice("format", format, FORMATS)
     if epochs is None or sigma is None:
         raise ParameterError("epochs" if epochs is None else "sigma", "given", None,
                              message="epochs and sigma are required (a statement describes a run that was made)")

@@ -43,11 +43,11 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretiz
     for d in ONE_WAY_DIRECTIONS:
         mc, check = c.mc[d], c.mc_check(d)
         if np.any(check == "far_outside"):
-            bad = c.pld_at_mc.eps[check == "far_outside"]
+            bad = c.pld_at_mc.epsilon[check == "far_outside"]
             raise RuntimeError(f"Monte Carlo {d} curve more than 2α outside the PLD bounds at ε={bad.tolist()} "
                                f"({p}): a bug, not chance (probability ≤ 2|E|(β/2|E|)^4)")
         lo, hi = getattr(c.pld_at_mc, f"{d}_lower"), getattr(c.pld_at_mc, f"{d}_upper")
-        for i, e in enumerate(mc.eps):
+        for i, e in enumerate(mc.epsilon):
             rows.append({"quantity": "delta", "direction": d, "epsilon": e, "value": mc.estimate[i],
                          "kind": "estimate", "method": "montecarlo", "lower": mc.estimate[i] - mc.mc_half_width,
                          "upper": mc.estimate[i] + mc.mc_half_width, "mc_samples": mc.mc_samples,
@@ -57,7 +57,7 @@ def compute_point(p, mc_half_width, mc_failure_prob, n_eps, n_eps_pld, discretiz
                          "flags": "mc_outside_band" if check[i] != "ok" else ""})
         for kind in ("upper", "lower"):
             vals = getattr(c.pld, f"{d}_{kind}")
-            for e, v in zip(c.pld.eps, vals):
+            for e, v in zip(c.pld.epsilon, vals):
                 rows.append({"quantity": "delta", "direction": d, "epsilon": e, "value": v, "kind": kind,
                              "method": "pld", "discretization": c.pld.discretization,
                              "flags": BELOW_FLOOR_FLAG if v < RELIABLE_DELTA_FLOOR else ""})
@@ -85,10 +85,10 @@ def _gap(c, method, kind):
     """add - remove on the grid behind ``c.crossings[(method, kind)]`` (for 'no interval' rows)."""
     if method == "pld":
         a, r = ("add_lower", "remove_upper") if kind == "lower" else ("add_upper", "remove_lower")
-        return c.pld.eps, getattr(c.pld, a) - getattr(c.pld, r)
+        return c.pld.epsilon, getattr(c.pld, a) - getattr(c.pld, r)
     a, r = c.mc["add"], c.mc["remove"]
     s = {"lower": -1.0, "upper": 1.0, "estimate": 0.0}[kind]
-    return a.eps, (a.estimate + s * a.mc_half_width) - (r.estimate - s * r.mc_half_width)
+    return a.epsilon, (a.estimate + s * a.mc_half_width) - (r.estimate - s * r.mc_half_width)
 
 
 def _fmt(iv):

@@ -3,14 +3,15 @@ reference.  One grid point = one (run, dataset_size, batch_size, σ, δ, epochs)
 from :func:`dpsampling.audit` (the answer the command line prints: default method and accuracy, the cost limit),
 with the CPU seconds of that row (``cpu_seconds``) and of its reference (``reference_cpu_seconds``).
 
-Reference per row (:func:`dpsampling.references.choose`, from the sampler's spec; ``reference_method``,
-``reference_check``, ``reference_lower`` / ``reference_upper``, ``contains_reference``; ``reference_note`` says why
-a row has none):
+The samplers, their order and colours (by registry index) come from the registry: every sampler the audit
+answers without a cap.  Reference per row: the one its spec names (``SamplerSpec.reference``, planned by
+:func:`dpsampling.references.choose`; ``reference_method``, ``reference_check``, ``reference_lower`` /
+``reference_upper``, ``contains_reference``; ``reference_note`` says why a row has none); today:
 
 * deterministic: the Gaussian at σ/√E in mpmath (contains);
 * poisson, wor: dp_accounting's PLD pair at a tenth of the row's discretisation where its predicted grid has at
   most ``reference_max_pld_points`` points, else the φ accountant's certified interval (overlaps);
-* balls_and_bins: PLD_accounting's epsilon range asked for a gap of ``allocation_reference_accuracy`` × the upper
+* balls_and_bins: PLD_accounting's epsilon range asked for a gap of ``allocation_reference_rel_tol`` × the upper
   end, where steps per epoch × epochs ≤ ``allocation_reference_max_steps`` (overlaps); beyond, the allocation
   accountant itself at ``accuracy="fine"`` (a 10× finer grid: checks the discretisation, not the method; overlaps);
 * shuffle: the one-epoch E_C lower end recomputed in mpmath (equals); none for E > 1.
@@ -28,19 +29,20 @@ import _style
 import _tables
 
 from dpsampling import audit as _audit
-from dpsampling import references
+from dpsampling import references, samplers
 
-SAMPLERS = ("poisson", "wor", "balls_and_bins", "shuffle", "deterministic")
-COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
-          "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
 KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
         "rel_tol", "est_rel_error", "flags")
 
 
-def _ends(method):
-    """(lower method, upper method) from a label 'lower / upper' (one label: both ends)."""
-    parts = [s.strip() for s in str(method).split(" / ")]
-    return (parts[0], parts[-1])
+def audited():
+    """The names of the samplers `dpsampling audit` answers without a cap, in registry order."""
+    return [s.name for s in samplers.specs() if s.batch != "capped"]
+
+
+def colour(name):
+    """A sampler's colour: the palette entry of its index in the registry."""
+    return _style.PALETTE[samplers.SAMPLERS.index(name) % len(_style.PALETTE)]
 
 
 def _reference_of(r):
@@ -68,25 +70,25 @@ def check_rows(rows, where):
 
 
 def compute_point(p, rel_tol=1e-3, reference_max_pld_points=1_200_000, allocation_reference_max_steps=100,
-                  allocation_reference_accuracy=0.01):
+                  allocation_reference_rel_tol=0.01):
     """rel_tol: must be the accountant default (1e-3), which `dpsampling audit` uses."""
     if rel_tol != 1e-3:
         raise ValueError(f"settings: rel_tol must be 0.001 for certified_intervals (the audit default; got {rel_tol!r})")
     rows = []
-    for sampler in SAMPLERS:
+    for sampler in audited():
         t = time.process_time()
         df = _audit(p["dataset_size"], p["batch_size"], epochs=p["epochs"], sigma=p["sigma"], delta=p["delta"],
                     samplers=[sampler])
         r = {k: df[k].iloc[0] for k in KEEP}
         r["cpu_seconds"] = time.process_time() - t
-        lo_m, up_m = _ends(r["method"])
+        lo_m, up_m = references._ends(r["method"])  # noqa: SLF001 - the one parser of a method label
         r.update(lower_method=lo_m, upper_method=up_m,
                  rel_width=(r["upper"] - r["lower"]) / r["upper"] if r["upper"] > 0 else 0.0)
         t = time.process_time()
         ref, note = references.choose(r, delta=float(p["delta"]), sigma=float(p["sigma"]), epochs=int(p["epochs"]),
                                       max_pld_points=reference_max_pld_points,
                                       allocation_max_steps=allocation_reference_max_steps,
-                                      allocation_accuracy=allocation_reference_accuracy)
+                                      allocation_rel_tol=allocation_reference_rel_tol)
         r.update(reference_method="none" if ref is None else ref.method,
                  reference_check="none" if ref is None else ref.check,
                  reference_lower=math.nan if ref is None else ref.lower,
@@ -123,21 +125,21 @@ def plot(df, paths):
     for j, run in enumerate(runs):
         g = df[df["run"] == run]
         top, bottom = axes[0][j], axes[1][j]
-        for sampler in SAMPLERS:
+        for sampler in audited():
             c = g[g["sampler"] == sampler].sort_values("epochs")
             if not len(c):
                 continue
-            colour, label = COLOUR[sampler], _legend_label(sampler, c)
+            col, label = colour(sampler), _legend_label(sampler, c)
             if (c["kind"] == "exact").all():
-                top.plot(c["epochs"], c["value"], color=colour, lw=1.2, label=label, **_style.KIND_STYLE["exact"])
+                top.plot(c["epochs"], c["value"], color=col, lw=1.2, label=label, **_style.KIND_STYLE["exact"])
                 continue
-            top.fill_between(c["epochs"], c["lower"], c["upper"], color=colour, alpha=0.3, lw=0, label=label)
-            top.plot(c["epochs"], c["upper"], color=colour, lw=0.8)
-            top.plot(c["epochs"], c["lower"], color=colour, lw=0.8, **_style.KIND_STYLE["lower"])
+            top.fill_between(c["epochs"], c["lower"], c["upper"], color=col, alpha=0.3, lw=0, label=label)
+            top.plot(c["epochs"], c["upper"], color=col, lw=0.8)
+            top.plot(c["epochs"], c["lower"], color=col, lw=0.8, **_style.KIND_STYLE["lower"])
             checked = c["reference_check"] != "none"
-            bottom.plot(c["epochs"], c["rel_width"], color=colour, lw=1)
-            bottom.plot(c["epochs"][checked], c["rel_width"][checked], "o", color=colour, ms=4)
-            bottom.plot(c["epochs"][~checked], c["rel_width"][~checked], "o", mfc="white", color=colour, ms=4)
+            bottom.plot(c["epochs"], c["rel_width"], color=col, lw=1)
+            bottom.plot(c["epochs"][checked], c["rel_width"][checked], "o", color=col, ms=4)
+            bottom.plot(c["epochs"][~checked], c["rel_width"][~checked], "o", mfc="white", color=col, ms=4)
         r0 = g.iloc[0]
         top.set_title(f"{run}: N={int(r0['dataset_size'])}, B={int(r0['batch_size'])}, σ={r0['sigma']:g}, "
                       f"δ={r0['delta']:g}", fontsize=8)
@@ -162,7 +164,8 @@ def plot(df, paths):
     handles = list(legend.values()) + [o, w]
     labels = list(legend) + ["width: agrees with an independent reference", "width: no affordable reference"]
     fig.legend(handles, labels, loc="upper center", ncol=2, bbox_to_anchor=(0.5, 0.0), fontsize=7)
-    fig.suptitle("Certified ε intervals per batch sampler (band: lower end dashed, upper end solid; deterministic "
+    exact = ", ".join(s.name for s in samplers.specs() if s.audit_kind == "exact")
+    fig.suptitle(f"Certified ε intervals per batch sampler (band: lower end dashed, upper end solid; {exact} "
                  "exact) and their relative widths", fontsize=9)
     _pipeline.save_figure(fig, paths)
 
@@ -193,8 +196,9 @@ def markdown(df):
          "row · reference check: ✓ agrees with an independent reference (the CSV's `reference_method` and "
          "`reference_check`: contains its point, overlaps its interval, or equals its lower end), none: no "
          "affordable reference (the reason in `reference_note`), –: no row.  Methods of each end: the CSV's "
-         "`lower_method` / `upper_method`.  Shuffle: [lower bound, deterministic value] (no tighter upper "
-         "bound is known)."), SAMPLERS, cell)
+         "`lower_method` / `upper_method`.  "
+         + " ".join(f"{s.name}: [lower bound, {s.upper_method} value] (no tighter upper bound is known)."
+                    for s in samplers.specs() if not s.upper_certified)), audited(), cell)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,16 @@
 """`dpsampling audit` over named training runs and epochs: one grid point = one
 (run, dataset_size, batch_size, σ, δ, epochs); rows = one per sampler from :func:`dpsampling.audit`.
 
-balls_and_bins (its default method, the allocation interval: under a second per point at these sizes) is computed
-only where steps × epochs ≤ ``balls_and_bins_max_steps`` (a setting); elsewhere it is absent from the CSV.
+The samplers, their order, colours (by registry index) and words come from the registry
+(:func:`dpsampling.samplers.specs`): every sampler the audit answers without a cap.  An optional row
+(``SamplerSpec.audit_optional``: balls_and_bins, its allocation interval under a second per point at these sizes)
+is computed only where steps × epochs ≤ ``optional_max_steps`` (a setting); elsewhere it is absent from the CSV.
 
-Checks (decided here, stop the run): on every point the shuffle lower bound ≤ the deterministic value
-(Chua ICML 2024 Thm 4.1: shuffling cannot hurt; :func:`dpsampling.references.check_below_deterministic`) and
-lower ≤ value ≤ upper on every row.
+Checks (decided here, stop the run): on every point a lower bound whose upper end is only the best known one
+(shuffle) ≤ the exact once-per-epoch value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt;
+:func:`dpsampling.references.check_below_deterministic`) and lower ≤ value ≤ upper on every row.  The column
+``<baseline>_provably_wrong_for_<sampler>`` (``poisson_provably_wrong_for_shuffle``), one per sampler whose upper
+end is not certified: its lower end exceeds the baseline's certified upper end (not below the PLD floor).
 """
 
 import math
@@ -17,12 +21,9 @@ import _tables
 import numpy as np
 
 from dpsampling import audit as _audit
-from dpsampling import references
+from dpsampling import references, samplers
 from dpsampling.engine.result import BELOW_FLOOR_FLAG
 
-SAMPLERS = ("poisson", "wor", "shuffle", "deterministic")
-COLOUR = {"poisson": _style.PALETTE[0], "wor": _style.PALETTE[1], "shuffle": _style.PALETTE[2],
-          "deterministic": _style.PALETTE[7], "balls_and_bins": _style.PALETTE[3]}
 KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
         "rel_tol", "est_rel_error", "flags")
 
@@ -36,20 +37,46 @@ def check_rows(rows, where):
                                f"fails at {where}")
 
 
-def compute_point(p, balls_and_bins_max_steps=0, accuracy="default", rel_tol=1e-3):
+def audited(steps=None, epochs=None, optional_max_steps=math.inf):
+    """The specs of the samplers `dpsampling audit` answers without a cap, in registry order; an optional one
+    (``audit_optional``) only where steps × epochs ≤ ``optional_max_steps`` (``steps=None``: all)."""
+    return [s for s in samplers.specs() if s.batch != "capped"
+            and (not s.audit_optional or steps is None or steps * epochs <= optional_max_steps)]
+
+
+def colour(name):
+    """A sampler's colour: the palette entry of its index in the registry."""
+    return _style.PALETTE[samplers.SAMPLERS.index(name) % len(_style.PALETTE)]
+
+
+def baseline():
+    """The spec the verdicts compare with (role ``baseline``)."""
+    return next(s for s in samplers.specs() if s.role == "baseline")
+
+
+def wrong_column(spec):
+    """The column saying the baseline's accounting of a run of ``spec`` is provably wrong."""
+    return f"{baseline().name}_provably_wrong_for_{spec.name}"
+
+
+def compute_point(p, optional_max_steps=0, accuracy="default", rel_tol=1e-3):
     """rel_tol: must be the accountant default (1e-3), which `dpsampling audit` uses."""
     if rel_tol != 1e-3:
         raise ValueError(f"settings: rel_tol must be 0.001 for sampler_audit (the audit default; got {rel_tol!r})")
     steps = math.ceil(p["dataset_size"] / p["batch_size"])
-    samplers = SAMPLERS + (("balls_and_bins",) if steps * p["epochs"] <= balls_and_bins_max_steps else ())
+    specs = audited(steps, p["epochs"], optional_max_steps)
     df = _audit(p["dataset_size"], p["batch_size"], epochs=p["epochs"], sigma=p["sigma"], delta=p["delta"],
-                samplers=samplers, accuracy=accuracy)
+                samplers=[s.name for s in specs], accuracy=accuracy)
     rows = [{k: r[k] for k in KEEP} for r in df.to_dict("records")]
     check_rows(rows, p)
     by = {r["sampler"]: r for r in rows}
-    wrong = bool(by["shuffle"]["value"] > by["poisson"]["value"] and BELOW_FLOOR_FLAG not in str(by["poisson"]["flags"]).split(";"))
-    for r in rows:
-        r["poisson_provably_wrong_for_shuffle"] = wrong
+    base = by[baseline().name]
+    for spec in specs:
+        if not spec.upper_certified:  # its lower end above the baseline's certified upper end, not below the floor
+            wrong = bool(by[spec.name]["lower"] > base["upper"]
+                         and BELOW_FLOOR_FLAG not in str(base["flags"]).split(";"))
+            for r in rows:
+                r[wrong_column(spec)] = wrong
     return rows
 
 
@@ -60,24 +87,29 @@ def _runs(df):
 def plot(df, paths):
     runs = _runs(df)
     fig, axes = _style.figure(ncols=len(runs), figsize=(3.8 * len(runs), 3.4))
+    base = baseline()
     for ax, run in zip(axes[0], runs):
         g = df[df["run"] == run]
-        for sampler in ("poisson", "wor", "deterministic", "balls_and_bins"):
-            c = g[g["sampler"] == sampler].sort_values("epochs")
-            if len(c):
-                kind = c["kind"].iloc[0]
-                ax.plot(c["epochs"], c["value"], color=COLOUR[sampler], lw=1, marker="o", ms=2.5,
-                        label=_style.label(sampler, kind), **_style.KIND_STYLE[kind])
-        s = g[g["sampler"] == "shuffle"].sort_values("epochs")
-        ax.fill_between(s["epochs"], s["lower"], s["upper"], color=COLOUR["shuffle"], alpha=0.2,
-                        label="shuffle (interval: lower bound … deterministic)")
-        ax.plot(s["epochs"], s["lower"], color=COLOUR["shuffle"], lw=1, **_style.KIND_STYLE["lower"])
-        p = g[g["sampler"] == "poisson"].sort_values("epochs")
-        wrong = p["poisson_provably_wrong_for_shuffle"].astype(bool).to_numpy()
-        if wrong.any():
-            lo = np.minimum(p["value"].to_numpy(), s["lower"].to_numpy())
-            ax.fill_between(p["epochs"], lo, s["lower"].to_numpy(), where=wrong, color="red", alpha=0.25, step=None,
-                            label="Poisson ε for a shuffled run: provably wrong")
+        for spec in audited():
+            c = g[g["sampler"] == spec.name].sort_values("epochs")
+            if not len(c) or not spec.upper_certified:
+                continue
+            kind = c["kind"].iloc[0]
+            ax.plot(c["epochs"], c["value"], color=colour(spec.name), lw=1, marker="o", ms=2.5,
+                    label=_style.label(spec.name, kind), **_style.KIND_STYLE[kind])
+        p = g[g["sampler"] == base.name].sort_values("epochs")
+        for spec in audited():
+            s = g[g["sampler"] == spec.name].sort_values("epochs")
+            if not len(s) or spec.upper_certified:
+                continue
+            ax.fill_between(s["epochs"], s["lower"], s["upper"], color=colour(spec.name), alpha=0.2,
+                            label=f"{spec.name} (interval: lower bound … {spec.upper_method or 'upper end'})")
+            ax.plot(s["epochs"], s["lower"], color=colour(spec.name), lw=1, **_style.KIND_STYLE["lower"])
+            wrong = p[wrong_column(spec)].astype(bool).to_numpy()
+            if wrong.any():
+                lo = np.minimum(p["upper"].to_numpy(), s["lower"].to_numpy())
+                ax.fill_between(p["epochs"], lo, s["lower"].to_numpy(), where=wrong, color="red", alpha=0.25,
+                                step=None, label=f"{base.words} ε for {spec.run}: provably wrong")
         r0 = g.iloc[0]
         ax.set_title(f"{run}: N={int(r0['dataset_size'])}, B={int(r0['batch_size'])}, σ={r0['sigma']:g}, "
                      f"δ={r0['delta']:g}", fontsize=8)
@@ -106,15 +138,23 @@ def markdown(df):
             return _tables.interval_text(r["lower"], r["upper"])
         return f"{r['value']:.4g}"
 
-    cols = ["poisson", "wor", "shuffle", "deterministic", "balls_and_bins"]
-    return _tables.runs_table(
-        df, "sampler_audit: ε(δ) per batch sampler over epochs",
-        ("poisson, wor, balls_and_bins: certified intervals [lower, upper], rounded outward (methods: the CSV's "
-         "`method`); deterministic: exact (Gaussian at σ/√E); "
-         "shuffle: interval [lower bound (Chua et al.), deterministic]. **wrong**: Poisson accounting of a "
-         "shuffled run is provably wrong (shuffle lower bound > Poisson upper bound)."), cols, cell,
-        extra=("Poisson for shuffle", lambda r0: "**wrong**" if bool(r0["poisson_provably_wrong_for_shuffle"])
-               else "not provably wrong"))
+    specs = audited()
+    base = baseline()
+    certified = [s.name for s in specs if s.upper_certified and s.audit_kind != "exact"]
+    words = [f"{', '.join(certified)}: certified intervals [lower, upper], rounded outward (methods: the CSV's "
+             "`method`)"]
+    words += [f"{s.name}: exact" for s in specs if s.audit_kind == "exact"]
+    words += [f"{s.name}: interval [lower bound ({s.lower_source}), {s.upper_method}]. **wrong**: {base.words} "
+              f"accounting of {s.run} is provably wrong ({s.name} lower bound > {base.words} upper bound)"
+              for s in specs if not s.upper_certified]
+    best_known = [s for s in specs if not s.upper_certified]
+    extra = None
+    if best_known:
+        col = wrong_column(best_known[0])
+        extra = (f"{base.words} for {best_known[0].name}",
+                 lambda r0: "**wrong**" if bool(r0[col]) else "not provably wrong")
+    return _tables.runs_table(df, "sampler_audit: ε(δ) per batch sampler over epochs", "; ".join(words) + ".",
+                              [s.name for s in specs], cell, extra=extra)
 
 
 if __name__ == "__main__":

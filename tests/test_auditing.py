@@ -181,7 +181,7 @@ def sampler_audit_script(pipeline_script):
 
 def test_pipeline_point_and_checks(sampler_audit_script):
     p = {"run": "t", "dataset_size": 1000, "batch_size": 250, "sigma": 2.0, "delta": 1e-5, "epochs": 2}
-    rows = sampler_audit_script.compute_point(p, balls_and_bins_max_steps=0)
+    rows = sampler_audit_script.compute_point(p, optional_max_steps=0)
     by = {r["sampler"]: r for r in rows}
     assert set(by) == {"poisson", "wor", "shuffle", "deterministic"}
     assert by["deterministic"]["value"] == pytest.approx(gaussian.epsilon(1e-5, 2.0 / math.sqrt(2)), rel=1e-9)
@@ -260,9 +260,19 @@ def test_a_row_that_cannot_be_computed_is_listed_and_the_others_answer(capsys):
     assert code == 0 and err == ""
     line = next(l for l in out.splitlines() if l.startswith("poisson"))
     assert "not computed" in line and "memory" in line and "--sigma" in line
+    assert "method" not in line.split("not computed")[1]  # the audit has no --method: the refusal never names one
     code, out, _ = run(capsys, "--dataset-size", "60000", "--batch-size", "256", "--epochs", "60", "--sigma", "0.05",
                        "--delta", "1e-5", "--samplers", "poisson,deterministic", "--json")
     assert "poisson" in json.loads(out)["not_computed"]
+
+
+def test_a_sigma_too_small_for_the_shuffle_lower_bound_names_sigma():
+    """σ = 0.01 over MNIST: the max-statistic PLD would need too many slices; the shuffle row is listed as not
+    computed, naming σ (the audit's --sigma), not a keyword the audit does not have (discretization, grid_step)."""
+    df = dpsampling.audit(60000, 256, epochs=60, sigma=0.01, delta=1e-5, samplers=("shuffle", "deterministic"))
+    err = df.attrs["skipped"]["shuffle"]
+    assert isinstance(err, ParameterError) and err.param == "sigma"
+    assert "discretization" not in str(err) and "grid_step" not in str(err)
 
 
 # --------------------------------------------------------------------------- a sampler that caps its batches

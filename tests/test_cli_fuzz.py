@@ -97,9 +97,11 @@ def _real_flags(command):
 
 
 #: bad input (exit 2) is one line naming a real flag and what it may be: "--flag must be <range> (got ...)",
+#: "--flag is missing: it must be <range>" (never "(got None)"),
 #: argparse's "argument --flag: invalid ... (choose from ...)" / "the following arguments are required: --flag",
 #: or a cost refusal naming the flags to change and --force
 BAD_INPUT = [re.compile(r"^dpsampling: error: (--[a-z-]+) must be \S.* \(got .*\)"),
+             re.compile(r"^dpsampling: error: (--[a-z-]+) is missing: it must be \S.*"),
              re.compile(r"^dpsampling: error: argument (--[a-z-]+): (invalid|expected) .+"),
              re.compile(r"^dpsampling: error: the following arguments are required: (--[a-z-]+)"),
              re.compile(r"^dpsampling: error: .*(?:would take .+ \(limit \d+ s\)|laptop).*; change (--[a-z-]+) .*")]

@@ -24,7 +24,7 @@ def test_gaussian_is_the_composition_at_sigma_over_root_epochs():
 def test_two_independent_references_agree():
     # one step per epoch: balls-and-bins is the Gaussian at σ/√E; PLD_accounting's range contains the mpmath value
     exact = R.gaussian_epsilon(1e-5, 0.8, 3)
-    bnb = R.allocation_range(1e-5, sigma=0.8, steps=1, epochs=3, accuracy=0.05)
+    bnb = R.allocation_range(1e-5, sigma=0.8, steps=1, epochs=3, abs_tol=0.05)
     assert bnb.lower <= exact.lower <= bnb.upper and bnb.upper - bnb.lower <= 0.05
     # the Poisson-subsampled Gaussian: dp_accounting's PLD pair and the φ accountant's certified interval overlap
     pair = R.pld_pair(1e-5, sigma=1.0, q=0.01, total_steps=100, discretization=1e-3)
@@ -92,7 +92,28 @@ def test_choose_explains_a_missing_reference(clone):
                          sigma=1.0, epochs=2)
     assert ref is None and "no cheap independent recomputation" in note
     ref, note = R.choose({**ROW, "sampler": clone("poisson", relation="zero_out")}, delta=1e-5, sigma=1.0, epochs=1)
-    assert ref is None and note == "no reference for sampler toy_poisson"
+    assert ref is None and note.startswith("no reference for sampler toy_poisson (no dominating Poisson pair")
+    ref, note = R.choose({**ROW, "sampler": clone("deterministic", reference="")}, delta=1e-5, sigma=1.0, epochs=1)
+    assert ref is None and note == "no reference for sampler toy_deterministic"
+
+
+def test_choose_follows_the_spec_field_not_a_fingerprint(clone):
+    """The reference is the one the spec names: a rate sampler declaring the Gaussian gets the Gaussian, and a
+    shuffle clone gets the E_C recomputation in one epoch whatever its method label says."""
+    ref, note = R.choose({**ROW, "sampler": clone("poisson", reference="gaussian_epsilon")}, delta=1e-5, sigma=1.0,
+                         epochs=3)
+    assert ref == R.gaussian_epsilon(1e-5, 1.0, 3) and note == ""
+    ref, note = R.choose({**ROW, "sampler": clone("shuffle"), "method": "any label"}, delta=1e-5, sigma=1.0, epochs=1)
+    assert ref == R.shuffle_ec_lower(1e-5, 1.0, 10) and note == ""
+
+
+def test_every_registered_reference_exists():
+    from dpsampling import samplers
+
+    named = {s.name: s.reference for s in samplers.specs()}
+    assert all(r == "" or r in R.REFERENCES for r in named.values()), named
+    assert set(R.REFERENCES) <= set(R.__all__)  # each key names a public reference function
+    assert all(callable(getattr(R, name)) for name in R.REFERENCES)
 
 
 def test_shuffled_lower_end_above_the_fixed_order_is_refused(clone):

@@ -203,10 +203,23 @@ def test_same_question_same_answer_everywhere(sampler, capsys):
         script = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(script)
         rows = script.compute_point({"dataset_size": N, "batch_size": B, "epochs": E, "sigma": SIGMA, "delta": DELTA},
-                                    balls_and_bins_max_steps=10**6)
+                                    optional_max_steps=10**6)
     finally:
         sys.path.remove(str(scripts))
     assert {r["sampler"]: r["value"] for r in rows}[sampler] == api
+
+
+def test_generic_pipeline_computations_read_the_registry(toy, pipeline_script):
+    """A sampler registered at run time gets a row in sampler_audit and in certified_intervals, with its
+    original's values and (certified_intervals) the reference its spec names, checked (no script edited)."""
+    p = {"run": "t", "dataset_size": 200, "batch_size": 50, "sigma": 1.5, "delta": 1e-5, "epochs": 1}
+    audit = {r["sampler"]: r for r in pipeline_script("sampler_audit").compute_point(p)}
+    assert "toy_poisson" in audit and audit["toy_poisson"]["value"] == audit["poisson"]["value"]
+    rows = {r["sampler"]: r for r in pipeline_script("certified_intervals").compute_point(
+        p, reference_max_pld_points=300_000, allocation_reference_max_steps=0)}
+    keys = ["lower", "upper", "reference_method", "reference_lower", "reference_upper", "contains_reference"]
+    assert [rows["toy_poisson"][k] for k in keys] == [rows["poisson"][k] for k in keys]
+    assert rows["toy_poisson"]["contains_reference"] is True
 
 
 def test_config_sampler_names_come_from_the_registry(toy):

@@ -129,3 +129,16 @@ def test_a_capped_sampler_states_its_cap_s_interval():
     with pytest.raises(ParameterError) as e:
         dpsampling.statement(**run, sampler="truncated_poisson")
     assert e.value.param == "max_batch_size"
+
+
+@pytest.mark.parametrize("sampler", ["shuffle", "poisson"])
+def test_a_cap_that_does_not_apply_is_refused_naming_it(sampler, capsys):
+    """--max-batch-size with a sampler that does not cap its batches is an error naming it, never silently ignored
+    (the audit adds the capped row with it; a statement is about one sampler)."""
+    with pytest.raises(ParameterError) as e:
+        dpsampling.statement(**RUN, sampler=sampler, max_batch_size=300)
+    assert e.value.param == "max_batch_size" and "truncated_poisson" in str(e.value)
+    argv = ["statement", "--dataset-size", "1000", "--batch-size", "100", "--epochs", "5", "--sigma", "1.0",
+            "--delta", "1e-5", "--sampler", sampler, "--max-batch-size", "300"]
+    assert cli.main(argv) == 2
+    assert "--max-batch-size must be unset" in capsys.readouterr().err

@@ -32,12 +32,11 @@ from . import pld
 from .numerics import find_root
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
 from .validation import (
-    BOUNDS,
     DIRECTIONS,
+    METHODS,
     check_choice,
     check_delta,
     check_epsilon,
-    check_positive,
     check_rate,
     check_steps,
 )
@@ -53,16 +52,9 @@ SECANT_SHARE = 0.01
 COARSEST_DISCRETIZATION = 1e-2
 FINEST_DISCRETIZATION = 1e-6
 
-def _check_common(sigma, q, total_steps, direction, method, bound):
-    check_positive("sigma", sigma)
-    check_rate(q)
-    check_steps(total_steps, "total_steps")
-    check_choice("direction", direction, DIRECTIONS)
-    check_choice("method", method, ("pld", "rdp", "analytic", "cf"))
-    check_choice("bound", bound, BOUNDS)
-    if method == "rdp" and bound == "lower":
-        raise ParameterError("bound", "upper for method 'rdp'", bound,
-                             message="bound must be 'upper' for method 'rdp' (RDP gives upper bounds only)")
+def _check_method(method, q):
+    """The accountant's own rule (the question itself is checked once, by :func:`dpsampling.samplers.account`):
+    method 'analytic' is the Gaussian's closed form, q = 1 only."""
     if method == "analytic" and q != 1:
         raise ParameterError("q", "1 for method 'analytic'", q,
                              message=f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
@@ -184,8 +176,7 @@ def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld
     than ``finest_discretization`` (flag ``not_converged``); a fixed value is used
     as is (the optimistic value at that discretisation is reported as ``lower``).
     """
-    check_epsilon(epsilon)
-    _check_common(sigma, q, total_steps, direction, method, bound)
+    _check_method(method, q)
     s = sigma
     eps = float(epsilon)
     if method != "pld":
@@ -230,8 +221,7 @@ def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld
             bound="upper", rel_tol=DEFAULT_REL_TOL, discretization=None,
             finest_discretization=FINEST_DISCRETIZATION) -> AccountingResult:
     """ε(δ): the smallest ε with δ(ε) ≤ ``delta`` (see :func:`delta`)."""
-    check_delta(delta)
-    _check_common(sigma, q, total_steps, direction, method, bound)
+    _check_method(method, q)
     s = sigma
     if method != "pld":
         return _not_pld("epsilon", delta, s, q, total_steps, direction, method, rel_tol)
@@ -296,14 +286,12 @@ def calibrate_sigma(epsilon, delta, *, q, total_steps, direction="add_remove", m
     100·d, is below ``rel_tol`` (see :func:`_calibrate_pld`).
     """
     _check_calibration(epsilon, delta, [q], total_steps, direction)
-    check_choice("method", method, ("pld", "rdp", "analytic"))
+    check_choice("method", method, tuple(m for m in METHODS if m != "cf"))  # φ answers ε and δ only
     eps, dlt, total_steps = float(epsilon), float(delta), int(total_steps)
     if q == 1.0:  # composition of T Gaussians = one Gaussian with σ/√T, exactly
         s = _analytic_sigma(eps, dlt) * math.sqrt(total_steps)
         return AccountingResult(s, "exact", "analytic", {}, s, s)
-    if method == "analytic":
-        raise ParameterError("q", "1 for method 'analytic'", q,
-                             message=f"method 'analytic' needs q = 1 (got q={q!r}); use 'pld' or 'rdp'")
+    _check_method(method, q)
     if method == "rdp":
         s = _calibrate_rdp(eps, dlt, q, total_steps)
         return AccountingResult(s, "upper", "rdp", {"rel_tol": rel_tol}, None, s)

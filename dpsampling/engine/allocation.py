@@ -503,9 +503,7 @@ def _check(sigma, steps, epochs, rel_width):
     check_positive("sigma", sigma)
     steps = check_int("steps", steps, 1)
     epochs = check_int("epochs", epochs, 1)
-    check_positive("rel_width", rel_width)
-    if rel_width >= 1:
-        raise ParameterError("rel_width", "in (0, 1)", rel_width)
+    check_delta(rel_width, "rel_width")  # (the rule of a number in (0, 1))
     return float(sigma), steps, epochs
 
 

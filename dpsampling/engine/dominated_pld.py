@@ -69,7 +69,7 @@ FOLD_MASS = pld.TAIL_MASS_TRUNCATION
 _DIRECTIONS = {"remove": _plm.AdjacencyType.REMOVE, "add": _plm.AdjacencyType.ADD}
 
 
-def profile(loss, eps):
+def profile(loss, epsilon):
     """(h(e^ε), Q(L > ε)) of a dp_accounting subsampled-Gaussian privacy loss (q < 1), ε an array.
 
     h(e^ε) = δ(ε) = P(L > ε) − e^ε Q(L > ε); with x the output where the loss equals ε (dp_accounting's
@@ -78,16 +78,16 @@ def profile(loss, eps):
     h = 1 − e^ε, Q(L > ε) = 1; add, ε ≥ −log(1 − q): h = 0, Q(L > ε) = 0.
     """
     q = loss.sampling_prob
-    eps = np.asarray(eps, dtype=float)
-    h = np.zeros_like(eps)
-    tail = np.zeros_like(eps)
+    epsilon = np.asarray(epsilon, dtype=float)
+    h = np.zeros_like(epsilon)
+    tail = np.zeros_like(epsilon)
     if loss.adjacency_type == _plm.AdjacencyType.ADD:
-        inside = eps < -math.log1p(-q)
+        inside = epsilon < -math.log1p(-q)
     else:
-        inside = eps > math.log1p(-q)
-        h[~inside] = -np.expm1(eps[~inside])
+        inside = epsilon > math.log1p(-q)
+        h[~inside] = -np.expm1(epsilon[~inside])
         tail[~inside] = 1.0
-    pl = eps[inside]
+    pl = epsilon[inside]
     x = pld._inverse_privacy_loss(loss, pl)  # noqa: SLF001 - the engine's vectorised dp_accounting inverse
     upper = loss.mu_upper_cdf(x)
     lower_log = loss.mu_lower_log_cdf(x)
@@ -292,18 +292,18 @@ def _error_at(pmf, err2, total_steps, eps):
     return FOLD_MASS + pld.rounding_at(pmf, err2, eps)
 
 
-def delta(eps, sigma, q, total_steps, direction, discretization):
+def delta(epsilon, *, sigma, q, total_steps, direction, discretization):
     """A lower bound on δ(ε) after ``total_steps`` compositions: per direction the composed dominated pmf's δ (read
     for a lower bound at any ε, :func:`.reading.delta_lower`) less what it may exceed the pair's by
     (:func:`_error_at`), max over ``direction``."""
     vals = []
     for d in _directions(direction):
         pmf, err2 = composed(sigma, q, total_steps, discretization, d)
-        vals.append(float(delta_lower(pmf, float(eps))) - _error_at(pmf, err2, total_steps, eps))
+        vals.append(float(delta_lower(pmf, float(epsilon))) - _error_at(pmf, err2, total_steps, epsilon))
     return max(0.0, max(vals))
 
 
-def epsilon(delta, sigma, q, total_steps, direction, discretization):
+def epsilon(delta, *, sigma, q, total_steps, direction, discretization):
     """A lower bound on ε(δ) after ``total_steps`` compositions, per direction in two readings of the dominated
     pmf's ε: ε₀ at δ + the error bound over all bins (below ε₀ the pair's δ exceeds δ), then ε₁ at δ + the
     bound at ε₀ (≥ the bound at every ε ≥ ε₀, so on [ε₀, ε₁) the pair's δ exceeds δ too); max over

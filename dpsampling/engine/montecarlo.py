@@ -55,6 +55,7 @@ from .errors import ParameterError
 from .validation import (
     ONE_WAY_DIRECTIONS,
     check_choice,
+    check_delta,
     check_finite_list,
     check_int,
     check_positive,
@@ -74,10 +75,7 @@ _ELL_MAX = 700.0  # expm1 overflows beyond ~709
 # input checks
 # --------------------------------------------------------------------------
 def _check_unit_open(name, value):
-    v = float(value)
-    if not (0.0 < v < 1.0):
-        raise ParameterError(name, "in (0, 1)", value)
-    return v
+    return float(check_delta(value, name))  # the one rule of a number in (0, 1)
 
 
 # --------------------------------------------------------------------------
@@ -351,10 +349,10 @@ class _Accumulator:
 @dataclass(frozen=True)
 class MCCurve:
     """Monte Carlo privacy curve with its simultaneous Hoeffding band: ``estimate`` ± ``mc_half_width`` holds at
-    every ε of ``eps`` together with probability ≥ 1 - ``mc_failure_prob`` (``mc_samples`` draws, seed
+    every ε of ``epsilon`` together with probability ≥ 1 - ``mc_failure_prob`` (``mc_samples`` draws, seed
     ``mc_seed``)."""
 
-    eps: np.ndarray
+    epsilon: np.ndarray
     estimate: np.ndarray
     mc_half_width: float
     mc_samples: int
@@ -405,7 +403,7 @@ def mc_hockey_stick(steps, eps_grid, mc_samples, mc_seed, *, mc_failure_prob=0.0
             acc.add(_row_sums(_draw_losses(cols, m, noise_rng, sel_rng, ws), ws.y, negate))
             start += m
     est = acc.estimate(n)
-    return MCCurve(eps=eps.copy(), estimate=est, mc_half_width=hoeffding_half_width(n, beta, eps.size),
+    return MCCurve(epsilon=eps.copy(), estimate=est, mc_half_width=hoeffding_half_width(n, beta, eps.size),
                    mc_samples=n, mc_failure_prob=beta, mc_seed=seed, params={"steps": tuple(steps)})
 
 
@@ -426,7 +424,7 @@ def mc_privacy_curve(mechanism, scale, q, total_steps, eps_grid, mc_samples, mc_
                           chunk_size=chunk_size)
     params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "total_steps": total_steps,
               "shift": float(shift), "direction": direction}
-    return MCCurve(eps=res.eps, estimate=res.estimate, mc_half_width=res.mc_half_width, mc_samples=res.mc_samples,
+    return MCCurve(epsilon=res.epsilon, estimate=res.estimate, mc_half_width=res.mc_half_width, mc_samples=res.mc_samples,
                    mc_failure_prob=res.mc_failure_prob, mc_seed=res.mc_seed, params=params)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from scipy import optimize
 from scipy.special import log_ndtr, logsumexp
 
-from .errors import ParameterError
+from .errors import InternalError
 
 LOG_HALF = np.log(0.5)
 
@@ -121,7 +121,7 @@ def _product_rounding(power, total, c2, propagated):
         return 3.0 * u * max(total - 2, 0) * (c2 + propagated)
     if power == "cpow":
         return 6.0 * u * (total * (math.pi + 1.0) + 1.0) * (c2 + propagated) + 6.0 * u / math.e
-    raise ParameterError("power", "'multiply' or 'cpow'", power)
+    raise InternalError(f"fft_error: power must be 'multiply' or 'cpow' (got {power!r})")
 
 
 def fft_error(factors, out_len, transform_len, out_norm2=None, power="multiply", norm=1):
@@ -158,8 +158,7 @@ def fft_error(factors, out_len, transform_len, out_norm2=None, power="multiply",
     factors = [(float(n1), float(n2), int(m)) for n1, n2, m in factors]
     total = sum(m for _, _, m in factors)
     if total < 2 or any(m < 1 or n1 < 0 for n1, _, m in factors):
-        raise ParameterError("factors", "at least 2 factors", factors,
-                             message=f"fft_error needs ≥ 2 factors (got {factors!r})")
+        raise InternalError(f"fft_error needs ≥ 2 factors (got {factors!r})")
     log_n = math.log2(max(2, int(transform_len)))
     g = 8.0 * u * (log_n + 1.0)
 
@@ -173,7 +172,7 @@ def fft_error(factors, out_len, transform_len, out_norm2=None, power="multiply",
     if norm == 2:
         return 8.0 * u * (log_n + 1.0) * two + extra
     if norm != 1:
-        raise ParameterError("norm", "1 or 2", norm)
+        raise InternalError(f"fft_error: norm must be 1 or 2 (got {norm!r})")
     bound = math.sqrt(out_len) * 8.0 * u * (log_n + 1.0) * two  # = √out_len·g·two
     return bound + math.sqrt(out_len) * extra if extra else bound
 

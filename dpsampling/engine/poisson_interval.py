@@ -142,7 +142,8 @@ def _epsilon(dlt, s, q, steps, direction, rel_tol, finest, discretization):
     if dlt < RELIABLE_DELTA_FLOOR:
         return _cf_only(cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
     lo, up, d, widths = _refine(lambda dd: pld.certified_epsilon(dlt, s, q, steps, direction, dd),
-                                lambda dd: dominated_pld.epsilon(dlt, s, q, steps, direction, dd),
+                                lambda dd: dominated_pld.epsilon(dlt, sigma=s, q=q, total_steps=steps,
+                                                                 direction=direction, discretization=dd),
                                 rel_tol, finest, discretization)
     return _with_cf(lo, up, d, widths, cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
 
@@ -155,7 +156,8 @@ def delta(epsilon_value, *, sigma, q, total_steps, direction="add_remove", rel_t
     if q == 1.0:
         return _exact(gaussian.delta(eps, gaussian.composed_sigma(s, steps)))
     lo, up, d, widths = _refine(lambda dd: pld.certified_delta(eps, s, q, steps, direction, dd),
-                                lambda dd: dominated_pld.delta(eps, s, q, steps, direction, dd),
+                                lambda dd: dominated_pld.delta(eps, sigma=s, q=q, total_steps=steps,
+                                                               direction=direction, discretization=dd),
                                 rel_tol, finest, discretization)
     if up < RELIABLE_DELTA_FLOOR:
         return _cf_only(cf.accounting_delta, eps, s, q, steps, direction, rel_tol,
@@ -185,7 +187,8 @@ def _log_gap_lower(eps, log_t, q, steps, direction, d):
 
     def g(x):
         if x not in seen:
-            v = dominated_pld.delta(eps, math.exp(x), q, steps, direction, d)
+            v = dominated_pld.delta(eps, sigma=math.exp(x), q=q, total_steps=steps, direction=direction,
+                                    discretization=d)
             seen[x] = math.log(v) - log_t if v > 0 else -math.inf
         return seen[x]
 

@@ -55,14 +55,27 @@ def as_number(value):
 
 
 def _values(x):
+    """``x`` as a 1-D float array; NaN (which every check refuses) when it is not a number: a string, None, or a
+    bool (``True`` is not 1 step, and a bool array is not a list of numbers)."""
     try:
-        return np.atleast_1d(np.asarray(as_number(x), dtype=float))
+        a = np.asarray(as_number(x))
+        if a.dtype == bool:
+            return np.array([np.nan])
+        return np.atleast_1d(np.asarray(a, dtype=float))
     except (TypeError, ValueError):
         return np.array([np.nan])  # not a number: every check below fails on it
 
 
 def _fail(name, rule, value):
     raise ParameterError(name, rule, value)
+
+
+def one_number(name, value):
+    """``value`` unless it has dimensions (an array is not one number: ParameterError naming ``name``)."""
+    if value is not None and np.ndim(value) != 0:
+        raise ParameterError(name, "a single number", value,
+                             message=f"{name} must be a single number (got an array of shape {np.shape(value)})")
+    return value
 
 
 def check_positive(name, value):
@@ -103,10 +116,10 @@ def check_steps(value, name="steps"):
 
 
 def check_int(name, value, low=1):
-    """One integer >= ``low`` (bools rejected); returns it as int."""
+    """One integer >= ``low`` (bools and strings are not numbers: rejected); returns it as int."""
     v = as_number(value)
     try:
-        ok = not isinstance(v, bool) and float(v).is_integer() and int(v) >= low
+        ok = not isinstance(v, (bool, str, bytes)) and float(v).is_integer() and int(v) >= low
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
@@ -123,8 +136,10 @@ def check_finite_list(name, values):
 
 
 def check_choice(name, value, allowed):
+    """``value`` if it is one of ``allowed`` (None among them: "None or one of ...")."""
     if value not in allowed:
-        _fail(name, "one of " + ", ".join(allowed), value)
+        names = [str(a) for a in allowed if a is not None]
+        _fail(name, ("None or " if None in allowed else "") + "one of " + ", ".join(names), value)
     return value
 
 
@@ -140,6 +155,25 @@ def check_grid(name, values, low=None, high=None, low_open=True, high_open=False
     if high is not None and (v[-1] >= high if high_open else v[-1] > high):
         _fail(name, f"{'<' if high_open else '<='} {high} everywhere", values)
     return v
+
+
+#: how close q·steps must be to 1 for a rate q to be 1/steps: a float32 rate equals 1/steps only to its own precision
+#: (2^-24 ≈ 6e-8 relative), so an exact comparison refuses np.float32(1/50)
+ONE_PER_STEP_TOL = 1e-6
+
+
+def is_one_over(q, steps) -> bool:
+    """Whether the rate ``q`` is 1/``steps`` to within :data:`ONE_PER_STEP_TOL` (relative)."""
+    return abs(float(q) * float(steps) - 1.0) <= ONE_PER_STEP_TOL
+
+
+def steps_of_rate(q):
+    """The integer T >= 1 with ``q`` = 1/T (to :data:`ONE_PER_STEP_TOL`), else None."""
+    q = float(as_number(q))
+    if not q > 0:
+        return None
+    t = round(1.0 / q)
+    return t if t >= 1 and is_one_over(q, t) else None
 
 
 def scalar_or_array(x, like):

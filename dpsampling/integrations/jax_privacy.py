@@ -67,7 +67,8 @@ except ImportError as exc:  # pragma: no cover - exercised where JAX Privacy is 
 
 from dpsampling import samplers
 from dpsampling.engine.errors import ParameterError
-from dpsampling.samplers.spec import RELATIONS
+from dpsampling.engine.validation import check_choice, check_positive, one_number
+from dpsampling.samplers.spec import RELATIONS, Cost, CostError
 
 from ._inputs import plain
 
@@ -224,8 +225,7 @@ def relation_of(strategy, num_examples: int, relation=None) -> str:
 def _relation(m, name, relation):
     spec = samplers.get_spec(m.sampler)
     if relation is not None:
-        if relation not in RELATIONS:
-            raise ParameterError("relation", "one of " + ", ".join(RELATIONS), relation)
+        check_choice("relation", relation, RELATIONS)
         if relation not in m.relations:
             raise ParameterError("relation", "one of " + ", ".join(m.relations), relation,
                                  message=f"{name} is valid only under {' or '.join(m.relations)} adjacency (JAX "
@@ -254,9 +254,20 @@ def _with_relation(result, relation):
     return out
 
 
+#: the parameters a cost refusal names, as a JAX Privacy caller sets them (None: not settable here, left out)
+_DRIVERS = {"steps": "the strategy's iterations", "epochs": "the strategy's iterations", "sigma": "noise_multiplier",
+            "q": "the strategy's sampling_prob", "method": None}
+
+
 def _ask(m, name, quantity, target, sigma=None, **kw):
     try:
         return samplers.account(m.sampler, quantity, target, sigma=sigma, **kw)
+    except CostError as err:
+        out = CostError(err.what, Cost(err.seconds, err.why, err.drivers), err.limit)
+        out.args = (err.text("force=True", _DRIVERS),)
+        raise out from None
+    except ParameterError as err:  # named as this caller names it (σ is its noise_multiplier)
+        raise err.renamed({"sigma": "noise_multiplier"}) from None
     except (OverflowError, ZeroDivisionError) as exc:
         where = f"noise multiplier {sigma:.4g}" if sigma is not None else f"target {target!r}"
         raise ParameterError("noise_multiplier", "a value the accountant can compute at", sigma,
@@ -280,9 +291,7 @@ def epsilon(strategy, num_examples: int, noise_multiplier: float, delta: float, 
     m = to_sampler(strategy, num_examples)
     rel = _relation(m, type(strategy).__name__, relation)
     noise_multiplier, delta = plain(noise_multiplier), plain(delta)
-    if isinstance(noise_multiplier, bool) or not (isinstance(noise_multiplier, (int, float))
-                                                  and math.isfinite(noise_multiplier) and noise_multiplier > 0):
-        raise ParameterError("noise_multiplier", "a finite number > 0", noise_multiplier)
+    check_positive("noise_multiplier", one_number("noise_multiplier", noise_multiplier))
     r = _ask(m, type(strategy).__name__, "epsilon", delta, sigma=noise_multiplier * m.sigma_scale, steps=m.steps,
              epochs=m.epochs, q=m.q, force=force, **m.options)
     return _with_relation(r, rel)

@@ -52,6 +52,8 @@ except ImportError as exc:  # pragma: no cover - exercised where Opacus is absen
 from dpsampling import samplers
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import bound_text
+from dpsampling.engine.validation import check_choice, check_delta, check_int, one_number
+from dpsampling.engine.validation import steps_of_rate as _one_per_step
 from dpsampling.samplers.per_epoch import epsilon_per_epoch
 from dpsampling.samplers.spec import LOADERS, TIME_LIMIT, Cost, CostError
 
@@ -74,7 +76,8 @@ ENVELOPE_SECONDS = 2.0
 #: how to go ahead after a cost refusal inside Opacus
 FORCE_TEXT = "set accountant.force = True (e.g. privacy_engine.accountant.force = True)"
 #: the parameters a cost refusal names, in Opacus's terms
-_DRIVERS = {"steps": "the steps per epoch (len(data_loader))", "epochs": "the epochs"}
+_DRIVERS = {"steps": "the steps per epoch (len(data_loader))", "epochs": "the epochs", "sigma": "noise_multiplier",
+            "q": "sample_rate", "method": None}
 
 _MEMO: dict = {}
 
@@ -88,10 +91,7 @@ class DpsamplingNote(DpsamplingWarning):
 
 
 def _check_delta(delta):
-    delta = plain(delta)
-    if isinstance(delta, bool) or not (isinstance(delta, (int, float)) and 0 < delta < 1):
-        raise ParameterError("delta", "in (0, 1)", delta, message=f"delta must be in (0, 1) (got {delta!r})")
-    return float(delta)
+    return float(check_delta(one_number("delta", plain(delta))))
 
 
 def _run_of(history, sampler):
@@ -118,8 +118,8 @@ def _run_of(history, sampler):
 def steps_of_rate(sample_rate, sampler=""):
     """The steps per epoch T with ``sample_rate = 1/T`` (one batch per step); ParameterError naming the rate if there
     is no such integer."""
-    t = round(1.0 / sample_rate)
-    if t < 1 or abs(t * sample_rate - 1.0) > 1e-9:
+    t = _one_per_step(sample_rate)
+    if t is None:
         raise ParameterError("sample_rate", "1/steps for an integer steps", sample_rate,
                              message=f"sample_rate must be 1/steps (steps per epoch) for sampler '{sampler}' (one "
                                      f"batch "
@@ -130,8 +130,8 @@ def steps_of_rate(sample_rate, sampler=""):
 
 def _whole_epochs(q, total_steps):
     """(steps per epoch, epochs) if ``total_steps`` is whole epochs of T = 1/q steps, else None."""
-    t = round(1.0 / q)
-    if t >= 1 and abs(t * q - 1.0) <= 1e-9 and total_steps % t == 0:
+    t = _one_per_step(q)
+    if t is not None and total_steps % t == 0:
         return t, total_steps // t
     return None
 
@@ -148,6 +148,8 @@ def _ask(fn, *args, **kwargs):
         return fn(*args, **kwargs)
     except CostError as err:
         raise _opacus_cost_error(err) from None
+    except ParameterError as err:  # named as Opacus names it
+        raise err.renamed({"sigma": "noise_multiplier", "q": "sample_rate"}) from None
 
 
 def _account(sampler, delta, sigma, q, total_steps, force=False, bound=None):
@@ -388,9 +390,7 @@ class BallsAndBinsBatchSampler(Sampler):
 
     def __init__(self, num_examples: int, steps: int, generator: torch.Generator | None = None):
         num_examples, steps = plain(num_examples), plain(steps)
-        for name, v in (("num_examples", num_examples), ("steps", steps)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ParameterError(name, "an integer >= 1", v)
+        num_examples, steps = check_int("num_examples", num_examples, 1), check_int("steps", steps, 1)
         if generator is not None and not isinstance(generator, torch.Generator):
             raise ParameterError('generator', 'a torch.Generator or None', type(generator).__name__,
                                  message=f"generator must be a torch.Generator or None (got "
@@ -444,9 +444,7 @@ def loader_kind(data_loader, loader=None) -> LoaderKind:
     steps = len(data_loader)
     rate = float(getattr(data_loader, "sample_rate", 0.0) or 1.0 / steps)
     if loader is not None:
-        if loader not in LOADERS:
-            raise ParameterError("loader", "one of " + ", ".join(LOADERS), loader)
-        return LoaderKind(loader, steps, rate)
+        return LoaderKind(check_choice("loader", loader, LOADERS), steps, rate)
     if type(data_loader).__name__ in SAMPLER_NAMES and isinstance(data_loader, DPDataLoader):
         return LoaderKind(SAMPLER_NAMES[type(data_loader).__name__], steps, float(data_loader.sample_rate))
     if not isinstance(data_loader, DataLoader):
@@ -596,8 +594,7 @@ class PrivacyEngine(_OpacusPrivacyEngine):
     def __init__(self, *, accountant: str = "prv", secure_mode: bool = False, loader: str | None = None):
         register()
         super().__init__(accountant=accountant, secure_mode=secure_mode)
-        if loader is not None and loader not in LOADERS:
-            raise ParameterError("loader", "one of " + ", ".join(LOADERS), loader)
+        check_choice("loader", loader, (None, *LOADERS))
         self._dpsampling_kind, self._dpsampling_loader, self._dpsampling_warned = loader, None, False
 
     def make_private(self, *, data_loader, poisson_sampling=True, **kwargs):

@@ -37,7 +37,8 @@ import numpy as np
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import accountant, gaussian
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR, AccountingResult
-from dpsampling.engine.validation import check_delta, check_epsilon, check_positive, scalar_or_array
+from dpsampling.engine.validation import (check_choice, check_delta, check_epsilon, check_grid, check_int,
+                                          check_positive, scalar_or_array)
 from dpsampling.samplers._checks import check_quantity, check_sigma_steps
 from dpsampling.samplers._ec_sets import (  # noqa: F401 - the paper's shuffle bounds (Chua §4.3), public here
     EC_METHOD,
@@ -175,16 +176,14 @@ def poisson_epoch_result(quantity, target, sigma, steps, *, method="pld", bound=
 # --------------------------------------------------------------------------- curves and checks
 
 
-def _check_curves(eps, delta_a, delta_b):
-    x = np.asarray(eps, dtype=float)
+def _check_curves(epsilon, delta_a, delta_b):
+    x = np.asarray(epsilon, dtype=float)
     a = np.asarray(delta_a, dtype=float)
     b = np.asarray(delta_b, dtype=float)
-    if x.ndim != 1 or x.size < 2 or np.any(~(np.diff(x) > 0)):
-        raise ParameterError("eps", "a strictly increasing 1-D grid with at least 2 points", eps,
-                             message="eps must be a strictly increasing 1-D grid with at least 2 points")
+    check_grid("epsilon", x), check_int("len(epsilon)", x.size, 2)
     if a.shape != x.shape or b.shape != x.shape:
-        raise ParameterError("delta_a", "curves of the shape of eps", (delta_a, delta_b),
-                             message=f"curves must have the shape of eps {x.shape} (got {a.shape} and {b.shape})")
+        raise ParameterError("delta_a", "curves of the shape of epsilon", (delta_a, delta_b),
+                             message=f"curves must have the shape of epsilon {x.shape} (got {a.shape} and {b.shape})")
     return x, a, b
 
 
@@ -203,10 +202,10 @@ def _cross_between(x, a, b, i, j):
     return float(x[i] + (x[j] - x[i]) * gi / (gi - gj))
 
 
-def crossover_points(eps, delta_a, delta_b):
+def crossover_points(epsilon, delta_a, delta_b):
     """The ε at which curve ``delta_a`` crosses curve ``delta_b`` (Fig. 2's ε0/ε1, Conj. 4.3).
 
-    Both curves are sampled on the strictly increasing grid ``eps``.  A
+    Both curves are sampled on the strictly increasing grid ``epsilon``.  A
     crossing is a sign change of a − b between grid points (touching without a
     sign change is not one); its location is interpolated linearly in
     log a − log b when both curves are positive there, else in a − b.
@@ -214,14 +213,14 @@ def crossover_points(eps, delta_a, delta_b):
     bounds instead of exact curves, one crossing is evidence for Conjecture
     4.3 (ε0 = ε1), not a proof.
     """
-    x, a, b = _check_curves(eps, delta_a, delta_b)
+    x, a, b = _check_curves(epsilon, delta_a, delta_b)
     s = np.sign(_gap(a, b))
     nz = np.flatnonzero(s != 0)
     out = [_cross_between(x, a, b, i, j) for i, j in itertools.pairwise(nz) if s[i] != s[j]]
     return np.asarray(out, dtype=float)
 
 
-def provably_wrong_region(eps, shuffle_lower, poisson_upper):
+def provably_wrong_region(epsilon, shuffle_lower, poisson_upper):
     """ε intervals where the shuffle lower bound exceeds the Poisson upper bound.
 
     There δ_S(ε) ≥ shuffle_lower > poisson_upper ≥ δ_P(ε): reporting the
@@ -230,7 +229,7 @@ def provably_wrong_region(eps, shuffle_lower, poisson_upper):
     points with shuffle_lower > poisson_upper, extended to the interpolated
     crossings (or clipped to the grid ends).
     """
-    x, s, p = _check_curves(eps, shuffle_lower, poisson_upper)
+    x, s, p = _check_curves(epsilon, shuffle_lower, poisson_upper)
     above = _gap(s, p) > 0
     regions = []
     i, n = 0, x.size
@@ -309,7 +308,7 @@ def provably_wrong_intervals(x, shuffle_lower, poisson_upper):
     return provably_wrong_region(x[m], s[m], p[m])
 
 
-def deterministic_vs_poisson_crossings(eps, delta_d, poisson_lower, poisson_upper):
+def deterministic_vs_poisson_crossings(epsilon, delta_d, poisson_lower, poisson_upper):
     """ε0 and ε1 of Chua Theorem 4.2 / Conjecture 4.3 from sampled curves.
 
     Below ε0 deterministic batching is provably worse (δ_D > upper bound ≥
@@ -322,7 +321,7 @@ def deterministic_vs_poisson_crossings(eps, delta_d, poisson_lower, poisson_uppe
     |ε1 − ε0| ≤ resolution: evidence for Conjecture 4.3, not a proof).
     Grid points with a non-finite value in any curve are dropped.
     """
-    x = np.asarray(eps, dtype=float)
+    x = np.asarray(epsilon, dtype=float)
     d, lo, up = (np.asarray(a, dtype=float) for a in (delta_d, poisson_lower, poisson_upper))
     m = np.isfinite(x) & np.isfinite(d) & np.isfinite(lo) & np.isfinite(up)
     x, d, lo, up = x[m], d[m], lo[m], up[m]
@@ -351,8 +350,7 @@ def one_epoch(quantity, target, *, sampler, sigma, steps, method="pld", bound="u
     ``poisson``: q = 1/T, :func:`poisson_epoch_result` (``method``, ``bound``,
     ``rel_tol``, ``discretization``, ``finest_discretization`` apply to it only).
     """
-    if sampler not in CHUA_SAMPLERS:
-        raise ParameterError("sampler", f"one of {', '.join(CHUA_SAMPLERS)}", sampler)
+    check_choice("sampler", sampler, CHUA_SAMPLERS)
     if sampler == "deterministic":
         return deterministic_result(quantity, target, sigma)
     if sampler == "shuffle":

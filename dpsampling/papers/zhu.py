@@ -30,7 +30,7 @@ from dpsampling.engine import accountant, gaussian, subsampled_gaussian
 from dpsampling.engine.numerics import bisect, find_root
 from dpsampling.engine.cf import Gaussian, PoissonSubsampled, RandomizedResponse, cf_delta, cf_epsilon
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_positive, check_rate
+from dpsampling.engine.validation import check_choice, check_delta, check_int, check_positive, check_rate
 
 __all__ = [
     "hs_subsampled_gaussian",
@@ -79,8 +79,7 @@ def hs_subsampled_gaussian(epsilon, sigma, q, direction, sensitivity=1.0):
     check_positive("sigma", sigma)
     check_positive("sensitivity", sensitivity)
     check_rate(q)
-    if direction not in ("add", "remove"):
-        raise ParameterError("direction", "'add' or 'remove'", direction)
+    check_choice("direction", direction, ("add", "remove"))
     eps = np.asarray(epsilon, dtype=float)
     # the engine's one-step kernel (Räisä Eq. (45) form, log space, Mills-ratio tail; ε < 0 by the
     # identity H_α(P‖Q) = 1 - α + α H_{1/α}(Q‖P)) at the noise multiplier σ/Δ
@@ -113,8 +112,7 @@ def rdp_gaussian(alpha, sigma=1.0):
 
 def rdp_randomized_response(alpha, p):
     """D_α(P‖Q) for P = (p, 1-p), Q = (1-p, p), α > 0 (α = 1: KL)."""
-    if not 0 < p < 1:
-        raise ParameterError("p", "in (0, 1)", p)
+    check_delta(p, "p")  # (the rule of a number in (0, 1))
     a = np.asarray(alpha, dtype=float)
     lr = math.log(p / (1 - p))
     t = a - 1.0
@@ -386,12 +384,9 @@ def zhu_fig1_curves(panel, mechanism, sigma=1.0, p=_P_FIG1, n_points=200, n_x=16
                       App. F.1 f-DP → profile (Lemma 20/21) and, for the GM, dp_accounting's RDP → DP.
     ``n_x`` is the x-grid of the f → profile conversion (its error is O(1/n_x)).
     """
-    if panel not in ("rdp", "tradeoff", "profile"):
-        raise ParameterError("panel", "one of rdp, tradeoff, profile", panel)
-    if mechanism not in ("gaussian", "randomized_response"):
-        raise ParameterError("mechanism", "gaussian or randomized_response", mechanism)
-    if not (isinstance(n_points, (int, np.integer)) and n_points >= 2):
-        raise ParameterError("n_points", "an integer >= 2", n_points)
+    check_choice("panel", panel, ("rdp", "tradeoff", "profile"))
+    check_choice("mechanism", mechanism, ("gaussian", "randomized_response"))
+    check_int("n_points", n_points, 2)
     gm = mechanism == "gaussian"
     rdp_fn = (lambda a: float(rdp_gaussian(a, sigma))) if gm else (
         lambda a: float(rdp_randomized_response(a, p)))
@@ -417,7 +412,7 @@ def zhu_fig1_curves(panel, mechanism, sigma=1.0, p=_P_FIG1, n_points=200, n_x=16
     exact = gaussian_delta(e, sigma) if gm else randomized_response_delta(e, p)
     rows = _rows(name, e, exact, "exact", "closed_form")
     if gm:
-        phi = [cf_delta(float(v), Gaussian(sigma), "remove", err=1e-12) for v in e]
+        phi = [cf_delta(float(v), Gaussian(sigma), "remove", abs_tol=1e-12) for v in e]
         rows += [dict(r, err=er) for r, (_, er) in
                  zip(_rows(name, e, [v for v, _ in phi], "estimate", "cf"), phi)]
     f_conv = lambda z: tradeoff_from_rdp(z, rdp_fn)  # noqa: E731
@@ -445,15 +440,13 @@ def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", boun
     from dp_accounting.pld import privacy_loss_distribution as pld
     from dp_accounting.rdp.rdp_privacy_accountant import compute_delta
 
-    if not (isinstance(steps, (int, np.integer)) and steps >= 1):
-        raise ParameterError("steps", "an integer >= 1", steps)
-    if method not in ("cf", "pld", "rdp"):
-        raise ParameterError("method", "one of cf, pld, rdp", method)
+    steps = check_int("steps", steps, 1)
+    check_choice("method", method, ("cf", "pld", "rdp"))
     n_g, n_r = (steps + 1) // 2, steps // 2
     eps = float(epsilon)
     if method == "cf":
         mech = [(Gaussian(sigma), n_g)] + ([(RandomizedResponse(p), n_r)] if n_r else [])
-        v, e = cf_delta(eps, mech, "remove", err=1e-12)
+        v, e = cf_delta(eps, mech, "remove", abs_tol=1e-12)
         return AccountingResult(float(v), "estimate", "cf", {"err": float(e)}, max(v - e, 0.0), v + e)
     if method == "rdp":
         rdp = n_g * rdp_gaussian(_RDP_ORDERS, sigma) + n_r * rdp_randomized_response(_RDP_ORDERS, p)
@@ -474,11 +467,11 @@ def heterogeneous_delta(epsilon, sigma=5.0, p=0.52, steps=100, method="cf", boun
                             v if not pess else None, v if pess else None)
 
 
-def zhu_exp3_error_bound(epsilon=1.0, sigma=2.0, q=0.01, steps=1500, err=1e-14):
-    """Certified error bound of the φ accountant's δ(ε) in the Exp. 3 setting at budget `err`
+def zhu_exp3_error_bound(epsilon=1.0, sigma=2.0, q=0.01, steps=1500, abs_tol=1e-14):
+    """Certified error bound of the φ accountant's δ(ε) in the Exp. 3 setting at budget `abs_tol`
     (Zhu §5: 'the numerical issues induced by Gaussian quadrature are at most O(1e-14)')."""
     return float(cf_delta(epsilon, [(PoissonSubsampled(Gaussian(sigma), q), steps)], "remove",
-                          err=err)[1])
+                          abs_tol=abs_tol)[1])
 
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.validation import check_choice
 
 from . import _checks  # the input layer of account: array-library numbers, σ = 0
 from .spec import TIME_LIMIT, Question, SamplerSpec, check_cost
@@ -50,9 +51,7 @@ def unregister(name: str) -> None:
 
 def get_spec(name: str) -> SamplerSpec:
     """The spec of sampler ``name`` (ParameterError naming ``sampler`` if there is none)."""
-    if name not in _REGISTRY:
-        raise ParameterError("sampler", "one of " + ", ".join(_REGISTRY), name)
-    return _REGISTRY[name]
+    return _REGISTRY[check_choice("sampler", name, tuple(_REGISTRY))]
 
 
 def specs() -> tuple:
@@ -105,11 +104,11 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     unless ``force=True``.  Bad input raises ParameterError (a ValueError) naming the parameter.
     """
     spec = get_spec(sampler)
-    if quantity not in QUANTITIES:
-        raise ParameterError("quantity", "one of " + ", ".join(QUANTITIES), quantity)
+    check_choice("quantity", quantity, QUANTITIES)
     method = _method(spec, method)
     sigma, steps, epochs, q, target = _checks.as_numbers(sigma, steps, epochs, q, target)
-    options = _check_question(spec, quantity, target, sigma, steps, q, method, options)
+    target, sigma, steps, epochs, q, options = _check_question(spec, quantity, target, sigma, steps, epochs, q, method,
+                                                               bound, direction, options)
     baseline = _checks.non_private(spec, quantity, target, sigma=sigma, steps=steps, epochs=epochs, q=q, bound=bound,
                                    direction=direction)  # σ = 0, answered exactly
     if baseline is not None:
@@ -123,10 +122,6 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     if method is not None:
         kw["method"] = method
     if quantity == "sigma":
-        if bound is not None and bound not in spec.sigma_bounds:
-            raise ParameterError("bound", "one of " + ", ".join(spec.sigma_bounds), bound,
-                                 message=f"bound must be {' or '.join(map(repr, spec.sigma_bounds))} for sigma with "
-                                         f"sampler '{spec.name}' (got {bound!r})")
         eps, dlt = target
         return _with_relation(spec.sigma(eps, dlt, bound=bound, **kw), spec)
     if method in spec.bracket_methods:
@@ -157,19 +152,14 @@ def _with_relation(result, spec):
     return dataclasses.replace(result, relation=spec.relation) if isinstance(result, AccountingResult) else result
 
 
-def _number(x):
-    try:
-        return float(x)
-    except (TypeError, ValueError):
-        return None
-
-
-def _check_question(spec, quantity, target, sigma, steps, q, method, options) -> dict:
-    """What every sampler asks of a question before its own checks (ParameterError naming the parameter), made
-    before any accountant is imported: δ in (0, 1), ε ≥ 0, steps an integer ≥ 1, σ a number ≥ 0 and at most
-    :data:`MAX_SIGMA`, ε of a σ question at most :data:`MAX_SIGMA_EPSILON`, q in (0, 1] and given for a sampler with
-    a free rate, a method that answers the quantity, and options that are the sampler's, apply to this method and
-    quantity and are in range.  Returns the options to pass on (a shared option the sampler lacks, or that does not
+def _check_question(spec, quantity, target, sigma, steps, epochs, q, method, bound, direction, options):
+    """The one check of a question (ParameterError naming the parameter), made before any accountant is imported;
+    the sampler modules and the engine take its answer as checked.  δ a single number in (0, 1), ε one ≥ 0 (and at
+    most :data:`MAX_SIGMA_EPSILON` for a σ question), σ one in [0, :data:`MAX_SIGMA`] (required unless the quantity
+    is σ), steps and epochs integers ≥ 1 (a bool is not a number), q in (0, 1] and given for a sampler with a free
+    rate, 1/steps if given for one with one batch per step, a direction and a bound the sampler gives, a method that
+    answers the quantity, and options that are the sampler's, apply to this method and quantity and are in range.
+    Returns (target, σ, steps, epochs, q, the options to pass on: a shared option the sampler lacks, or that does not
     apply here, is checked and dropped)."""
     from dpsampling.engine import validation
 
@@ -180,35 +170,43 @@ def _check_question(spec, quantity, target, sigma, steps, q, method, options) ->
     else:
         eps, dlt = (target, None) if quantity == "delta" else (None, target)
     if dlt is not None:
-        validation.check_delta(dlt)
+        dlt = float(validation.check_delta(_checks.one_number("delta", dlt)))
     if eps is not None:
-        validation.check_epsilon(eps)
-    validation.check_steps(steps)
-    s = _number(sigma)
-    if sigma is not None and (s is None or not s >= 0):
-        raise ParameterError("sigma", "a number >= 0", sigma)
-    if s is not None and s > MAX_SIGMA:
-        raise ParameterError("sigma", f"in (0, {MAX_SIGMA:g}]", sigma,
-                             message=f"sigma must be in (0, {MAX_SIGMA:g}] (got {sigma!r}); beyond, every accountant "
-                                     f"underflows (ε, δ ≈ 0)")
-    if quantity == "sigma" and isinstance(target, tuple) and len(target) == 2:
-        e = _number(target[0])
-        if e is not None and e > MAX_SIGMA_EPSILON:
-            raise ParameterError("epsilon", f"in [0, {MAX_SIGMA_EPSILON:g}] for the sigma question", target[0],
+        eps = float(validation.check_epsilon(_checks.one_number("epsilon", eps)))
+        if quantity == "sigma" and eps > MAX_SIGMA_EPSILON:
+            raise ParameterError("epsilon", f"in [0, {MAX_SIGMA_EPSILON:g}] for the sigma question", eps,
                                  message=f"epsilon must be in [0, {MAX_SIGMA_EPSILON:g}] for the sigma question (got "
-                                         f"{target[0]!r}): larger ε calls for σ → 0, which no PLD resolves")
-    if spec.batch in ("rate", "capped"):
-        if q is None:
-            raise ParameterError("q", "in (0, 1]", None, message=f"q is required for sampler {spec.name} (the "
-                                                                  f"sampling rate, in (0, 1])")
-        validation.check_rate(q)
+                                         f"{eps!r}): larger ε calls for σ → 0, which no PLD resolves")
+    target = (eps, dlt) if quantity == "sigma" else (eps if quantity == "delta" else dlt)
+    steps = validation.check_int("steps", steps, 1)
+    epochs = validation.check_int("epochs", epochs, 1)
+    if sigma is not None or quantity != "sigma":
+        sigma = _checks.one_number("sigma", sigma)
+        if sigma is None or not 0 <= validation.check_epsilon(sigma, "sigma") <= MAX_SIGMA:
+            raise ParameterError("sigma", f"a number in [0, {MAX_SIGMA:g}]", sigma,
+                                 message=None if sigma is None else f"sigma must be in [0, {MAX_SIGMA:g}] (got "
+                                 f"{sigma!r}); beyond, every accountant underflows (ε, δ ≈ 0)")
+        sigma = float(sigma)
+    if q is None and spec.batch in ("rate", "capped"):
+        raise ParameterError("q", f"in (0, 1] (the sampling rate of sampler {spec.name})", None)
+    if q is not None:
+        q = float(validation.check_rate(_checks.one_number("q", q)))
+        if spec.batch == "one_per_step":
+            _checks.check_one_epoch(q, steps, spec.name)
+    validation.check_choice("direction", direction, spec.directions)
+    bounds = spec.sigma_bounds if quantity == "sigma" else spec.bounds[method]
+    if bound is not None and bound not in bounds:
+        raise ParameterError("bound", "one of " + ", ".join(bounds), bound,
+                             message=f"bound must be {' or '.join(map(repr, bounds))} for the {quantity} question of "
+                                     f"sampler '{spec.name}'{'' if method is None else f' with method {method}'} "
+                                     f"(got {bound!r})")
     if not spec.answers(quantity, method):
         answering = [m for m in spec.methods if spec.answers(quantity, m)]
         raise ParameterError("method", f"one of {', '.join(answering)} for the {quantity} question", method,
                              message=f"method {method} does not answer the {quantity} question of sampler {spec.name} "
                                      f"(it gives an estimate or a lower bound, which cannot certify a σ); method must "
                                      f"be one of {', '.join(answering)} (got {method!r})")
-    return _check_options(spec, quantity, method, options)
+    return target, sigma, steps, epochs, q, _check_options(spec, quantity, method, options)
 
 
 def _check_options(spec, quantity, method, options) -> dict:
@@ -227,8 +225,10 @@ def _check_options(spec, quantity, method, options) -> dict:
             if value is not None and any(s_.option(name) is not None for s_ in specs()):
                 names = " or ".join(s_.name for s_ in specs() if s_.option(name) is not None)
                 raise ParameterError(name, f"unset for sampler {spec.name} (it applies to sampler {names})", value)
-            out[name] = value  # not an option of any sampler: the sampler's own keyword check names it
-            continue
+            if value is None and any(s_.option(name) is not None for s_ in specs()):
+                continue  # another sampler's option, unset
+            raise ParameterError(name, f"not an option of sampler '{spec.name}'", value,
+                                 message=f"{name} is not an option of sampler '{spec.name}'")
         if value is not None and not own.applies(quantity, method):
             where = []
             if own.methods is not None:
@@ -237,6 +237,9 @@ def _check_options(spec, quantity, method, options) -> dict:
                 where.append(f"the {' or '.join(own.quantities)} question")
             raise ParameterError(name, f"unset here (it applies to {' with '.join(where)})", value)
         out[name] = own.check(value)
+    for own in spec.options:
+        if own.required and own.applies(quantity, method) and options.get(own.name) is None:
+            raise ParameterError(own.name, f"{own.allowed} (required for sampler {spec.name})", None)
     return out
 
 
@@ -250,14 +253,6 @@ def _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound,
         return None
     if method != spec.default_method:
         return None
-    from ._checks import check_epochs, check_one_epoch
-
-    check_epochs(epochs, spec.name, multi_epoch=True)
-    if q is not None:
-        check_one_epoch(q, 1, spec.name)
-    if bound not in (None, "upper", "lower", "exact"):
-        raise ParameterError('bound', 'one of upper, lower, exact', bound,
-                             message=f"bound must be one of upper, lower, exact (got {bound!r})")
     return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
 
 

@@ -1,70 +1,39 @@
-"""Input checks shared by the sampler modules (one message per parameter, as in the engine)."""
+"""The samplers' input layer (:func:`dpsampling.samplers.account` checks a question once, from its spec, with the
+rules of :mod:`dpsampling.engine.validation`): array-library numbers, the papers' one-epoch targets, σ = 0."""
 
 from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import (as_number, check_choice, check_delta, check_epsilon, check_positive,
-                                          check_rate, check_steps)
+from dpsampling.engine.validation import (as_number, check_choice, check_delta, check_epsilon, check_int,
+                                          check_positive, check_rate, check_steps, is_one_over, one_number)
 
 QUANTITIES = ("epsilon", "delta")
 
 
 def check_sigma_steps(sigma, steps):
-    sigma, steps = as_number(sigma), as_number(steps)
-    check_positive("sigma", sigma)
-    if np.ndim(sigma) != 0:
-        raise ParameterError("sigma", "a single number > 0", sigma,
-                             message=f"sigma must be a single number > 0 (got an array of shape {np.shape(sigma)})")
-    if isinstance(steps, bool) or np.ndim(steps) != 0:
-        raise ParameterError("steps", "an integer >= 1", steps)
-    check_steps(steps)
-    return float(sigma), int(steps)
+    """(σ, steps) of the papers' one-epoch functions: σ one number > 0, steps an integer >= 1."""
+    sigma = check_positive("sigma", one_number("sigma", as_number(sigma)))
+    return float(sigma), check_int("steps", one_number("steps", as_number(steps)), 1)
 
 
 def check_quantity(quantity, target):
-    if quantity not in QUANTITIES:
-        raise ParameterError("quantity", f"one of {', '.join(QUANTITIES)}", quantity)
-    target = as_number(target)
-    if np.ndim(target) != 0:
-        raise ParameterError('delta' if quantity == 'epsilon' else 'epsilon', "a single number", target)
-    (check_delta if quantity == "epsilon" else check_epsilon)(target)
-    return float(target)
+    """The target of an ε (δ in (0, 1)) or δ (ε >= 0) question of the papers' functions, as one float."""
+    check_choice("quantity", quantity, QUANTITIES)
+    name = "delta" if quantity == "epsilon" else "epsilon"
+    target = one_number(name, as_number(target))
+    return float(check_delta(target) if quantity == "epsilon" else check_epsilon(target))
 
 
 def check_one_epoch(q, steps, sampler):
     """Deterministic, shuffle and balls-and-bins batching have T batches per epoch (one per step): q must be 1/T."""
     q, steps = check_rate(q), check_steps(steps)
-    if abs(float(q) * float(steps) - 1.0) > 1e-6:
+    if not is_one_over(q, steps):
         raise ParameterError("q", f"1/steps = {1.0 / float(steps):.6g} for sampler '{sampler}'", q,
                              message=f"q must be 1/steps = {1.0 / float(steps):.6g} for sampler '{sampler}' (one batch "
                                      f"per step, steps batches per epoch) (got q={q!r}, steps={steps!r})")
-
-
-def check_epochs(epochs, sampler, multi_epoch=False):
-    """``epochs`` is an integer >= 1; samplers analysed for one epoch only accept 1."""
-    epochs = as_number(epochs)
-    try:
-        ok = not isinstance(epochs, bool) and np.ndim(epochs) == 0 and float(epochs).is_integer() and epochs >= 1
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ParameterError("epochs", "an integer >= 1", epochs)
-    if not multi_epoch and epochs != 1:
-        raise ParameterError("epochs", "1", epochs,
-                             message=f"epochs != 1 not yet supported for sampler '{sampler}' (one epoch of steps "
-                                     f"batches, Chua et al. §3) (got epochs={epochs!r})")
-    return int(epochs)
-
-
-def check_bound(bound, sampler, allowed):
-    if bound not in allowed:
-        raise ParameterError("bound", f"one of {', '.join(allowed)} for sampler '{sampler}'", bound)
-    return bound
 
 
 def as_numbers(sigma, steps, epochs, q, target):
@@ -98,32 +67,14 @@ def non_private(spec, quantity, target, *, sigma, steps, epochs, q, bound, direc
       records' sums differ whenever drawn) both orders give 1-(1-q)^T; only ``add_remove`` is answered there.
 
     Any other batch model (a capped rate: truncation may drop the record) is refused with a ParameterError on
-    ``sigma``.  The other inputs are checked as the samplers check them."""
-    if quantity not in QUANTITIES:
+    ``sigma``.  The inputs are those :func:`dpsampling.samplers.account` checked."""
+    if quantity not in QUANTITIES or sigma != 0:
         return None
-    sigma = as_number(sigma)
-    if isinstance(sigma, bool) or np.ndim(sigma) != 0 or not isinstance(sigma, (int, float)) or sigma != 0:
-        return None
-    target = check_quantity(quantity, target)
-    steps = _one_int(steps, "steps")
-    epochs = check_epochs(epochs, spec.name, multi_epoch=True)
-    check_choice("direction", direction, spec.directions)
-    if bound not in (None, "upper", "lower", "exact"):
-        raise ParameterError("bound", "one of upper, lower, exact", bound)
     total = steps * epochs
     if spec.batch == "one_per_step":
-        if q is not None:
-            check_one_epoch(q, steps, spec.name)
         drawn = 1.0  # P(the record is in some batch)
         log_missed = -math.inf
     elif spec.batch == "rate":
-        if q is None:
-            raise ParameterError("q", "in (0, 1] (the sampling rate is required)", q,
-                                 message=f"q (the sampling rate) is required for sampler '{spec.name}'")
-        q = check_rate(q)
-        if np.ndim(q) != 0:
-            raise ParameterError("q", "a single number in (0, 1]", q)
-        q = float(q)
         log_missed = total * math.log1p(-q) if q < 1 else -math.inf  # log (1-q)^T
         drawn = -math.expm1(log_missed)
         if spec.relation == "replace_one" and direction != "add_remove":
@@ -140,10 +91,3 @@ def non_private(spec, quantity, target, *, sigma, steps, epochs, q, bound, direc
         value = math.inf if target < drawn else 0.0
     accuracy = {"sigma": 0.0, "total_steps": total, "p_drawn": drawn}
     return AccountingResult(value, "exact", NON_PRIVATE_METHOD, accuracy, value, value)
-
-
-def _one_int(value, name):
-    value = as_number(value)
-    if isinstance(value, bool) or np.ndim(value) != 0:
-        raise ParameterError(name, "an integer >= 1", value)
-    return int(check_steps(value, name=name))

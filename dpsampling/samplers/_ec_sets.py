@@ -26,7 +26,7 @@ import numpy as np
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_delta, check_epsilon, scalar_or_array
+from dpsampling.engine.validation import check_delta, check_epsilon, check_finite_list, scalar_or_array
 
 from . import _max_statistic as ms
 from ._checks import check_quantity, check_sigma_steps
@@ -160,41 +160,25 @@ def c_grid_from_spec(spec=None):
     if spec is None:
         return DEFAULT_C_GRID
     if isinstance(spec, dict):
-        missing = sorted({"start", "stop", "step"} - set(spec))
-        extra = sorted(set(spec) - {"start", "stop", "step"})
-        if missing or extra:
+        if set(spec) != {"start", "stop", "step"}:
             raise ParameterError("c_grid", "a list or a mapping with keys start, stop, step", spec,
                                  message=f"c_grid must be a list or a mapping with keys start, stop, step "
-                                         f"(missing {missing}, unknown {extra})")
-        try:
-            start, stop, step = (float(spec[k]) for k in ("start", "stop", "step"))
-        except (TypeError, ValueError):
-            raise ParameterError("c_grid", "numbers start, stop, step", spec,
-                                 message=f"c_grid start, stop, step must be numbers (got {spec!r})") from None
-        if not all(math.isfinite(v) for v in (start, stop, step)):
-            raise ParameterError("c_grid", "finite start, stop, step", spec,
-                                 message=f"c_grid start, stop, step must be finite (got {spec!r})")
-        if not step > 0:
-            raise ParameterError("c_grid", "a step > 0", spec, message=f"c_grid step must be > 0 (got {step!r})")
-        if not stop >= start:
-            raise ParameterError("c_grid", "stop >= start", spec,
-                                 message=f"c_grid stop must be >= start (got start={start!r}, stop={stop!r})")
-        n = math.floor((stop - start) / step + 1e-9) + 1
-        if n > MAX_C_GRID_SIZE:
-            raise ParameterError("c_grid", f"at most {MAX_C_GRID_SIZE:,} values", spec,
-                                 message=f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {n:,})")
-        return start + step * np.arange(n, dtype=float)
-    if isinstance(spec, (str, bytes)) or np.ndim(spec) != 1:
-        raise ParameterError("c_grid", "a non-empty list of numbers or a mapping {start, stop, step}", spec)
-    try:
-        c = np.asarray(spec, dtype=float)
-    except (TypeError, ValueError):
-        raise ParameterError("c_grid", "numbers only", spec,
-                             message=f"c_grid must contain only numbers (got {spec!r})") from None
-    if c.size > MAX_C_GRID_SIZE:
-        raise ParameterError("c_grid", f"at most {MAX_C_GRID_SIZE:,} values", spec,
-                             message=f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {c.size:,})")
+                                         f"(missing {sorted({'start', 'stop', 'step'} - set(spec))}, unknown "
+                                         f"{sorted(set(spec) - {'start', 'stop', 'step'})})")
+        start, stop, step = check_finite_list("c_grid", [spec[k] for k in ("start", "stop", "step")])
+        if not (step > 0 and stop >= start):
+            raise ParameterError("c_grid", "a mapping with step > 0 and stop >= start", spec)
+        return start + step * np.arange(_c_grid_size(math.floor((stop - start) / step + 1e-9) + 1), dtype=float)
+    c = check_finite_list("c_grid", spec)  # (a string or a nested list is not a list of numbers)
+    _c_grid_size(c.size)
     return _check_c_grid(c)
+
+
+def _c_grid_size(n):
+    if n > MAX_C_GRID_SIZE:
+        raise ParameterError("c_grid", f"at most {MAX_C_GRID_SIZE:,} values", n,
+                             message=f"c_grid must have at most {MAX_C_GRID_SIZE:,} values (got {n:,})")
+    return n
 
 
 def describe_c_grid(c_grid=None) -> str:

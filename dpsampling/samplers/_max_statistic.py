@@ -45,7 +45,8 @@ import numpy as np
 
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import lazy
-from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_positive, check_steps
+from dpsampling.engine.validation import (check_choice, check_delta, check_epsilon, check_finite_list, check_grid,
+                                          check_int, check_positive)
 
 # heavy modules load on first use (the sampler descriptions are read by the command line's parser)
 _pmflib = lazy.module("dp_accounting.pld.pld_pmf")
@@ -54,7 +55,7 @@ _reading = lazy.module("dpsampling.engine.reading")
 log_ndtr, ndtr, ndtri = (lazy.function("scipy.special", f) for f in ("log_ndtr", "ndtr", "ndtri"))
 log1mexp, logsubexp = (lazy.function("dpsampling.engine.numerics", f) for f in ("log1mexp", "logsubexp"))
 
-from dpsampling.samplers._checks import check_sigma_steps  # noqa: E402
+from dpsampling.samplers._checks import check_quantity, check_sigma_steps  # noqa: E402
 
 DIRECTIONS = ("add", "remove", "add_remove")
 #: Default PLD value discretisation Δ (the peer's default too).  The per-epoch loss is rounded
@@ -86,17 +87,7 @@ _BLOCK_ENTRIES = 4_000_000
 def _check_c_grid(c_grid):
     if c_grid is None:
         return DEFAULT_C_GRID
-    c = np.asarray(c_grid, dtype=float)
-    if c.ndim != 1 or c.size == 0:
-        raise ParameterError("c_grid", "a non-empty 1-D list of numbers", c_grid,
-                             message=f"c_grid must be a non-empty 1-D list of numbers (got shape {c.shape})")
-    if not np.all(np.isfinite(c)):
-        raise ParameterError("c_grid", "finite numbers only", c_grid,
-                             message="c_grid must contain only finite numbers (got nan or inf)")
-    if np.any(np.diff(c) <= 0):
-        raise ParameterError("c_grid", "strictly increasing", c_grid,
-                             message="c_grid must be strictly increasing (got a non-increasing step)")
-    return c
+    return check_grid("c_grid", check_finite_list("c_grid", c_grid))
 
 
 def _blocks(n_rows, n_cols):
@@ -135,21 +126,13 @@ def _log1m_pow(log_neg_log_phi_b, steps):
 
 
 def _check_pair(mean_p, mean_q, sigma, steps):
-    for name, m in (("mean_p", mean_p), ("mean_q", mean_q)):
-        if np.ndim(m) != 0 or not math.isfinite(float(m)) or float(m) < 0:
-            raise ParameterError(name, "a single finite number >= 0", m)
-    if float(mean_p) == float(mean_q):
-        raise ParameterError("mean_q", "!= mean_p", mean_q,
-                             message=f"mean_p and mean_q must differ (got {mean_p!r} for both)")
+    """The samplers' constant pair means (two different numbers >= 0) and the question's σ and steps."""
     sigma, steps = check_sigma_steps(sigma, steps)
     return float(mean_p), float(mean_q), sigma, steps
 
 
 def _check_epochs(epochs):
-    if isinstance(epochs, bool) or np.ndim(epochs) != 0:
-        raise ParameterError("epochs", "an integer >= 1", epochs)
-    check_steps(epochs, name="epochs")
-    return int(epochs)
+    return check_int("epochs", epochs, 1)
 
 
 # --------------------------------------------------------------------------- law of M
@@ -303,10 +286,13 @@ def slice_edges(mean_p, mean_q, sigma, steps, *, discretization=DEFAULT_DISCRETI
     step = discretization * sigma**2 / abs(mean_p - mean_q) if grid_step is None else float(grid_step)
     check_positive("grid_step", step)
     n = int(math.ceil((hi - lo) / step))
-    if n > 20_000_000:
-        raise ParameterError("discretization", "coarse enough for at most 20,000,000 slices", discretization,
-                             message=f"grid_step too small: {n:,} slices (at most 20,000,000); raise discretization "
-                                     f"or grid_step")
+    if n > 20_000_000:  # the slices grow as 1/(discretization·σ²): name what the caller set, else σ
+        name = "grid_step" if grid_step is not None else (
+            "sigma" if discretization == DEFAULT_DISCRETIZATION else "discretization")
+        got = {"grid_step": grid_step, "sigma": sigma, "discretization": discretization}[name]
+        raise ParameterError(name, "large enough for at most 20,000,000 slices", got,
+                             message=f"{name} is too small for the max-statistic lower bound: {n:,} slices of its "
+                                     f"PLD (at most 20,000,000); raise {name}")
     return lo + step * np.arange(n + 1, dtype=float)
 
 
@@ -421,11 +407,7 @@ def pld_epsilon_lower(delta, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
     mechanism is not (ε, δ)-DP.  dp_accounting solves δ_pmf(ε) = δ exactly on the
     piecewise-exponential curve of a discrete pmf.  Returns ``(epsilon, per_direction)``.
     """
-    check_delta(delta)
-    if np.ndim(delta) != 0:
-        raise ParameterError("delta", "a single number in (0, 1)", delta,
-                             message=f"delta must be a single number in (0, 1) (got an array of shape "
-                                     f"{np.shape(delta)})")
+    check_quantity("epsilon", delta)
     if pmfs is None:
         pmfs = optimistic_pmfs(mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
                                direction=direction, log_tail=log_tail, grid_step=grid_step)
@@ -464,11 +446,7 @@ def lower_bound_result(quantity, target, mean_p, mean_q, sigma, steps, *, epochs
     """
     from dpsampling.engine.result import AccountingResult
 
-    if quantity not in ("epsilon", "delta"):
-        raise ParameterError("quantity", "one of epsilon, delta", quantity)
-    if np.ndim(target) != 0:
-        raise ParameterError("delta" if quantity == "epsilon" else "epsilon", "a single number", target)
-    (check_delta if quantity == "epsilon" else check_epsilon)(target)
+    check_quantity(quantity, target)
     epochs = _check_epochs(epochs)
     flags = []
     if epochs == 1:

@@ -40,9 +40,9 @@ import functools
 import math
 
 from dpsampling.engine import allocation_pld as pld_alloc
-from dpsampling.engine.errors import InternalError, ParameterError
+from dpsampling.engine.errors import InternalError
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, AccountingResult
-from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
+from dpsampling.engine.validation import check_choice, check_epsilon
 
 from . import deterministic
 
@@ -57,45 +57,12 @@ ALLOCATION_REL_WIDTH = {"default": 1e-2, "fine": 1e-3}
 ACCURACY = pld_alloc.ACCURACY
 
 
-def _check(sigma, steps, epochs, bound, method, q=None, direction="add_remove"):
-    check_positive("sigma", sigma)
-    steps = check_int("steps", steps, 1)
-    epochs = check_int("epochs", epochs, 1)
-    check_choice("bound", bound, BOUNDS)
-    check_choice("method", method, METHODS)
-    if q is not None:
-        from ._checks import check_one_epoch
-
-        check_one_epoch(q, steps, NAME)
-    if direction != "add_remove":
-        raise ParameterError("direction", f"add_remove for sampler '{NAME}'", direction,
-                             message=f"direction must be add_remove for sampler '{NAME}' (every method takes the max "
-                                     f"of add and remove) (got {direction!r})")
-    return steps, epochs
-
-
-def _only(options, method, allowed):
-    """``options``, or ParameterError naming the first of them that method ``method`` does not take (``allowed``)."""
-    unknown = sorted(set(options) - set(allowed))
-    if unknown:
-        allowed = ", ".join(allowed)
-        raise ParameterError(unknown[0], f"not given with method '{method}' (its options: {allowed})",
-                             options[unknown[0]], message=f"options {unknown} do not apply to method '{method}' with "
-                                                          f"sampler '{NAME}' (allowed: {allowed})")
-    return options
-
-
 def _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options):
     """The Chua et al. (AISTATS 2025) lower bound from the max coordinate, kind ``lower``: valid because the pair
     above is the exact output law of one epoch on one adjacent pair and the max coordinate (sliced, rounded down,
     composed over independent epochs) is a post-processing (:mod:`._max_statistic`)."""
     from . import _max_statistic as ms
 
-    if bound != "lower":
-        raise ParameterError("bound", "'lower' for method 'max_statistic'", bound, message=
-                             f"bound must be 'lower' for method 'max_statistic' with sampler '{NAME}' (got {bound!r}): "
-                             "the max statistic gives only a lower bound; use method 'pld' for a certified upper bound")
-    _only(options, "max_statistic", ("c_grid", "discretization"))
     r = ms.lower_bound_result(quantity, target, 1.0, 0.0, float(sigma), steps, epochs=epochs, **options)
     method = MAX_STATISTIC_METHOD if r.method == ms.EVENTS_METHOD else r.method
     return AccountingResult(r.value, r.kind, method, r.accuracy, r.lower, r.upper, r.flags)
@@ -115,10 +82,9 @@ def _max_statistic_floor(quantity, target, sigma, steps, epochs) -> pld_alloc.Fl
 
 
 def _allocation_options(options):
-    """(accuracy setting, its relative width) of method allocation; ParameterError for options it does not take."""
+    """(accuracy setting, its relative width) of method allocation (the options :func:`dpsampling.samplers.account`
+    checked)."""
     accuracy = options.pop("accuracy", "default")
-    check_choice("accuracy", accuracy, tuple(ALLOCATION_REL_WIDTH))
-    _only(options, "allocation", ("accuracy",))
     return accuracy, ALLOCATION_REL_WIDTH[accuracy]
 
 
@@ -223,12 +189,11 @@ def _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options):
 
 
 def _query_options(sigma, steps, epochs, bound, method, options):
-    """The checks ``delta`` and ``epsilon`` share: pops q, direction and both_ends from ``options`` (q must
-    be 1/steps or absent, direction add_remove) and returns (steps, epochs, both_ends)."""
-    q, direction, both_ends = (options.pop(k, d) for k, d in (("q", None), ("direction", "add_remove"),
-                                                               ("both_ends", False)))
-    steps, epochs = _check(sigma, steps, epochs, bound, method, q, direction)
-    return steps, epochs, both_ends
+    """Pops q, direction and both_ends from ``options`` (checked by :func:`dpsampling.samplers.account`: q = 1/steps
+    or absent, direction add_remove) and returns (steps, epochs, both_ends)."""
+    both_ends = options.pop("both_ends", False)
+    options.pop("q", None), options.pop("direction", None)
+    return int(steps), int(epochs), both_ends
 
 
 def _floor(quantity, sigma, steps, epochs):
@@ -243,7 +208,7 @@ def _answer(quantity, target, sigma, steps, epochs, bound, method, options):
 
         run = mc.mc_epsilon if quantity == "epsilon" else mc.mc_delta
         return run(float(target), sigma=float(sigma), steps=steps, epochs=epochs,
-                   **_only(options, "montecarlo", mc.OPTIONS[quantity]))
+                   **options)
     if method == "max_statistic":
         return _max_statistic_lower(quantity, target, sigma, steps, epochs, bound, options)
     if method == "allocation":
@@ -258,12 +223,11 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="allocation"
     Methods and options as :func:`epsilon`; method "pld": :func:`dpsampling.engine.allocation_pld.delta_result`;
     method "montecarlo": :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (kind ``estimate``)."""
     steps, epochs, both_ends = _query_options(sigma, steps, epochs, bound, method, options)
-    check_epsilon(epsilon)
     r = _answer("delta", epsilon, sigma, steps, epochs, bound, method, options)
     if r is not None:
         return r
     r = pld_alloc.delta_result(epsilon, sigma, steps, epochs, bound, _floor("delta", sigma, steps, epochs), both_ends,
-                               **_only(options, "pld", pld_alloc.OPTIONS))
+                               **options)
     return _result_at_most_deterministic("delta", epsilon, sigma, steps, epochs, r)
 
 
@@ -273,7 +237,8 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allo
     method "allocation" (default): the same results as :func:`delta` at each ε, from one set of compositions
     (:func:`dpsampling.engine.allocation.delta_curve`).  method "pld": from one PLD
     (:func:`dpsampling.engine.allocation_pld.delta_results`)."""
-    steps, epochs = _check(sigma, steps, epochs, bound, method)
+    check_choice("method", method, ("allocation", "pld"))
+    steps, epochs = int(steps), int(epochs)
     for e in epsilons:
         check_epsilon(e)
     if method == "allocation":
@@ -284,11 +249,9 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allo
         intervals = _allocation_delta_curve(tuple(float(e) for e in epsilons), float(sigma), steps, epochs, rel_width)
         return [_allocation_result("delta", e, sigma, steps, epochs, bound, dict(options), iv)
                 for e, iv in zip(epsilons, intervals)]
-    if method != "pld":
-        raise ParameterError("method", "allocation or pld for delta_curve", method)
     pld_alloc.require(f"method 'pld' of sampler '{NAME}'")
     rs = pld_alloc.delta_results(epsilons, sigma, steps, epochs, bound, _floor("delta", sigma, steps, epochs),
-                                 **_only(options, "pld", pld_alloc.OPTIONS))
+                                 **options)
     return [_result_at_most_deterministic("delta", e, sigma, steps, epochs, r) for e, r in zip(epsilons, rs)]
 
 
@@ -301,13 +264,11 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="allocation"
     with its (1 − β) interval (:func:`dpsampling.samplers.balls_and_bins_mc.mc_epsilon`).  method
     "max_statistic": the Chua et al. lower bound."""
     steps, epochs, both_ends = _query_options(sigma, steps, epochs, bound, method, options)
-    check_delta(delta)
     r = _answer("epsilon", delta, sigma, steps, epochs, bound, method, options)
     if r is not None:
         return r
     floor = _floor("epsilon", sigma, steps, epochs)
-    r = pld_alloc.epsilon_result(delta, sigma, steps, epochs, bound, lambda: floor(delta), both_ends,
-                                 **_only(options, "pld", pld_alloc.OPTIONS))
+    r = pld_alloc.epsilon_result(delta, sigma, steps, epochs, bound, lambda: floor(delta), both_ends, **options)
     return _result_at_most_deterministic("epsilon", delta, sigma, steps, epochs, r)
 
 
@@ -323,18 +284,7 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
     method "allocation" (default, :func:`_allocation_sigma`): value = upper = a certifiably sufficient σ, lower =
     a certifiably insufficient one.  method "pld": :func:`dpsampling.engine.allocation_pld.sigma_search` on the
     certified upper end: value = upper = a σ whose upper ε is ≤ the target."""
-    if bound not in (None, "upper"):
-        raise ParameterError("bound", "'upper' for sigma", bound, message=
-                             f"bound must be 'upper' for sigma with sampler '{NAME}' (got {bound!r}): a sufficient σ "
-                             "comes from the certified upper bound only")
-    if method not in (None, "allocation", "pld"):
-        raise ParameterError("method", "'allocation' or 'pld' for sigma", method, message=
-                             f"method must be 'allocation' or 'pld' for sigma with sampler '{NAME}' (got {method!r}): "
-                             "Monte Carlo and the max statistic cannot certify a σ")
-    steps, epochs = _check(1.0, steps, epochs, "upper", "pld", q, direction)
-    check_positive("epsilon", epsilon)
-    check_delta(delta)
-    check_positive("rel_tol", rel_tol)
+    steps, epochs = int(steps), int(epochs)
     if method in (None, "allocation"):
         return _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options)
     pld_alloc.require(f"method 'pld' of sampler '{NAME}'")
@@ -448,7 +398,7 @@ def _spec():
         ),
         audit_kind="interval", audit_optional=True, cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma,
         relation="zero_out", loader="balls_and_bins", label="balls-and-bins",
-        epsilon_epochs=_allocation_epochs.epsilon_epochs,
+        epsilon_epochs=_allocation_epochs.epsilon_epochs, reference="allocation_range",
         drawn="balls-and-bins (each epoch every example in one uniformly random step)")
 
 

@@ -58,7 +58,7 @@ from dpsampling.engine.allocation_pld import poisson_epsilon_guess
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.numerics import bisect
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_epsilon, check_int, check_positive
+from dpsampling.engine.validation import check_choice, check_delta, check_epsilon, check_int, check_positive
 
 DIRECTIONS = ("remove", "add")
 _BLOCK_FLOATS = 2**20  # normal draws per RNG block (part of the reproducibility contract)
@@ -74,16 +74,11 @@ class MCAccuracyError(RuntimeError):
 
 
 def _check_unit_open(name, value):
-    v = float(value)
-    if not (0.0 < v < 1.0):
-        raise ParameterError(name, "in (0, 1)", value)
-    return v
+    return float(check_delta(value, name))  # the one rule of a number in (0, 1)
 
 
 def _count(name, value, low):
-    """``check_int`` that also names a missing (None) count, as a keyword without a default would."""
-    if value is None:
-        raise ParameterError(name, f"an integer >= {low}", None)
+    """``check_int`` (a missing count, None, is said missing)."""
     return check_int(name, value, low)
 
 
@@ -154,13 +149,13 @@ def _log_sum(x, inv_s2, steps):
     return m + np.log(y.sum(axis=1)) - math.log(steps) - 0.5 * inv_s2
 
 
-def thresholds(eps, sigma, steps):
+def thresholds(epsilon, sigma, steps):
     """(C_R, log p_R, C_A, log p_A): IS thresholds and log probabilities of their events."""
     s2 = sigma * sigma
-    c_r = 0.5 + s2 * (eps - math.log1p(math.expm1(1.0 / s2) / steps))
+    c_r = 0.5 + s2 * (epsilon - math.log1p(math.expm1(1.0 / s2) / steps))
     log_cdf_r = float(log_ndtr(c_r / sigma)) * steps
     log_p_r = math.log(-math.expm1(log_cdf_r)) if log_cdf_r < 0 else -math.inf
-    c_a = 0.5 + s2 * (math.log(steps) - eps)
+    c_a = 0.5 + s2 * (math.log(steps) - epsilon)
     log_p_a = float(log_ndtr(c_a / sigma)) * steps
     return c_r, log_p_r, c_a, log_p_a
 
@@ -258,8 +253,7 @@ def mc_direction(epsilon, *, sigma, steps, epochs=1, direction="remove", mc_samp
     eps = float(check_epsilon(epsilon))
     steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, mc_samples, mc_seed,
                                                           mc_failure_prob, importance)
-    if direction not in DIRECTIONS:
-        raise ParameterError("direction", "one of remove, add", direction)
+    check_choice("direction", direction, DIRECTIONS)
     scale = 1.0
     if importance:
         scale = _importance_scale(eps, sigma, steps, direction)
@@ -404,17 +398,15 @@ def mc_epsilon(delta, *, sigma, steps, epochs=1, mc_samples=None, mc_seed=0, mc_
     d = _check_unit_open("delta", delta)
     beta = _check_unit_open("mc_failure_prob", mc_failure_prob)
     if mc_samples is None:
-        raise ParameterError("mc_samples", "an integer >= 1", None, message="mc_samples (samples per direction) must "
-                             "be given for epsilon by method 'montecarlo' (got None)")
+        raise ParameterError("mc_samples", "an integer >= 1", None, message="mc_samples (samples per direction) is "
+                             "missing: it must be given for epsilon by method 'montecarlo'")
     n, seed = _count("mc_samples", mc_samples, 1), _count("mc_seed", mc_seed, 0)
     steps, epochs, n, seed, beta, importance = _check_run(sigma, steps, epochs, n, seed, beta, importance)
     if eps0 is None:
         eps0 = 0.0
         if importance:
             eps0 = 0.5 * poisson_epsilon_guess(d, sigma, steps, epochs)
-    eps0 = float(eps0)
-    if eps0 < 0:
-        raise ParameterError("eps0", ">= 0", eps0)
+    eps0 = float(check_epsilon(eps0, "eps0"))
     per_dir = [_sorted_losses(sigma, steps, epochs, direction, n, seed, importance, eps0) for direction in DIRECTIONS]
     curves = functools.partial(_curves, per_dir, n, beta)
     up_b = _invert(curves, 2, d, eps0, eps_max, rel_tol)

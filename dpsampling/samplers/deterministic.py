@@ -15,9 +15,6 @@ import numpy as np
 
 from dpsampling.engine import lazy
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_positive
-
-from ._checks import check_epochs, check_quantity
 
 accountant, gaussian = (lazy.module(f"dpsampling.engine.{m}") for m in ("accountant", "gaussian"))  # on first use
 
@@ -29,24 +26,12 @@ BOUNDS = ("exact",)
 def _exact(quantity, target, sigma):
     """ε(δ) (``quantity="epsilon"``, target δ) or δ(ε) (``"delta"``, target ε) of the analytic Gaussian with
     sensitivity 1 at noise σ, as an exact result (δ in log space, ε by root finding: :mod:`.gaussian`)."""
-    target = check_quantity(quantity, target)
-    check_positive("sigma", sigma)
-    s = float(sigma)
+    target, s = float(target), float(sigma)
     if quantity == "epsilon":
         v = float(gaussian.epsilon(target, s))
     else:
         v = float(np.exp(np.asarray(gaussian.log_delta(np.asarray(target, dtype=float), s), dtype=float)))
     return AccountingResult(v, "exact", "analytic", {}, v, v)
-
-
-def _check_run(steps, epochs, q, bound):
-    from ._checks import check_bound, check_one_epoch
-
-    epochs = check_epochs(epochs, NAME, multi_epoch=True)
-    if q is not None:
-        check_one_epoch(q, steps, NAME)
-    check_bound(bound, NAME, ("exact", "upper", "lower"))  # the exact value is both bounds
-    return epochs
 
 
 def _at_epochs(res, epochs):
@@ -58,22 +43,17 @@ def _at_epochs(res, epochs):
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="exact", **options) -> AccountingResult:
     """δ_D(ε) of E epochs, exact: the analytic Gaussian at σ/√E (T does not enter)."""
-    epochs = _check_run(steps, epochs, q, bound)
-    check_positive("sigma", sigma)
     return _at_epochs(_exact("delta", epsilon, float(sigma) / np.sqrt(epochs)), epochs)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="exact", **options) -> AccountingResult:
     """ε_D(δ) of E epochs, exact: the analytic Gaussian at σ/√E."""
-    epochs = _check_run(steps, epochs, q, bound)
-    check_positive("sigma", sigma)
     return _at_epochs(_exact("epsilon", delta, float(sigma) / np.sqrt(epochs)), epochs)
 
 
 def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, **options) -> AccountingResult:
     """Smallest σ of E epochs, exact: √E × the one-epoch σ (the Gaussian at σ/√E); by Chua Thm 4.1 also
     sufficient for shuffle batching."""
-    epochs = _check_run(steps, epochs, q, "exact" if bound is None else bound)
     r = accountant.calibrate_sigma(epsilon, delta, q=1.0, total_steps=1)  # one epoch: one Gaussian mechanism
     if epochs == 1:
         return r
@@ -113,10 +93,10 @@ def _spec():
                            "bound for one permutation reused every epoch equals it, so that run's ε is this one)",
         pair_add="(N(0,σ²), N(1,σ²)) per epoch (the record's one batch), E epochs: N(0,σ²/E) vs N(1,σ²/E)",
         pair_remove="(N(1,σ²), N(0,σ²)) per epoch, E epochs: N(1,σ²/E) vs N(0,σ²/E)", batch="one_per_step",
-        bounds={None: ("exact",)}, sigma_bounds=("exact", "upper", "lower"), methods=(), options=(),
+        bounds={None: ("exact", "upper", "lower")}, sigma_bounds=("exact", "upper", "lower"), methods=(), options=(),
         audit_kind="exact", cost=_cost, delta=delta, epsilon=epsilon, sigma=sigma, relation="zero_out",
         drawn="a fixed order (the same partition into batches every epoch)", loader="fixed_order",
-        role="once_per_epoch", label="fixed batches",
+        role="once_per_epoch", label="fixed batches", reference="gaussian_epsilon",
         directions=("add_remove", "add", "remove"))
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-from dpsampling.engine.errors import ParameterError
 
 #: (run key, epoch) -> AccountingResult, least recently used first
 _CACHE: OrderedDict = OrderedDict()
@@ -31,11 +30,9 @@ def clear_cache():
 
 
 def _check_epochs(epochs):
-    import numbers
+    from dpsampling.engine.validation import check_int
 
-    if isinstance(epochs, bool) or not isinstance(epochs, numbers.Integral) or int(epochs) < 1:
-        raise ParameterError("epochs", "an integer >= 1", epochs)
-    return int(epochs)
+    return check_int("epochs", epochs, 1)
 
 
 def _key(sampler, delta, sigma, steps, q, options):
@@ -86,17 +83,21 @@ def epsilon_per_epoch(sampler, delta, *, sigma, steps, epochs, q=None, force=Fal
 
 def _compute(spec, method, delta, sigma, steps, q, force, missing, options, account, one_batch, Question, check_cost):
     """{epoch: result} for the epochs ``missing``: the spec's ``epsilon_epochs`` where it applies, else account."""
-    shared = (spec.epsilon_epochs is not None and method == spec.default_method
+    shared = (spec.epsilon_epochs is not None and method == spec.default_method and sigma != 0
               and options.get("bound") in (None, spec.default_bound(method))
               and one_batch(spec, "epsilon", delta, sigma, steps, 1, q, None, method) is None)
     if not shared:
         return {e: account(spec.name, "epsilon", delta, sigma=sigma, steps=steps, epochs=e, q=q, force=force,
                            **options) for e in missing}
-    kw = {k: v for k, v in options.items() if k not in ("method", "bound")}
-    for name, value in kw.items():
-        opt = spec.option(name)
-        if opt is not None:
-            opt.check(value)
+    from . import _check_question, _checks
+
+    # the one check of the question (account's), then the spec's own per-epoch answer takes it as checked
+    kw = {k: v for k, v in options.items() if k not in ("method", "bound", "direction")}
+    direction = options.get("direction", "add_remove")
+    sigma, steps, _, q, delta = _checks.as_numbers(sigma, steps, max(missing), q, delta)
+    delta, sigma, steps, _, q, kw = _check_question(spec, "epsilon", delta, sigma, steps, max(missing), q, method,
+                                                    options.get("bound"), direction, kw)
+    kw["direction"] = direction
     check_cost(spec, Question("epsilon", sigma=sigma, steps=steps, epochs=max(missing), q=q, target=delta,
                               method=method, options=kw), force=force)
     last = max(missing)

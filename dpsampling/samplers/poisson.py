@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from dpsampling.engine.errors import ParameterError
 from dpsampling.engine import lazy
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR, AccountingResult
-from dpsampling.engine.validation import check_choice, check_steps
-
-from ._checks import check_epochs, check_quantity
+from dpsampling.engine.validation import METHODS
 
 accountant = lazy.module("dpsampling.engine.accountant")  # heavy (dp_accounting): loaded on first use
 poisson_interval = lazy.module("dpsampling.engine.poisson_interval")
@@ -32,25 +29,14 @@ INTERVAL = "certified"
 
 
 def _kw(q, steps, epochs, sampler, method, rel_tol, options):
-    """The engine's keyword arguments for steps·epochs compositions at rate q (shared with :mod:`.wor`)."""
-    check_epochs(epochs, sampler, multi_epoch=True)
-    check_steps(steps)
-    if q is None:
-        raise ParameterError("q", "in (0, 1] (the sampling rate is required)", q,
-                             message=f"q (the sampling rate) is required for sampler '{sampler}'")
+    """The engine's keyword arguments for steps·epochs compositions at rate q (shared with :mod:`.wor`); the inputs
+    are those :func:`dpsampling.samplers.account` checked."""
     rel_tol = accountant.DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
-    if not (0 < rel_tol <= 0.1):
-        raise ParameterError("rel_tol", "in (0, 0.1]", rel_tol)
     method = INTERVAL if method is None else method
-    check_choice("method", method, (INTERVAL, "pld", "rdp", "analytic", "cf"))
-    kw = dict(q=q, total_steps=steps * epochs, method=method, rel_tol=rel_tol)
+    kw = dict(q=q, total_steps=int(steps) * int(epochs), method=method, rel_tol=rel_tol)
     for k in ("discretization", "finest_discretization"):
         if options.get(k) is not None:
-            kw[k] = options.pop(k)
-        options.pop(k, None)
-    if options:
-        raise ParameterError(sorted(options)[0], f"not an option of sampler '{sampler}'", options[sorted(options)[0]],
-                             message=f"{sorted(options)[0]} is not an option of sampler '{sampler}'")
+            kw[k] = options[k]
     return kw
 
 
@@ -62,8 +48,6 @@ def answer(quantity, target, sigma, bound, direction, kw):
     if kw["method"] != INTERVAL:
         call = accountant.epsilon if quantity == "epsilon" else accountant.delta
         return call(target, sigma=sigma, bound=bound, direction=direction, **kw)
-    check_quantity(quantity, target)
-    accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", bound)  # noqa: SLF001
     fn = poisson_interval.epsilon if quantity == "epsilon" else poisson_interval.delta
     extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
     r = fn(target, sigma=float(sigma), q=float(kw["q"]), total_steps=int(kw["total_steps"]), direction=direction,
@@ -125,8 +109,6 @@ def answer_epochs(delta, sigma, direction, kw, epochs, last):
     answer: one epoch is :func:`answer`'s result there (the one-step PLDs kept between calls); several are certified
     intervals at ``last``'s discretisation from one transform per end
     (:func:`dpsampling.engine.epochs.interval_epsilon_each_epoch`), or :func:`answer`'s where ``last`` has none."""
-    check_quantity("epsilon", delta)
-    accountant._check_common(sigma, kw["q"], kw["total_steps"], direction, "pld", "upper")  # noqa: SLF001
     extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
     steps = kw["total_steps"]
     d = None if last is None else last.accuracy.get("discretization")
@@ -222,8 +204,8 @@ def cost(question):
     points, work = pld_size_estimate(sigma, q, steps)
     if points > FEASIBLE_POINTS:
         return Cost(math.inf, f"these inputs need a PLD of about {points:.2g} grid points composed {steps} times "
-                              f"(limit {FEASIBLE_POINTS:.0e} points): more memory than a laptop has; use a larger "
-                              f"sigma, a smaller q or steps, or method rdp", ("sigma", "q", "steps", "method"))
+                              f"(limit {FEASIBLE_POINTS:.0e} points): more memory than a laptop has",
+                    ("sigma", "q", "steps", "method"))
     return Cost(max(0.5, TIME_LIMIT * work / FEASIBLE_WORK, TIME_LIMIT * steps / MAX_PLD_STEPS),
                 drivers=("steps", "epochs", "method"))
 
@@ -248,14 +230,14 @@ def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relati
     def sigma_entry(epsilon, delta, *, bound=None, **kw):  # the calibrated σ is sufficient: an upper bound
         return sigma(epsilon, delta, **kw)
 
-    methods = (INTERVAL, "pld", "rdp", "analytic", "cf")
     return SamplerSpec(
         name=name, summary=summary, pair_add=pair_add, pair_remove=pair_remove, batch="rate",
         bounds={INTERVAL: ("upper", "lower"), "pld": ("upper", "lower"), "rdp": ("upper",),
                 "analytic": ("upper", "lower"), "cf": ("upper", "lower")},
-        sigma_bounds=("upper",), methods=methods, default_method=INTERVAL, options=_options(), audit_kind="interval",
+        sigma_bounds=("upper",), methods=(INTERVAL, *METHODS), default_method=INTERVAL, options=_options(), audit_kind="interval",
         cost=cost, delta=delta, epsilon=epsilon, sigma=sigma_entry, relation=relation, drawn=drawn, loader=loader,
-        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"), **words)
+        quantities={"cf": ("epsilon", "delta")}, directions=("add_remove", "add", "remove"), reference="pld_pair",
+        **words)
 
 
 SPEC = _spec(NAME, "Poisson subsampling: each record joins each batch with probability q",

@@ -28,9 +28,8 @@ import math
 from dpsampling.engine import lazy
 from dpsampling.engine.errors import InternalError, ParameterError
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_delta, check_positive
+from dpsampling.engine.validation import check_positive
 
-from ._checks import check_epochs, check_sigma_steps
 from . import _max_statistic as ms
 from . import deterministic
 from ._ec_sets import DEFAULT_C_GRID, c_grid_from_spec, describe_c_grid, shuffle_result  # noqa: F401 - c_grid option
@@ -49,24 +48,6 @@ SHUFFLE_MODES = ("dynamic", "persistent")
 #: Method label of the E-epoch dynamic lower bound (optimistic PLD of the per-epoch max statistic).
 PLD_METHOD = ms.PLD_METHOD
 _UPPER_METHOD = "deterministic (Chua Thm 4.1)"
-
-
-def _check_run(sigma, steps, epochs, q, bound, direction, mode):
-    from ._checks import check_bound, check_one_epoch
-
-    epochs = check_epochs(epochs, NAME, multi_epoch=True)
-    if q is not None:
-        check_one_epoch(q, steps, NAME)
-    if direction != "add_remove":
-        raise ParameterError("direction", "add_remove for sampler 'shuffle'", direction,
-                             message=f"direction must be add_remove for sampler 'shuffle' (the E_C bound is for the "
-                                     f"pair of Chua eqs. (1)-(2)) (got {direction!r})")
-    check_bound(bound, NAME, BOUNDS)
-    if mode not in SHUFFLE_MODES:
-        raise ParameterError("mode", f"one of {', '.join(SHUFFLE_MODES)}", mode)
-    if sigma is not None:
-        sigma, steps = check_sigma_steps(sigma, steps)
-    return sigma, int(steps), epochs
 
 
 def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization):
@@ -89,8 +70,8 @@ def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization)
     try:
         r = ms.lower_bound_result(quantity, target, 2.0, 1.0, sigma, steps, epochs=epochs, c_grid=c_grid,
                                   discretization=discretization)
-    except (ParameterError, MemoryError) as e:
-        if isinstance(e, ParameterError) and e.param != "discretization":
+    except (ParameterError, MemoryError) as e:  # σ was checked above: a ParameterError on σ or the discretisation
+        if isinstance(e, ParameterError) and e.param not in ("sigma", "discretization"):  # here is the slice limit
             raise
         return _one_epoch_lower(quantity, target, sigma, steps, epochs, mode, c_grid, e)
     acc = {**r.accuracy, "mode": mode, "upper_method": _UPPER_METHOD}
@@ -131,7 +112,7 @@ def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="lower", direction="
           mode="dynamic", discretization=ms.DEFAULT_DISCRETIZATION, **options) -> AccountingResult:
     """δ_S(ε) of E epochs ∈ [lower, upper]: ``value`` = lower (E_C sets / max-statistic PLD), ``upper`` =
     the deterministic δ (Chua Thm 4.1).  ``mode``: dynamic (fresh permutation per epoch) or persistent."""
-    sigma, steps, epochs = _check_run(sigma, steps, epochs, q, bound, direction, mode)
+    sigma, steps, epochs = float(sigma), int(steps), int(epochs)
     res = _lower("delta", epsilon, sigma, steps, epochs, mode, c_grid, discretization)
     return _with_upper(res, deterministic.delta(epsilon, sigma=sigma, steps=steps, epochs=epochs).value)
 
@@ -139,7 +120,7 @@ def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="lower", direction="
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="lower", direction="add_remove", c_grid=None,
             mode="dynamic", discretization=ms.DEFAULT_DISCRETIZATION, **options) -> AccountingResult:
     """ε_S(δ) of E epochs ∈ [lower, upper]; see :func:`delta`."""
-    sigma, steps, epochs = _check_run(sigma, steps, epochs, q, bound, direction, mode)
+    sigma, steps, epochs = float(sigma), int(steps), int(epochs)
     res = _lower("epsilon", delta, sigma, steps, epochs, mode, c_grid, discretization)
     return _with_upper(res, deterministic.epsilon(delta, sigma=sigma, steps=steps, epochs=epochs).value)
 
@@ -164,10 +145,8 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, direction="add
                          "only a lower bound on ε, hence only the σ below which ε is provably larger than the "
                          "target; ask for bound 'lower' for that, or use sampler deterministic, whose σ suffices "
                          "for shuffling (Chua Thm 4.1)")
-    _, steps, epochs = _check_run(None, steps, epochs, q, "lower", direction, mode)
+    steps, epochs = int(steps), int(epochs)
     check_positive("epsilon", epsilon)
-    check_delta(delta)
-    check_positive("rel_tol", rel_tol)
     up = deterministic.sigma(epsilon, delta, steps=steps, epochs=epochs).value
 
     hi, lo = up, up / 2.0  # ε_low(up) ≤ ε_D(up) = ε
@@ -216,7 +195,7 @@ def _spec():
         drawn="shuffling (a fresh random permutation each epoch, cut into batches of B)", loader="shuffle",
         upper_certified=False, label="shuffling", run_words="a shuffled run", lower_source="Chua et al. 2024",
         upper_source="the once-per-epoch value (Chua et al. 2024, Thm 4.1)", upper_method="deterministic",
-        epsilon_epochs=_shuffle_epochs.epsilon_epochs,
+        epsilon_epochs=_shuffle_epochs.epsilon_epochs, reference="shuffle_ec_lower",
         audit_options={"sigma": {"bound": "lower"}})
 
 

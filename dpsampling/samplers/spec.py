@@ -64,6 +64,8 @@ class Option:
     #: the command line passes ``default`` when the option is unset and so is the option named here (e.g. the Monte
     #: Carlo sample size, unless a half-width sets it); None: the library's own default applies
     fill_unless: str | None = None
+    #: the question needs it (where it applies): unset, ``account`` refuses the question saying it is missing
+    required: bool = False
 
     @property
     def allowed(self) -> str:
@@ -92,7 +94,7 @@ class Option:
             except (TypeError, ValueError):
                 ok = False
             else:
-                ok = not math.isnan(v) and not (self.type is int and (isinstance(value, bool) or v != int(v)))
+                ok = not math.isnan(v) and not isinstance(value, bool) and not (self.type is int and v != int(v))
                 if ok and self.low is not None:
                     ok = v > self.low if self.low_open else v >= self.low
                 if ok and self.high is not None:
@@ -183,6 +185,10 @@ class SamplerSpec:
     lower_source: str = ""
     upper_source: str = ""
     upper_method: str = ""
+    #: its independent reference in the pipeline's certified_intervals check: the name of a reference function of
+    #: ``dpsampling.references`` (a key of its ``REFERENCES``: "gaussian_epsilon", "pld_pair", "allocation_range",
+    #: "shuffle_ec_lower"), which says where it applies and why not elsewhere; "" = none
+    reference: str = ""
     #: ε(δ) after each epoch of a list before ``last_epoch`` at the default method, given account's answer ``last``
     #: there (``last=None``: the last epoch itself, exactly as account), sharing work between the epochs
     #: (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None, or None for an epoch: account is asked there)
@@ -193,18 +199,12 @@ class SamplerSpec:
     cap_search: Callable | None = None
 
     def __post_init__(self):
-        if self.batch not in BATCH_MODELS:
-            raise ParameterError('batch', 'one of rate, one_per_step, capped', self.batch,
-                                 message=f"batch must be one of {', '.join(BATCH_MODELS)} (got {self.batch!r})")
-        if self.relation not in RELATIONS:
-            raise ParameterError('relation', 'one of add_remove, zero_out, replace_one', self.relation,
-                                 message=f"relation must be one of {', '.join(RELATIONS)} (got {self.relation!r})")
-        if self.loader is not None and self.loader not in LOADERS:
-            raise ParameterError('loader', 'None or one of the LOADERS', self.loader,
-                                 message=f"loader must be None or one of {', '.join(LOADERS)} (got {self.loader!r})")
-        if self.role is not None and self.role not in ROLES:
-            raise ParameterError('role', 'None or one of the ROLES', self.role,
-                                 message=f"role must be None or one of {', '.join(ROLES)} (got {self.role!r})")
+        from dpsampling.engine.validation import check_choice  # (numpy, loaded by the registry anyway)
+
+        check_choice("batch", self.batch, BATCH_MODELS)
+        check_choice("relation", self.relation, RELATIONS)
+        check_choice("loader", self.loader, (None, *LOADERS))
+        check_choice("role", self.role, (None, *ROLES))
 
     @property
     def words(self) -> str:
@@ -258,9 +258,10 @@ class CostError(ParameterError):
         return (type(self), (self.what, Cost(self.seconds, self.why, self.drivers), self.limit))
 
     def text(self, force_name, names):
-        """The refusal in words, with ``force_name`` (e.g. "--force") and ``names``: parameter -> its name."""
+        """The refusal in words, with ``force_name`` (e.g. "--force") and ``names``: parameter -> its name (None: the
+        caller cannot set it, e.g. ``method`` of an integration; left out)."""
         # each name once: two parameters may be set by one flag (the audit's --batch-size sets q and the steps)
-        change = " or ".join(dict.fromkeys(names.get(d, d) for d in self.drivers))
+        change = " or ".join(n for n in dict.fromkeys(names.get(d, d) for d in self.drivers) if n is not None)
         if self.why:
             return f"{self.what}: {self.why}; change {change}"
         return (f"{self.what} would take {in_words(self.seconds)} on a laptop (limit {self.limit:g} s); change "

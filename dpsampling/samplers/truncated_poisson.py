@@ -35,9 +35,7 @@ import math
 from dpsampling.engine import lazy
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_choice, check_rate, check_steps
-
-from ._checks import check_epochs, check_quantity
+from dpsampling.engine.validation import check_positive
 
 truncated = lazy.module("dpsampling.engine.truncated")  # heavy (dp_accounting, scipy): loaded on first use
 
@@ -46,42 +44,24 @@ NAME = "truncated_poisson"
 DEFAULT_REL_TOL = 1e-2
 
 
-def _check_cap(q, dataset_size, max_batch_size):
-    """(q, n, B) checked: B an integer ≥ 1, n an integer with q·n ≥ 1 (at least one record expected per batch)
-    and n ≥ 2; both required."""
-    if max_batch_size is None:
-        raise ParameterError("max_batch_size", "an integer >= 1 (required for sampler truncated_poisson)", None)
-    if isinstance(max_batch_size, bool) or not float(max_batch_size).is_integer() or max_batch_size < 1:
-        raise ParameterError("max_batch_size", "an integer >= 1", max_batch_size)
-    if q is None:
-        raise ParameterError("q", "in (0, 1]", None, message=f"q is required for sampler {NAME} (the sampling "
-                                                              f"rate, in (0, 1])")
-    check_rate(q)
+def _check_cap(q, dataset_size):
+    """(q, n) with n >= 1/q (at least one record expected per batch): the one rule between two options that
+    :func:`dpsampling.samplers.account` leaves to the sampler (each option alone is checked there)."""
     low = max(2, math.ceil(1.0 / float(q) - 1e-9))
-    if dataset_size is None:
-        raise ParameterError("dataset_size", f"an integer >= {low} (= 1/q; required with max_batch_size)", None)
-    if (isinstance(dataset_size, bool) or not float(dataset_size).is_integer() or dataset_size < low):
+    if dataset_size < low:
         raise ParameterError("dataset_size", f"an integer >= {low} (= 1/q: q·dataset_size ≥ 1 expected records "
                                              f"per batch)", dataset_size)
-    return float(q), int(dataset_size), int(max_batch_size)
+    return float(q), int(dataset_size)
 
 
 def _kw(q, steps, epochs, rel_tol, direction, options):
-    check_epochs(epochs, NAME, multi_epoch=True)
-    check_steps(steps)
-    check_choice("direction", direction, ("add_remove",))
-    q, n, cap = _check_cap(q, options.pop("dataset_size", None), options.pop("max_batch_size", None))
+    q, n = _check_cap(q, options["dataset_size"])
     rel_tol = DEFAULT_REL_TOL if rel_tol is None else float(rel_tol)
-    if not (0 < rel_tol <= 0.5):
-        raise ParameterError("rel_tol", "in (0, 0.5]", rel_tol)
-    if options:
-        raise ParameterError(sorted(options)[0], f"not an option of sampler '{NAME}'", options[sorted(options)[0]])
-    return dict(q=q, dataset_size=n, max_batch_size=cap, total_steps=int(steps) * int(epochs), rel_tol=rel_tol)
+    return dict(q=q, dataset_size=n, max_batch_size=int(options["max_batch_size"]),
+                total_steps=int(steps) * int(epochs), rel_tol=rel_tol)
 
 
 def _bounded(r, bound):
-    if bound not in (None, "upper", "lower"):
-        raise ParameterError("bound", "one of upper, lower", bound)
     if bound == "lower" and r.kind == "upper":
         return dataclasses.replace(r, value=r.lower, kind="lower")
     return r
@@ -124,8 +104,6 @@ def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", direction="
     """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower); the
     upper end at most dp_accounting's (:func:`_at_most_dp_accounting`)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
-    check_quantity("delta", epsilon)
-    _check_sigma(sigma)
     r = _at_most_dp_accounting("delta", epsilon, float(sigma), kw, truncated.delta(epsilon, sigma=float(sigma), **kw))
     return _bounded(r, bound)
 
@@ -135,8 +113,6 @@ def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", direction="
     """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower); the
     upper end at most dp_accounting's (:func:`_at_most_dp_accounting`)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
-    check_quantity("epsilon", delta)
-    _check_sigma(sigma)
     r = _at_most_dp_accounting("epsilon", delta, float(sigma), kw, truncated.epsilon(delta, sigma=float(sigma), **kw))
     return _bounded(r, bound)
 
@@ -145,17 +121,7 @@ def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, direction="add
           **options) -> AccountingResult:
     """Smallest σ for (ε, δ): ``value`` = ``upper`` a sufficient σ, ``lower`` a provably insufficient one."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
-    check_quantity("epsilon", delta)
-    check_quantity("delta", epsilon)
-    if bound not in (None, "upper"):
-        raise ParameterError("bound", "upper (a sufficient σ)", bound)
     return truncated.sigma(epsilon, delta, **kw)
-
-
-def _check_sigma(sigma):
-    if isinstance(sigma, bool) or not (isinstance(sigma, (int, float)) or hasattr(sigma, "__float__")) \
-            or not (0 < float(sigma) < math.inf):
-        raise ParameterError("sigma", "a number > 0", sigma)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,13 +139,8 @@ class SmallestCap:
 def smallest_cap(delta, *, sigma, steps, epochs=1, q, dataset_size, factor=0.01) -> SmallestCap:
     """The smallest cap B whose certified upper ε(δ) after steps·epochs steps is within ``factor`` (relative) of
     Poisson's certified upper ε(δ) (:func:`dpsampling.engine.truncated.smallest_cap`)."""
-    check_epochs(epochs, NAME, multi_epoch=True)
-    check_steps(steps)
-    check_quantity("epsilon", delta)
-    _check_sigma(sigma)
-    q, n, _ = _check_cap(q, dataset_size, 1)
-    if isinstance(factor, bool) or not (0 < float(factor) < math.inf):
-        raise ParameterError("factor", "a number > 0", factor)
+    q, n = _check_cap(q, dataset_size)
+    check_positive("factor", factor)
     cap, eps, pois = truncated.smallest_cap(delta, sigma=float(sigma), q=q, dataset_size=n,
                                             total_steps=int(steps) * int(epochs), factor=float(factor))
     return SmallestCap(int(cap), float(eps), float(pois), float(factor), q * n)
@@ -219,9 +180,9 @@ def _options():
 
     return (
         Option("dataset_size", "dataset-size", int, "number of records n (required with --max-batch-size)",
-               low=2),
+               low=2, required=True),
         Option("max_batch_size", "max-batch-size", int, "the cap B: a batch of more than B records is cut to B",
-               low=1),
+               low=1, required=True),
         Option("rel_tol", "rel-tol", float, "relative width asked of the interval (default 1e-2; reported)",
                default=DEFAULT_REL_TOL, low=0.0, high=0.5, low_open=True),
     )

@@ -12,7 +12,6 @@ on Δ/σ only), so WOR at σ is the Poisson-subsampled Gaussian at σ/2: :func:`
 from __future__ import annotations
 
 from dpsampling.engine.result import AccountingResult
-from dpsampling.engine.validation import check_positive
 
 from . import poisson
 from .poisson import _kw
@@ -27,7 +26,6 @@ def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", method=None
           rel_tol=None, **options) -> AccountingResult:
     """δ(ε) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9), :func:`.poisson.answer`."""
     kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
-    check_positive("sigma", sigma)
     return poisson.answer("delta", epsilon, sigma / SENSITIVITY, bound, direction, kw)
 
 
@@ -35,7 +33,6 @@ def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", method=None
             rel_tol=None, **options) -> AccountingResult:
     """ε(δ) after steps·epochs steps: the Poisson-subsampled Gaussian at σ/2 (Prop. 9), :func:`.poisson.answer`."""
     kw = _kw(q, steps, epochs, NAME, method, rel_tol, options)
-    check_positive("sigma", sigma)
     return poisson.answer("epsilon", delta, sigma / SENSITIVITY, bound, direction, kw)
 
 
@@ -52,7 +49,6 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
     """ε(δ) after each epoch of ``epochs`` (before ``last_epoch``, whose answer is ``last``) at the default method:
     the Poisson-subsampled Gaussian at σ/2 (Prop. 9), :func:`.poisson.answer_epochs`."""
     kw = _kw(q, steps, 1, NAME, None, rel_tol, options)
-    check_positive("sigma", sigma)
     return poisson.answer_epochs(delta, sigma / SENSITIVITY, direction, kw, list(epochs), last)
 
 

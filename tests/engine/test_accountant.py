@@ -120,13 +120,16 @@ def test_fixed_coarse_discretisation_is_flagged_when_inaccurate():
 
 
 @pytest.mark.parametrize("kwargs,name", [
-    (dict(sigma=0.0), "sigma"), (dict(q=0.0), "q"), (dict(q=1.5), "q"), (dict(total_steps=0), "steps"),
+    (dict(sigma=-1.0), "sigma"), (dict(q=0.0), "q"), (dict(q=1.5), "q"), (dict(steps=0), "steps"),
     (dict(direction="both"), "direction"), (dict(method="xyz"), "method"),
 ])
 def test_bad_input_names_the_parameter(kwargs, name):
-    base = dict(sigma=1.0, q=0.1, total_steps=10)
+    """The engine takes checked input: a question to it is checked once, by samplers.account."""
+    from dpsampling.samplers import account
+
+    base = dict(sigma=1.0, q=0.1, steps=10, method="pld")
     with pytest.raises(ValueError, match=name):
-        A.epsilon(1e-5, **{**base, **kwargs})
+        account("poisson", "epsilon", 1e-5, **{**base, **kwargs})
 
 
 def test_engine_knows_no_sampler():
@@ -141,10 +144,12 @@ def test_engine_knows_no_sampler():
 
 
 def test_bad_delta_and_epsilon():
+    from dpsampling.samplers import account
+
     with pytest.raises(ValueError, match="delta"):
-        A.epsilon(0.0, sigma=1.0, q=0.1, total_steps=10)
+        account("poisson", "epsilon", 0.0, sigma=1.0, q=0.1, steps=10, method="pld")
     with pytest.raises(ValueError, match="epsilon"):
-        A.delta(-1.0, sigma=1.0, q=0.1, total_steps=10)
+        account("poisson", "delta", -1.0, sigma=1.0, q=0.1, steps=10, method="pld")
     with pytest.raises(ValueError, match="epsilon"):
         A.calibrate_sigma(-1.0, 1e-5, q=0.1, total_steps=10)
 

@@ -119,7 +119,8 @@ def test_sigma_interval_brackets_the_smallest_sigma():
     r = account("poisson", "sigma", (eps, delta), steps=steps, q=q)
     assert r.lower < r.upper and (r.upper - r.lower) / r.upper <= 2e-3
     d = r.accuracy["discretization"]
-    assert dominated_pld.delta(eps, r.lower, q, steps, "add_remove", d) > delta
+    assert dominated_pld.delta(eps, sigma=r.lower, q=q, total_steps=steps, direction="add_remove",
+                               discretization=d) > delta
     pess, _ = _dp_accounting_pair(r.upper, q, steps, d / 10)
     assert pess.get_delta_for_epsilon(eps) <= delta * (1 + 1e-3)
     rw = account("wor", "sigma", (eps, delta), steps=steps, q=q)
@@ -168,11 +169,12 @@ def test_dominated_end_below_references_at_small_delta(sigma, q, steps, d, delta
     """The dominated PLD's lower ends (with the FFT rounding bound subtracted) stay below dp_accounting's
     pessimistic PLD at a 10× finer discretisation and below the φ accountant's certified upper end, at small δ
     and large T too; at δ = 1e-5, where the bound is far below δ, the lower end is within 1 % of the φ value."""
-    lo = dominated_pld.epsilon(delta, sigma, q, steps, "add_remove", d)
+    lo = dominated_pld.epsilon(delta, sigma=sigma, q=q, total_steps=steps, direction="add_remove", discretization=d)
     pess = pld.composed(sigma, q, steps, True, d / 10)
     ref = pess.get_epsilon_for_delta(delta)
     assert 0 < lo <= ref, (lo, ref)
-    lo_d = dominated_pld.delta(ref, sigma, q, steps, "add_remove", d)  # δ(ε) at the reference ε
+    lo_d = dominated_pld.delta(ref, sigma=sigma, q=q, total_steps=steps, direction="add_remove",
+                               discretization=d)  # δ(ε) at the reference ε
     assert lo_d <= pess.get_delta_for_epsilon(ref) * (1 + 1e-9)
     try:  # the φ accountant where it certifies its budget (not at δ = 1e-12 for 1e5 steps at σ = 2)
         c, cd = cf.accounting_epsilon(delta, sigma, q, steps), cf.accounting_delta(ref, sigma, q, steps)

@@ -267,3 +267,16 @@ def test_get_epsilon_after_every_epoch_reuses_the_compositions(monkeypatch):
     for e in (1, 7, 20):  # a certified upper end of epoch e (epochs shared with a later one may differ in the 9th digit)
         ref = account("poisson", "epsilon", DELTA, sigma=1.3, steps=T, epochs=e, q=1 / T)
         assert ref.lower <= got[e - 1] and got[e - 1] == pytest.approx(ref.value, rel=1e-6)
+
+
+def test_a_float32_sample_rate_of_one_over_steps_is_accepted():
+    """Opacus may hand a float32 rate: np.float32(1/50) equals 1/50 to its own precision, so it is 50 steps per
+    epoch (and the accountant answers as at the float64 rate); 0.3 is no 1/steps and is refused naming the rate."""
+    import numpy as np
+
+    assert dpo.steps_of_rate(np.float32(1 / 50), "deterministic") == 50
+    a, b = dpo.ACCOUNTANTS["deterministic"](), dpo.ACCOUNTANTS["deterministic"]()
+    a.history, b.history = [(1.0, float(np.float32(1 / 50)), 100)], [(1.0, 1 / 50, 100)]
+    assert a.get_epsilon(1e-5) == b.get_epsilon(1e-5)
+    with pytest.raises(ValueError, match="sample_rate must be 1/steps"):
+        dpo.steps_of_rate(0.3, "deterministic")

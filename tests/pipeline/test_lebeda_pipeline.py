@@ -139,7 +139,7 @@ def test_conjecture12_planted_counterexample_is_found(scripts, monkeypatch):
 
     def swapped(*a, **kw):  # now "add" dominates: must be classified as a counterexample
         c = real(*a, **kw)
-        return D.DirectionCurves(eps=c.eps, add_upper=c.remove_upper, add_lower=c.remove_lower,
+        return D.DirectionCurves(epsilon=c.epsilon, add_upper=c.remove_upper, add_lower=c.remove_lower,
                                  remove_upper=c.add_upper, remove_lower=c.add_lower,
                                  discretization=c.discretization, params=c.params)
 

@@ -10,6 +10,7 @@ from scipy.stats import norm
 
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, WIDTH_NOT_MET_FLAG
 from dpsampling.papers import chua25
+from dpsampling.samplers import account
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.engine import allocation_pld as pa
 from dpsampling.engine.errors import ParameterError
@@ -303,8 +304,8 @@ def test_upper_and_lower_calls_share_one_bracket():
     lo = bnb.epsilon(1e-6, bound="lower", **kw, method="pld")
     assert (up.kind, lo.kind) == ("upper", "lower") and lo.value < up.value
     assert up.accuracy == lo.accuracy
-    with pytest.raises(ValueError, match="options"):
-        bnb.epsilon(1e-6, rel_tol=0.1, **kw, method="pld")
+    with pytest.raises(ValueError, match="mc_samples"):  # checked once, by samplers.account
+        account("balls_and_bins", "epsilon", 1e-6, mc_samples=10, **kw, method="pld")
 
 
 def test_mc_epsilon_inverts_the_delta_estimate_and_its_band():
@@ -497,10 +498,11 @@ def test_allocation_lower_end_is_the_larger_of_merge_and_max_statistic():
 
 
 def test_allocation_bad_options_name_themselves():
+    """Checked once, by samplers.account (the sampler module takes checked input)."""
     with pytest.raises(ValueError, match="accuracy"):
-        bnb.epsilon(1e-5, sigma=1.0, steps=10, accuracy="medium")
+        account("balls_and_bins", "epsilon", 1e-5, sigma=1.0, steps=10, accuracy="medium")
     with pytest.raises(ValueError, match="loss_discretization"):
-        bnb.epsilon(1e-5, sigma=1.0, steps=10, loss_discretization=0.1)
+        account("balls_and_bins", "epsilon", 1e-5, sigma=1.0, steps=10, loss_discretization=0.1)
 
 
 def test_allocation_delta_below_the_floor_is_flagged_not_refined():
@@ -549,9 +551,9 @@ def test_mc_accuracy_keys_are_the_library_names():
 
 
 def test_mc_direction_missing_count_names_it():
-    with pytest.raises(ParameterError, match=r"^mc_samples must be an integer >= 1 \(got None\)"):
+    with pytest.raises(ParameterError, match=r"^mc_samples is missing: it must be an integer >= 1$"):
         mc.mc_direction(0.5, **_MC_RUN, mc_seed=1)
-    with pytest.raises(ParameterError, match=r"^mc_seed must be an integer >= 0 \(got None\)"):
+    with pytest.raises(ParameterError, match=r"^mc_seed is missing: it must be an integer >= 0$"):
         mc.block_sums(0.5, **_MC_RUN, mc_samples=10)
 
 
@@ -601,11 +603,11 @@ def test_mc_bad_inputs_raise_parameter_errors_naming_them():
         with pytest.raises(ParameterError) as e:
             call()
         assert e.value.param == name
-    with pytest.raises(ParameterError) as e:
-        bnb.epsilon(1e-5, sigma=1.0, steps=10, method="allocation", loss_discretization=0.1)
+    with pytest.raises(ParameterError) as e:  # options: checked once, by samplers.account
+        account("balls_and_bins", "epsilon", 1e-5, sigma=1.0, steps=10, method="allocation", loss_discretization=0.1)
     assert e.value.param == "loss_discretization"
     with pytest.raises(ParameterError) as e:  # an option montecarlo does not take (n: never a keyword)
-        bnb.delta(1.0, sigma=1.0, steps=10, method="montecarlo", n=10)
+        account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, method="montecarlo", n=10)
     assert e.value.param == "n"
 
 

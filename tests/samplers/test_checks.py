@@ -7,7 +7,7 @@ import pytest
 
 from dpsampling.engine.errors import ParameterError
 from dpsampling.samplers import account
-from dpsampling.samplers._checks import as_numbers, check_epochs, check_sigma_steps
+from dpsampling.samplers._checks import as_numbers, check_sigma_steps
 
 
 class _Scalar:
@@ -45,10 +45,44 @@ def test_as_numbers_reads_each_number_and_a_sigma_target_element_wise():
 
 
 @pytest.mark.parametrize("epochs", [0, 2.5, True, float("inf"), "two", np.array([1, 2])])
-def test_check_epochs_names_epochs(epochs):
+def test_bad_epochs_names_epochs(epochs):
     with pytest.raises(ParameterError) as e:
-        check_epochs(epochs, "toy", multi_epoch=True)
+        account("deterministic", "epsilon", 1e-5, sigma=1.0, steps=10, epochs=epochs)
     assert e.value.param == "epochs"
+
+
+@pytest.mark.parametrize("name", ["steps", "epochs", "sigma", "q", "delta"])
+@pytest.mark.parametrize("sampler", ["poisson", "deterministic"])
+def test_a_bool_is_not_a_number(sampler, name):
+    """``steps=True`` is not 1 step (nor σ = 1, q = 1, ...): refused naming the parameter, as any non-number."""
+    kw = dict(sigma=1.0, steps=10, epochs=1, q=0.1 if sampler == "poisson" else None)
+    target = 1e-5
+    if name == "delta":
+        target = True
+    else:
+        kw[name] = True
+    with pytest.raises(ParameterError) as e:
+        account(sampler, "epsilon", target, **kw)
+    assert e.value.param == name
+
+
+def test_a_missing_parameter_is_said_missing():
+    with pytest.raises(ParameterError, match=r"^q is missing: it must be in \(0, 1\]") as e:
+        account("poisson", "epsilon", 1e-5, sigma=1.0, steps=10)
+    assert e.value.param == "q" and e.value.missing and "None" not in str(e.value)
+    with pytest.raises(ParameterError, match=r"^sigma is missing") as e:
+        account("poisson", "epsilon", 1e-5, q=0.1, steps=10)
+    with pytest.raises(ParameterError, match=r"^max_batch_size is missing") as e:
+        account("truncated_poisson", "epsilon", 1e-5, sigma=1.0, q=0.1, steps=10, dataset_size=100)
+
+
+def test_a_float32_rate_of_one_over_steps_is_one_over_steps():
+    from dpsampling.engine.validation import steps_of_rate
+
+    assert steps_of_rate(np.float32(1 / 50)) == 50 and steps_of_rate(np.float32(1 / 235)) == 235
+    assert steps_of_rate(0.021) is None
+    r = account("deterministic", "epsilon", 1e-5, sigma=1.0, steps=50, q=np.float32(1 / 50))
+    assert r.value == account("deterministic", "epsilon", 1e-5, sigma=1.0, steps=50).value
 
 
 def test_check_sigma_steps_reads_array_library_numbers():

@@ -110,8 +110,6 @@ def test_balls_and_bins_multi_epoch_monotone_and_flags():
 def test_bad_input():
     with pytest.raises(ValueError, match="epochs"):
         ms.pld_delta_lower(1.0, 2.0, 1.0, 1.0, 10, epochs=0)
-    with pytest.raises(ValueError, match="mean_p and mean_q"):
-        ms.events_log_delta_lower(1.0, 1.0, 1.0, 1.0, 10)
     with pytest.raises(ValueError, match="direction"):
         ms.events_epsilon_lower(1e-5, 2.0, 1.0, 1.0, 10, direction="both")
 

@@ -86,14 +86,17 @@ def test_shuffle_sigma_bracket():
 
 
 def test_bad_input():
+    """Checked once, by samplers.account (the sampler modules take checked input)."""
+    from dpsampling.samplers import account
+
     with pytest.raises(ValueError, match="epochs"):
-        shuffle.epsilon(1e-5, sigma=1.0, steps=10, epochs=0)
+        account("shuffle", "epsilon", 1e-5, sigma=1.0, steps=10, epochs=0)
     with pytest.raises(ValueError, match="mode"):
-        shuffle.epsilon(1e-5, sigma=1.0, steps=10, epochs=2, mode="sometimes")
+        account("shuffle", "epsilon", 1e-5, sigma=1.0, steps=10, epochs=2, mode="sometimes")
     with pytest.raises(ValueError, match="bound"):
-        shuffle.delta(1.0, sigma=1.0, steps=10, bound="upper")
+        account("shuffle", "delta", 1.0, sigma=1.0, steps=10, bound="upper")
     with pytest.raises(ValueError, match="sigma"):
-        det.delta(1.0, sigma=0.0, steps=10)
+        account("deterministic", "delta", 1.0, sigma=-1.0, steps=10)
 
 
 # ----------------------------------------------------------------------------- one epoch: the E_C lower bound (Chua §4.3)

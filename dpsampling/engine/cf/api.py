@@ -10,13 +10,14 @@ import numpy as np
 from scipy import optimize
 
 from ..errors import ParameterError
-from ..validation import DIRECTIONS, check_choice, check_int, check_positive
+from ..validation import (DIRECTIONS, ONE_WAY_DIRECTIONS, check_choice, check_delta, check_finite_list, check_int,
+                          check_positive, one_number)
 from .inversion import _C_MAX, _invert, _total_cumulants
 from .mechanisms import CFAccuracyError, Gaussian, PoissonSubsampled
 from .pairs import _ShiftedPair, _is_symmetric, _terms
 
 
-def cf_delta(epsilon, mechanisms, direction="add_remove", err=1e-10):
+def cf_delta(epsilon, mechanisms, direction="add_remove", abs_tol=1e-10):
     """δ(ε) of the composition by inverting the φ-function (Lemma 5 / Lemma 19).
 
     Parameters
@@ -24,42 +25,37 @@ def cf_delta(epsilon, mechanisms, direction="add_remove", err=1e-10):
     epsilon : float (may be negative: H_{e^ε} for α = e^ε < 1)
     mechanisms : descriptor, list of descriptors, or list of (descriptor, count)
     direction : "add", "remove" or "add_remove" (pointwise max of the two, §4.1)
-    err : absolute error budget on δ
+    abs_tol : absolute error budget on δ
 
-    Returns (delta, error_bound); raises CFAccuracyError if err is not reachable.
+    Returns (delta, error_bound); raises CFAccuracyError if abs_tol is not reachable.
     """
-    if not (isinstance(epsilon, (int, float, np.floating)) and math.isfinite(epsilon)):
-        raise ParameterError("epsilon", "a finite real number", epsilon)
+    check_finite_list("epsilon", one_number("epsilon", epsilon))
     check_choice("direction", direction, DIRECTIONS)
-    check_positive("err", err)
+    check_positive("abs_tol", abs_tol)
     if direction == "add_remove":
         if _is_symmetric(mechanisms):
-            return cf_delta(epsilon, mechanisms, "remove", err)
-        a = cf_delta(epsilon, mechanisms, "add", err)
-        r = cf_delta(epsilon, mechanisms, "remove", err)
+            return cf_delta(epsilon, mechanisms, "remove", abs_tol)
+        a = cf_delta(epsilon, mechanisms, "add", abs_tol)
+        r = cf_delta(epsilon, mechanisms, "remove", abs_tol)
         return (a[0], a[1]) if a[0] >= r[0] else (r[0], r[1])
-    val, e = _invert(float(epsilon), _terms(mechanisms, direction), "hockey", err)
+    val, e = _invert(float(epsilon), _terms(mechanisms, direction), "hockey", abs_tol)
     return max(val, 0.0), e
 
 
-def cf_cdf(x, mechanisms, direction="remove", under="P", err=1e-10):
+def cf_cdf(x, mechanisms, direction="remove", under="P", abs_tol=1e-10):
     """CDF of the composed privacy loss, Pr[L ≤ x], by Lévy inversion (Lemma 18).
 
     under="P": L ~ P (Zhu's F up to the sign convention L = log p/q);
     under="Q": L evaluated at o ~ Q (uses M_Q(s) = M(s-1)).
     Returns (value, error_bound).
     """
-    check_choice("direction", direction, DIRECTIONS)
-    if direction == "add_remove":
-        raise ParameterError("direction", "add or remove for cf_cdf", direction,
-                             message="direction must be 'add' or 'remove' for cf_cdf (got 'add_remove')")
-    if under not in ("P", "Q"):
-        raise ParameterError("under", "'P' or 'Q'", under)
-    check_positive("err", err)
+    check_choice("direction", direction, ONE_WAY_DIRECTIONS)
+    check_choice("under", under, ("P", "Q"))
+    check_positive("abs_tol", abs_tol)
     terms = _terms(mechanisms, direction)
     if under == "Q":
         terms = [(_ShiftedPair(p), n) for p, n in terms]
-    val, e = _invert(float(x), terms, "tail", err, want_cdf=True)
+    val, e = _invert(float(x), terms, "tail", abs_tol, want_cdf=True)
     return min(max(val, 0.0), 1.0), e
 
 
@@ -75,31 +71,30 @@ def _chernoff_epsilon(delta, terms):
     return max(float(res.fun), 0.0)
 
 
-def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
+def cf_epsilon(delta, mechanisms, direction="add_remove", abs_tol=None):
     """ε(δ) by root finding on δ(ε) (Algorithm 1 uses bisection; here Brent + Newton).
 
-    err is the absolute budget for each δ(ε) evaluation near the root (default δ·1e-6).
+    abs_tol is the absolute budget for each δ(ε) evaluation near the root (default δ·1e-6).
     Returns (epsilon, error_bound): the true ε(δ) of the dominating pair lies in
     [epsilon - error_bound, epsilon + error_bound] (δ-inversion error propagated).
     """
-    if not (isinstance(delta, (int, float, np.floating)) and 0.0 < delta < 1.0):
-        raise ParameterError("delta", "in (0, 1)", delta)
+    check_delta(one_number("delta", delta))
     check_choice("direction", direction, DIRECTIONS)
-    if err is None:
-        err = delta * 1e-6
-    check_positive("err", err)
-    if err >= delta:
-        raise ParameterError("err", f"< delta = {delta}", err,
-                             message=f"err must be < delta (got err={err}, delta={delta})")
+    if abs_tol is None:
+        abs_tol = delta * 1e-6
+    check_positive("abs_tol", abs_tol)
+    if abs_tol >= delta:
+        raise ParameterError("abs_tol", f"< delta = {delta}", abs_tol,
+                             message=f"abs_tol must be < delta (got abs_tol={abs_tol}, delta={delta})")
     if direction == "add_remove" and not _is_symmetric(mechanisms):
         # ε_add_remove = max(ε_add, ε_remove).  Remove usually dominates for ε ≥ 0 (Zhu Prop. 30;
         # after composition this is Lebeda's Conjecture 12, so it is checked, not assumed): if
         # δ_add(ε_remove) + its error ≤ δ then ε_add ≤ ε_remove and one δ evaluation settles it.
-        r = cf_epsilon(delta, mechanisms, "remove", err)
-        v, e = cf_delta(r[0], mechanisms, "add", err)
+        r = cf_epsilon(delta, mechanisms, "remove", abs_tol)
+        v, e = cf_delta(r[0], mechanisms, "add", abs_tol)
         if v + e <= delta:
             return r
-        a = cf_epsilon(delta, mechanisms, "add", err)
+        a = cf_epsilon(delta, mechanisms, "add", abs_tol)
         return a if a[0] >= r[0] else r
     d = "remove" if direction == "add_remove" else direction
     terms = _terms(mechanisms, d)
@@ -109,7 +104,7 @@ def cf_epsilon(delta, mechanisms, direction="add_remove", err=None):
         e = float(e)
         if e not in memo:
             info = {}
-            v, er = _invert(e, terms, "hockey", err, info=info)
+            v, er = _invert(e, terms, "hockey", abs_tol, info=info)
             memo[e] = (v, er, info.get("deriv"))
         return memo[e]
 
@@ -199,10 +194,7 @@ def phi(t, mechanisms, direction="remove", dual=False):
     dual=False: φ(t) = E_P[e^{it log(p/q)}] = M(it);
     dual=True:  φ'(t) = E_Q[e^{it log(q/p)}] = M(-1-it).
     """
-    check_choice("direction", direction, DIRECTIONS)
-    if direction == "add_remove":
-        raise ParameterError("direction", "add or remove for phi", direction,
-                             message="direction must be 'add' or 'remove' for phi (got 'add_remove')")
+    check_choice("direction", direction, ONE_WAY_DIRECTIONS)
     t = np.atleast_1d(np.asarray(t, dtype=float))
     c, u = (-1.0, -t) if dual else (0.0, t)
     tot = np.zeros(t.shape, dtype=complex)
@@ -234,7 +226,7 @@ def accounting_delta(epsilon, sigma, q, total_steps, direction="add_remove", rel
     m = _subsampled(sigma, q, total_steps)
     target = 1e-10
     try:
-        v, e = cf_delta(float(epsilon), m, direction, err=target)
+        v, e = cf_delta(float(epsilon), m, direction, abs_tol=target)
     except CFAccuracyError as exc:
         raise _with_context(exc, f"δ at ε={float(epsilon):g}", sigma, q, total_steps, direction) from exc
     want = 1e-3 * rel_tol * v
@@ -244,7 +236,7 @@ def accounting_delta(epsilon, sigma, q, total_steps, direction="add_remove", rel
         t = max(want, 1e-300)
         while t < target:
             try:
-                v, e = cf_delta(float(epsilon), m, direction, err=t)
+                v, e = cf_delta(float(epsilon), m, direction, abs_tol=t)
                 target = t
                 break
             except CFAccuracyError:
@@ -263,7 +255,7 @@ def accounting_epsilon(delta, sigma, q, total_steps, direction="add_remove", rel
     m = _subsampled(sigma, q, total_steps)
     for budget in (1e-3 * rel_tol * float(delta), rel_tol * float(delta)):
         try:
-            v, e = cf_epsilon(float(delta), m, direction, err=budget)
+            v, e = cf_epsilon(float(delta), m, direction, abs_tol=budget)
             break
         except CFAccuracyError as exc:
             last = exc

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..errors import ParameterError
-from ..validation import check_positive
+from ..validation import check_delta, check_positive, check_rate, one_number
 
 
 class CFAccuracyError(RuntimeError):
@@ -49,8 +47,7 @@ class RandomizedResponse:
     p: float
 
     def __post_init__(self):
-        if not (isinstance(self.p, (int, float, np.floating)) and 0.0 < self.p < 1.0):
-            raise ParameterError("p", "in (0, 1)", self.p)
+        check_delta(one_number("p", self.p), "p")  # (the rule of a number in (0, 1))
 
 
 @dataclass(frozen=True)
@@ -69,5 +66,4 @@ class PoissonSubsampled:
             raise ParameterError("base", "Gaussian or RandomizedResponse", self.base,
                                  message="base must be Gaussian or RandomizedResponse "
                                          f"(got {type(self.base).__name__}; Laplace is not supported)")
-        if not (isinstance(self.q, (int, float, np.floating)) and 0.0 < self.q <= 1.0):
-            raise ParameterError("q", "in (0, 1]", self.q)
+        check_rate(one_number("q", self.q))

@@ -16,6 +16,7 @@ from scipy.special import erfc, gammaln
 
 from ..errors import ParameterError
 from ..numerics import log1mexp, logsumexp
+from ..validation import check_int
 from .mechanisms import CFAccuracyError, Gaussian, Laplace, PoissonSubsampled, RandomizedResponse
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -377,8 +378,7 @@ def _normalize(mechanisms):
             mech, count = item
         else:
             mech, count = item, 1
-        if not (isinstance(count, (int, np.integer)) and count >= 1):
-            raise ParameterError("count", "an integer >= 1", count)
+        check_int("count", count, 1)
         if not isinstance(mech, (Gaussian, Laplace, RandomizedResponse, PoissonSubsampled)):
             raise ParameterError("mechanisms", "Gaussian, Laplace, RandomizedResponse or PoissonSubsampled descriptors",
                                  mech, message=f"unsupported mechanism descriptor {mech!r}")

@@ -39,8 +39,8 @@ import numpy as np
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
 from dpsampling.engine.montecarlo import MECHANISMS, MCCurve
-from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_finite_list, check_int,
-                                         check_positive, check_rate)
+from dpsampling.engine.validation import (ONE_WAY_DIRECTIONS, check_choice, check_delta, check_finite_list,
+                                         check_grid, check_int, check_positive, check_rate)
 from dpsampling.engine import pld as pldmod
 from dpsampling.engine.montecarlo import hoeffding_half_width, hoeffding_samples, mc_privacy_curve
 from .substitution import laplace_two_fold
@@ -77,7 +77,7 @@ def composed_pld(mechanism, scale, q, steps, *, sampler="poisson", pessimistic=T
 class DirectionCurves:
     """Per-direction δ(ε) with rigorous PLD bounds (upper = pessimistic, lower = optimistic)."""
 
-    eps: np.ndarray
+    epsilon: np.ndarray
     add_upper: np.ndarray
     add_lower: np.ndarray
     remove_upper: np.ndarray
@@ -96,16 +96,16 @@ class DirectionCurves:
         return self.add_remove_upper < RELIABLE_DELTA_FLOOR
 
 
-def pmf_delta(pmf, eps):
+def pmf_delta(pmf, epsilon):
     """δ(ε) of one dp_accounting PLD pmf for sorted ε ≥ 0, vectorised: :func:`dpsampling.engine.pld.delta_for_epsilons`
     (dp_accounting's floats without its Python loop) on the dense pmf; the search needs ε ≥ 0 sorted."""
-    e = check_finite_list("eps", eps)
+    e = check_finite_list("epsilon", epsilon)
     if np.any(np.diff(e) < 0) or e[0] < 0:
-        raise ParameterError("eps", "sorted ascending and >= 0", eps)
+        raise ParameterError("epsilon", "sorted ascending and >= 0", epsilon)
     return pldmod.delta_for_epsilons(pmf.to_dense_pmf(), e)
 
 
-def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", discretization=1e-4,
+def direction_curves(mechanism, scale, q, steps, epsilon, *, sampler="poisson", discretization=1e-4,
                      fast=False):
     """Exact (to PLD discretisation) add and remove curves of the k-fold mechanism.
 
@@ -113,7 +113,7 @@ def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", disc
     (optimistic) bounds for each direction; the true curve lies between.
     ``fast=True`` evaluates δ(ε) with ``pmf_delta`` (needs sorted ε ≥ 0).
     """
-    e = check_finite_list("eps", eps)
+    e = check_finite_list("epsilon", epsilon)
     out = {}
     for pess, tag in ((True, "upper"), (False, "lower")):
         pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=pess,
@@ -123,15 +123,15 @@ def direction_curves(mechanism, scale, q, steps, eps, *, sampler="poisson", disc
             out[f"{d}_{tag}"] = np.asarray(val, dtype=float)
     params = {"mechanism": mechanism, "scale": float(scale), "q": float(q), "steps": int(steps),
               "sampler": sampler}
-    return DirectionCurves(eps=e, discretization=float(discretization), params=params, **out)
+    return DirectionCurves(epsilon=e, discretization=float(discretization), params=params, **out)
 
 
-def public_delta(mechanism, scale, q, steps, eps, *, sampler="poisson", pessimistic=True,
+def public_delta(mechanism, scale, q, steps, epsilon, *, sampler="poisson", pessimistic=True,
                  discretization=1e-4):
     """dp_accounting's public ``get_delta_for_epsilon`` (= max over directions)."""
     pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=pessimistic,
                        discretization=discretization)
-    return np.asarray(pld.get_delta_for_epsilon(check_finite_list("eps", eps)), dtype=float)
+    return np.asarray(pld.get_delta_for_epsilon(check_finite_list("epsilon", epsilon)), dtype=float)
 
 
 # --------------------------------------------------------------------------
@@ -160,17 +160,15 @@ def _intervals(eps, diff):
     return out
 
 
-def crossing_intervals(eps, add_curve, remove_curve, *, eps_min=None):
-    """ε intervals (on the grid ``eps``, ascending) where the add curve is above the remove curve.
+def crossing_intervals(epsilon, add_curve, remove_curve, *, eps_min=None):
+    """ε intervals (on the grid ``epsilon``, ascending) where the add curve is above the remove curve.
 
     Interval ends are linear interpolations of the sign change of
     add - remove between neighbouring grid points (the grid end if the
     condition holds there).  ``eps_min`` drops grid points below it
     (e.g. 0 for the §5 statement "cross in the region ε ≥ 0").
     """
-    e = check_finite_list("eps", eps)
-    if np.any(np.diff(e) <= 0):
-        raise ParameterError("eps", "strictly increasing", eps, message="eps must be strictly increasing")
+    e = check_grid("epsilon", check_finite_list("epsilon", epsilon))
     a = np.asarray(add_curve, dtype=float)
     r = np.asarray(remove_curve, dtype=float)
     if a.shape != e.shape or r.shape != e.shape:
@@ -180,7 +178,7 @@ def crossing_intervals(eps, add_curve, remove_curve, *, eps_min=None):
     return _intervals(e[keep], (a - r)[keep])
 
 
-def crossing_intervals_with_confidence(eps, add_lower, add_upper, remove_lower, remove_upper,
+def crossing_intervals_with_confidence(epsilon, add_lower, add_upper, remove_lower, remove_upper,
                                        *, eps_min=None):
     """Crossings with uncertainty bands.
 
@@ -190,8 +188,8 @@ def crossing_intervals_with_confidence(eps, add_lower, add_upper, remove_lower, 
     an MC estimate ∓ α (see ``mc_crossing_intervals``).
     """
     return {
-        "certain": crossing_intervals(eps, add_lower, remove_upper, eps_min=eps_min),
-        "possible": crossing_intervals(eps, add_upper, remove_lower, eps_min=eps_min),
+        "certain": crossing_intervals(epsilon, add_lower, remove_upper, eps_min=eps_min),
+        "possible": crossing_intervals(epsilon, add_upper, remove_lower, eps_min=eps_min),
     }
 
 
@@ -201,20 +199,20 @@ def mc_crossing_intervals(add: MCCurve, remove: MCCurve, *, eps_min=None):
     With each band holding w.p. ≥ 1 - β (``mc_failure_prob``), a ``certain`` interval is real with
     probability ≥ 1 - 2β at every grid point inside it.
     """
-    if add.eps.shape != remove.eps.shape or not np.array_equal(add.eps, remove.eps):
+    if add.epsilon.shape != remove.epsilon.shape or not np.array_equal(add.epsilon, remove.epsilon):
         raise ParameterError("remove", "a curve on the eps grid of add", remove,
                              message="add and remove must share the same eps grid")
     out = crossing_intervals_with_confidence(
-        add.eps, add.estimate - add.mc_half_width, add.estimate + add.mc_half_width,
+        add.epsilon, add.estimate - add.mc_half_width, add.estimate + add.mc_half_width,
         remove.estimate - remove.mc_half_width, remove.estimate + remove.mc_half_width, eps_min=eps_min)
-    out["estimate"] = crossing_intervals(add.eps, add.estimate, remove.estimate, eps_min=eps_min)
+    out["estimate"] = crossing_intervals(add.epsilon, add.estimate, remove.estimate, eps_min=eps_min)
     return out
 
 
-def fig1_crossing(eps=None, discretization=1e-4):
+def fig1_crossing(epsilon=None, discretization=1e-4):
     """Crossing intervals (ε ≥ 0) of the k = 2 Fig. 1 curves at ``FIG1_SETTINGS`` (PLD bounds)."""
     s = FIG1_SETTINGS
-    e = np.linspace(0.0, 3.0, 601) if eps is None else check_finite_list("eps", eps)
+    e = np.linspace(0.0, 3.0, 601) if epsilon is None else check_finite_list("epsilon", epsilon)
     c = direction_curves(s["mechanism"], s["scale"], s["q"], s["steps"], e, sampler=s["sampler"],
                          discretization=discretization)
     out = crossing_intervals_with_confidence(e, c.add_lower, c.add_upper, c.remove_lower,
@@ -235,7 +233,7 @@ def fig1_crossing_present(discretization=1e-4, min_gap=0.0):
     return bool(np.any(c.add_lower - c.remove_upper > min_gap))
 
 
-def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, eps=(0.25, 1.5)):
+def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, epsilon=(0.25, 1.5)):
     """App. B.1/B.2: Fig. 1 Monte Carlo curves (paper's N) within ±α of the exact k = 2 values.
 
     Exact values from ``substitution.laplace_two_fold`` (1-D quadrature) at
@@ -246,8 +244,8 @@ def fig1_mc_matches_exact(mc_samples=3_342_306, mc_seed=1, eps=(0.25, 1.5)):
     s = FIG1_SETTINGS
     ok = True
     for i, d in enumerate(("add", "remove")):
-        exact = laplace_two_fold(eps, s["scale"], s["q"], SHIFT[s["sampler"]], (d, d))
-        res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], eps, mc_samples, mc_seed + i,
+        exact = laplace_two_fold(epsilon, s["scale"], s["q"], SHIFT[s["sampler"]], (d, d))
+        res = mc_privacy_curve(s["mechanism"], s["scale"], s["q"], s["steps"], epsilon, mc_samples, mc_seed + i,
                                shift=SHIFT[s["sampler"]], direction=d)
         ok &= bool(np.all(np.abs(res.estimate - exact) <= res.mc_half_width))
     return ok
@@ -267,9 +265,9 @@ def fig1_crossing_vanishes(steps_values=(4, 16), discretization=1e-4):
 
 
 def remove_dominates_uncomposed(mechanism="laplace", scale=1.5, q=0.7, sampler="wor",
-                                discretization=1e-4, eps=None):
+                                discretization=1e-4, epsilon=None):
     """§5 / Prop. 30 [ZDW22]: for k = 1, δ_R(ε) ≥ δ_A(ε) for all ε ≥ 0 (up to PLD error)."""
-    e = np.linspace(0.0, 5.0, 501) if eps is None else check_finite_list("eps", eps)
+    e = np.linspace(0.0, 5.0, 501) if epsilon is None else check_finite_list("epsilon", epsilon)
     c = direction_curves(mechanism, scale, q, 1, e, sampler=sampler, discretization=discretization)
     return bool(np.all(c.add_lower <= c.remove_upper + 1e-12))
 
@@ -293,9 +291,7 @@ def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discr
                   step=0.25, cap=50.0):
     """Right end of a plotting ε range: the smallest multiple of ``step`` at which both
     pessimistic per-direction curves are ≤ ``delta`` (at least ``step``, at most ``cap``)."""
-    d = float(delta)
-    if not (0.0 < d < 1.0):
-        raise ParameterError("delta", "in (0, 1)", delta)
+    d = float(check_delta(delta))
     check_positive("step", step)
     check_positive("cap", cap)
     pld = composed_pld(mechanism, scale, q, steps, sampler=sampler, pessimistic=True,
@@ -310,7 +306,7 @@ def curve_eps_max(mechanism, scale, q, steps, delta, *, sampler="poisson", discr
 class AddRemoveComparison:
     """Fig. 1 at one (mechanism, scale, γ, k): MC and PLD curves per direction, crossings.
 
-    ``pld``: PLD bounds on the fine grid ``pld.eps``; ``mc[d]``: the Monte Carlo
+    ``pld``: PLD bounds on the fine grid ``pld.epsilon``; ``mc[d]``: the Monte Carlo
     curve of direction d on the coarse grid (|E| points, simultaneous ±α band
     w.p. 1-β; α = ``mc_half_width``, β = ``mc_failure_prob``); ``pld_at_mc``: PLD bounds on the MC grid; ``mc_excess[d]``: how
     far the MC estimate lies outside [PLD lower, PLD upper], in units of α
@@ -396,11 +392,11 @@ def add_remove_comparison(mechanism, scale, q, steps, *, sampler="wor", mc_sampl
                                confidence=conf, eps_max=float(eps_max))
 
 
-def max_margin(eps, diff):
+def max_margin(epsilon, diff):
     """(max of ``diff`` over the grid, the ε where it is attained) — for 'no interval' rows."""
     diff = np.asarray(diff, dtype=float)
     i = int(np.argmax(diff))
-    return float(diff[i]), float(np.asarray(eps, dtype=float)[i])
+    return float(diff[i]), float(np.asarray(epsilon, dtype=float)[i])
 
 
 # --------------------------------------------------------------------------
@@ -434,7 +430,7 @@ class Conjecture12Margin:
     "within numerical error", or "unreliable" (remove_upper < RELIABLE_DELTA_FLOOR).
     """
 
-    eps: np.ndarray
+    epsilon: np.ndarray
     add_upper: np.ndarray
     add_lower: np.ndarray
     remove_upper: np.ndarray
@@ -473,7 +469,7 @@ def conjecture12_margin(sigma, q, steps, eps_grid, discretization=None):
     tol = RELIABLE_DELTA_FLOOR + 1e-9 * c.remove_upper
     cls = np.where(c.remove_upper < RELIABLE_DELTA_FLOOR, "unreliable",
                    np.where(certain > tol, "counterexample", "within numerical error"))
-    return Conjecture12Margin(eps=e, add_upper=c.add_upper, add_lower=c.add_lower,
+    return Conjecture12Margin(epsilon=e, add_upper=c.add_upper, add_lower=c.add_lower,
                               remove_upper=c.remove_upper, remove_lower=c.remove_lower,
                               margin_certain=certain, margin_possible=possible,
                               classification=tuple(str(x) for x in cls), discretization=d,

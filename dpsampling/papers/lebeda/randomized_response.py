@@ -28,7 +28,7 @@ from itertools import product as _iproduct
 import numpy as np
 
 from dpsampling.engine.errors import InternalError, ParameterError
-from dpsampling.engine.validation import check_int
+from dpsampling.engine.validation import check_choice, check_epsilon, check_int
 
 P_KEEP = Fraction(3, 4)  # probability of outputting b
 RATE_Q = Fraction(1, 2)  # App. B.1 sampling rate q (the paper's γ)
@@ -57,8 +57,7 @@ def _check_prob(name, value, allow_zero=False, allow_one=True):
 
 def mechanism(b, p_keep=P_KEEP):
     """Output distribution {0: ·, 1: ·} of M when the indicator bit is ``b``."""
-    if b not in (0, 1):
-        raise ParameterError("b", "0 or 1", b)
+    check_choice("b", b, (0, 1))
     p = _check_prob("p_keep", p_keep)
     return {b: p, 1 - b: 1 - p}
 
@@ -93,8 +92,7 @@ def paper_pair(steps=2, q=RATE_Q, p_keep=P_KEEP):
 def hockey_stick(P, Q, alpha):
     """H_α(P‖Q) = Σ_o max(P(o) - α Q(o), 0), exact (Def. 3, discrete case)."""
     a = _frac("alpha", alpha)
-    if a < 0:
-        raise ParameterError("alpha", ">= 0", alpha)
+    check_epsilon(float(a), "alpha")
     keys = set(P) | set(Q)
     tot = Fraction(0)
     for o in keys:
@@ -126,9 +124,9 @@ def curve_pieces(P, Q):
     return pieces
 
 
-def curve(eps, P, Q):
+def curve(epsilon, P, Q):
     """δ(ε) = H_{e^ε}(P‖Q) on a float grid, from the exact pieces (vectorised)."""
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     alpha = np.exp(e)
     out = np.zeros_like(alpha)
     for lo, hi, A, B in curve_pieces(P, Q):
@@ -139,10 +137,10 @@ def curve(eps, P, Q):
     return np.maximum(out, 0.0)
 
 
-def add_remove_curves(eps, steps=2, q=RATE_Q, p_keep=P_KEEP):
-    """Both full curves for a small figure: (δ_add, δ_remove) = (H(P‖Q), H(Q‖P)) on ``eps``."""
+def add_remove_curves(epsilon, steps=2, q=RATE_Q, p_keep=P_KEEP):
+    """Both full curves for a small figure: (δ_add, δ_remove) = (H(P‖Q), H(Q‖P)) on ``epsilon``."""
     P, Q = paper_pair(steps, q, p_keep)
-    return curve(eps, P, Q), curve(eps, Q, P)
+    return curve(epsilon, P, Q), curve(epsilon, Q, P)
 
 
 def _linear_on(pieces, lo, hi):
@@ -214,8 +212,7 @@ def paper_value(name):
              "Q(o)": Q[(0, 0)], "M(D')(0)": subsampled(True)[0],
              "P(not 00)": 1 - P[(0, 0)], "Q(not 00)": 1 - Q[(0, 0)]}
     vals = {**paper_values(), **extra}
-    if name not in vals:
-        raise ParameterError("name", f"one of {', '.join(vals)}", name)
+    check_choice("name", name, tuple(vals))
     return float(vals[name])
 
 

@@ -41,6 +41,7 @@ import numpy as np
 from scipy import integrate
 
 from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.validation import check_choice, check_epsilon, check_finite_list, check_positive, check_rate
 from dpsampling.engine.montecarlo import MCCurve, Step, mc_hockey_stick
 from dpsampling.engine.numerics import find_root
 
@@ -64,14 +65,10 @@ class LaplaceStep:
     direction: str
 
     def __post_init__(self):
-        if not (self.scale > 0 and math.isfinite(self.scale)):
-            raise ParameterError("scale", "> 0 and finite", self.scale)
-        if not (0 < self.weight <= 1):
-            raise ParameterError("q", "in (0, 1]", self.weight)
-        if not (self.shift > 0 and math.isfinite(self.shift)):
-            raise ParameterError("shift", "> 0 and finite", self.shift)
-        if self.direction not in ("add", "remove"):
-            raise ParameterError("direction", "one of add, remove", self.direction)
+        check_positive("scale", self.scale)
+        check_rate(self.weight, "q")
+        check_positive("shift", self.shift)
+        check_choice("direction", self.direction, ("add", "remove"))
 
     # --- distributions
     def _base_cdf(self, y):
@@ -166,7 +163,7 @@ def _two_fold(eps, s1: LaplaceStep, s2: LaplaceStep):
     return val + mid, err
 
 
-def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
+def laplace_two_fold(epsilon, scale, q, shift, directions, with_error=False):
     """Exact 2-fold hockey-stick curve of a subsampled Laplace pair per factor direction.
 
     ``directions`` = (dir_1, dir_2) with "add" = (B ‖ M), "remove" = (M ‖ B),
@@ -177,9 +174,9 @@ def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
         raise ParameterError("directions", "of length 2", directions,
                              message=f"directions must have length 2 (got {directions!r})")
     s1, s2 = (LaplaceStep(float(scale), float(q), float(shift), dr) for dr in directions)
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
-    if not np.all(np.isfinite(e)):
-        raise ParameterError("eps", "finite", eps)
+    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
+    if e.size:
+        check_finite_list("epsilon", e)
     vals, errs = zip(*(_two_fold(float(x), s1, s2) for x in e)) if e.size else ((), ())
     out = np.clip(np.array(vals, dtype=float), 0.0, 1.0)
     return (out, np.array(errs, dtype=float)) if with_error else out
@@ -189,22 +186,20 @@ def laplace_two_fold(eps, scale, q, shift, directions, with_error=False):
 # §7 quantities
 # --------------------------------------------------------------------------
 def _check_pair(pair):
-    if pair not in PAIRS:
-        raise ParameterError("pair", f"one of {', '.join(PAIRS)}", pair)
-    return pair
+    return check_choice("pair", pair, PAIRS)
 
 
-def exact_curve(eps, pair, with_error=False, *, scale=SECTION7["scale"], q=SECTION7["q"]):
+def exact_curve(epsilon, pair, with_error=False, *, scale=SECTION7["scale"], q=SECTION7["q"]):
     """H_{e^ε} of the §7 ``pair`` ("PP||QQ", "QQ||PP", "PQ||QP"), exact to ~1e-11 (quad).
 
     ``scale`` (Laplace scale b) and ``q`` (batch fraction, the paper's γ) default to §7's 2 and 1/2; the
     shift is always 2 (x_2 = 1 vs -1).
     """
-    return laplace_two_fold(eps, scale, q, SECTION7["shift"], PAIR_DIRECTIONS[_check_pair(pair)],
+    return laplace_two_fold(epsilon, scale, q, SECTION7["shift"], PAIR_DIRECTIONS[_check_pair(pair)],
                             with_error=with_error)
 
 
-def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SECTION7["q"]):
+def pld_bounds(epsilon, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SECTION7["q"]):
     """(upper, lower) from dp_accounting PLDs composed per factor (independent cross-check)."""
     from dp_accounting.pld import privacy_loss_distribution as pldlib
 
@@ -212,7 +207,7 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SEC
 
     LaplaceStep(float(scale), float(q), SECTION7["shift"], "add")  # validates scale, q
     dirs = PAIR_DIRECTIONS[_check_pair(pair)]
-    e = np.atleast_1d(np.asarray(eps, dtype=float))
+    e = np.atleast_1d(np.asarray(epsilon, dtype=float))
     out = []
     for pess in (True, False):
         pld = pldlib.from_laplace_mechanism(float(scale), sensitivity=SECTION7["shift"], sampling_prob=float(q),
@@ -225,13 +220,14 @@ def pld_bounds(eps, pair, discretization=1e-4, *, scale=SECTION7["scale"], q=SEC
     return out[0], out[1]
 
 
-def mc_curve(eps, pair, mc_samples, mc_seed, *, mc_failure_prob=0.01, chunk_size=2**15, scale=SECTION7["scale"],
+def mc_curve(epsilon, pair, mc_samples, mc_seed, *, mc_failure_prob=0.01, chunk_size=2**15, scale=SECTION7["scale"],
              q=SECTION7["q"]) -> MCCurve:
     """Monte Carlo estimate of the §7 ``pair`` with the montecarlo machinery (App. B.2): ``mc_samples`` draws from
-    seed ``mc_seed``, band simultaneous over ``eps`` w.p. ≥ 1 - ``mc_failure_prob``."""
+    seed ``mc_seed``, band simultaneous over ``epsilon`` w.p. ≥ 1 - ``mc_failure_prob``."""
     steps = [Step("laplace", float(scale), float(q), SECTION7["shift"], d)
              for d in PAIR_DIRECTIONS[_check_pair(pair)]]
-    return mc_hockey_stick(steps, eps, mc_samples, mc_seed, mc_failure_prob=mc_failure_prob, chunk_size=chunk_size)
+    return mc_hockey_stick(steps, epsilon, mc_samples, mc_seed, mc_failure_prob=mc_failure_prob,
+                           chunk_size=chunk_size)
 
 
 def max_loss(scale=SECTION7["scale"], q=SECTION7["q"]):
@@ -299,17 +295,17 @@ def all_three_are_max_somewhere():
     return {p for (_, _, p) in max_pair_intervals()} >= set(PAIRS)
 
 
-def mixed_pair_exceeds_both(eps=None):
+def mixed_pair_exceeds_both(epsilon=None):
     """§7: max{H(P^k‖Q^k), H(Q^k‖P^k)} is not an upper bound for k = 2 — the mixed pair
     P×Q ‖ Q×P is strictly larger than both at some ε ≥ 0 (by more than quad error)."""
-    e = np.linspace(0.0, 1.0, 101) if eps is None else np.asarray(eps, dtype=float)
+    e = np.linspace(0.0, 1.0, 101) if epsilon is None else np.asarray(epsilon, dtype=float)
     m = exact_curve(e, "PQ||QP")
     return bool(np.any(m > np.maximum(exact_curve(e, "PP||QQ"), exact_curve(e, "QQ||PP")) + 1e-9))
 
 
-def mixed_pair_as_printed_is_zero(eps=(0.0, 0.5, 1.0)):
+def mixed_pair_as_printed_is_zero(epsilon=(0.0, 0.5, 1.0)):
     """H_{e^ε}(P×Q ‖ P×Q) as literally printed is 0 for ε ≥ 0 (a distribution vs itself)."""
-    return all(max(0.0, 1.0 - math.exp(x)) == 0.0 for x in eps)
+    return all(max(0.0, 1.0 - math.exp(x)) == 0.0 for x in epsilon)
 
 
 def max_pair_leads(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale"], q=SECTION7["q"]):
@@ -327,7 +323,7 @@ def max_pair_leads(eps_lo=0.0, eps_hi=None, n_grid=261, *, scale=SECTION7["scale
     return out
 
 
-def distinct_combinations(steps=2, eps=(0.1, 0.3, 0.5, 0.8), tol=1e-9):
+def distinct_combinations(steps=2, epsilon=(0.1, 0.3, 0.5, 0.8), tol=1e-9):
     """§7: "for k compositions, we have to consider k + 1 ways of combining P and Q".
 
     Counts the distinct curves among all 2^k direction assignments (exact, k = 2 only:
@@ -339,22 +335,21 @@ def distinct_combinations(steps=2, eps=(0.1, 0.3, 0.5, 0.8), tol=1e-9):
     s = SECTION7
     curves = []
     for dirs in ((a, b) for a in ("add", "remove") for b in ("add", "remove")):
-        c = laplace_two_fold(eps, s["scale"], s["q"], s["shift"], dirs)
+        c = laplace_two_fold(epsilon, s["scale"], s["q"], s["shift"], dirs)
         if not any(np.max(np.abs(c - o)) <= tol for o in curves):
             curves.append(c)
     return len(curves)
 
 
-def printed_pair_is_max_somewhere(eps=None):
+def printed_pair_is_max_somewhere(epsilon=None):
     """§7 as printed: is H_{e^ε}(P×Q ‖ P×Q) the largest of the three on some ε interval?
 
     A distribution against itself has H_{e^ε} = Σ max(p - e^ε p, 0) = 0 for ε ≥ 0, so the pair as
     printed can only tie where all three vanish; it is the maximum nowhere the others are
     positive.  Returns False (the typo; ``all_three_are_max_somewhere`` checks P×Q ‖ Q×P).
     """
-    e = np.linspace(0.0, max_loss(), 126) if eps is None else np.asarray(eps, dtype=float)
-    if np.any(e < 0):
-        raise ParameterError("eps", ">= 0", eps)
+    e = np.linspace(0.0, max_loss(), 126) if epsilon is None else np.asarray(epsilon, dtype=float)
+    check_epsilon(e, "epsilon")
     literal = np.maximum(0.0, -np.expm1(e))  # H_{e^ε}(R‖R) = (1 - e^ε)_+ = 0
     others = np.maximum(exact_curve(e, "PP||QQ"), exact_curve(e, "QQ||PP"))
     return bool(np.any(literal > others))

@@ -94,7 +94,7 @@ def _wor_eps_range(sigma, q, sensitivity, tail=1e-16):
 
 
 def wor_substitution_curves(epsilons, sigma=4.0, q=0.05, steps=1000, sensitivity=2.0,
-                            discretization=1e-4, dataset_size=20000, err=1e-10):
+                            discretization=1e-4, dataset_size=20000, abs_tol=1e-10):
     """Lebeda Fig. 4 (right): composed privacy curves δ(ε) for WOR + substitution.
 
     Returns a dict of arrays over `epsilons`:
@@ -123,7 +123,7 @@ def wor_substitution_curves(epsilons, sigma=4.0, q=0.05, steps=1000, sensitivity
                            lo, hi, discretization)
     up = pld.PrivacyLossDistribution(pmf).self_compose(steps)
     mech = [(PoissonSubsampled(Gaussian(sigma / sensitivity), q), steps)]
-    low = [cf_delta(float(e), mech, "remove", err) for e in eps]
+    low = [cf_delta(float(e), mech, "remove", abs_tol) for e in eps]
     acc = rdp.RdpAccountant(neighboring_relation=NeighboringRelation.REPLACE_ONE)
     m = int(round(q * dataset_size))
     acc.compose(dp_event.SelfComposedDpEvent(

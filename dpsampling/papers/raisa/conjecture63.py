@@ -11,7 +11,8 @@ from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.subsampled_gaussian import (
     _SQRT2, _delta, _eps, _log_delta_raw, _parts, log_delta_one_step, sigma_one_step,
 )
-from dpsampling.engine.validation import check_grid, check_rate
+from dpsampling.engine.validation import (check_choice, check_finite_list, check_grid, check_int, check_positive,
+                                          check_rate)
 from dpsampling.engine.numerics import find_root
 
 from .one_step import a_minus_b, is_monotone, theorem62_log_margin
@@ -29,18 +30,14 @@ def paper_grid(delta=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999
     eps_max = 4, q_max = 0.9999 (their src/plot_a_vs_b.py).
     """
     d = float(_delta(delta, "delta"))
-    if not c > 0:
-        raise ParameterError("c", "> 0", c, message=f"c must be > 0 (got {c})")
-    lo = c * d
+    lo = check_positive("c", c) * d
     if not lo < eps_max:
         raise ParameterError("eps_max", f"> c*delta = {lo}", eps_max,
                              message=f"eps bounds inverted: c*delta={lo} must be < eps_max={eps_max}")
     if not (lo < q_max <= 1.0):
         raise ParameterError("q_max", f"in (c*delta = {lo}, 1]", q_max,
                              message=f"q bounds inverted: need c*delta={lo} < q_max={q_max} <= 1")
-    if int(n_eps) < 1 or int(n_q) < 1:
-        raise ParameterError("n_eps", ">= 1 (and n_q >= 1)", (n_eps, n_q),
-                             message=f"n_eps and n_q must be >= 1 (got {n_eps}, {n_q})")
+    check_int("n_eps", n_eps, 1), check_int("n_q", n_q, 1)
     eps = np.logspace(np.log10(lo), np.log10(eps_max), int(n_eps))
     qs = np.logspace(np.log10(lo), np.log10(q_max), int(n_q))
     return eps, qs
@@ -48,13 +45,11 @@ def paper_grid(delta=1e-5, c=4.0, n_eps=1000, n_q=100, eps_max=4.0, q_max=0.9999
 
 def sigma_grid(sigma_lo, sigma_hi, n_sigma):
     """np.logspace(log10 sigma_lo, log10 sigma_hi, n_sigma), the authors' sigma grid."""
-    if not (sigma_lo > 0 and np.isfinite(sigma_hi)):
-        raise ParameterError("sigma_lo", "> 0", sigma_lo, message=f"sigma_lo must be > 0 (got {sigma_lo})")
+    check_positive("sigma_lo", sigma_lo), check_positive("sigma_hi", sigma_hi)
     if not sigma_lo <= sigma_hi:
         raise ParameterError("sigma_lo", f"<= sigma_hi = {sigma_hi}", sigma_lo,
                              message=f"sigma bounds inverted: sigma_lo={sigma_lo} > sigma_hi={sigma_hi}")
-    if int(n_sigma) < 2:
-        raise ParameterError("n_sigma", ">= 2", n_sigma, message=f"n_sigma must be >= 2 (got {n_sigma})")
+    check_int("n_sigma", n_sigma, 2)
     return np.logspace(np.log10(sigma_lo), np.log10(sigma_hi), int(n_sigma))
 
 
@@ -84,16 +79,10 @@ def _sigma1_for_grid(eps, d):
 
 
 def _validate_grid_inputs(eps_values, delta, q_values, n_sigma):
-    eps = np.atleast_1d(_eps(eps_values)).astype(float)
-    if eps.ndim != 1:
-        raise ParameterError("eps_values", "1-D", eps_values, message="eps_values must be 1-D")
-    if np.any(eps <= 0):
-        raise ParameterError("eps_values", "> 0", eps_values, message=f"eps_values must be > 0 (got {eps.min()})")
+    eps = check_finite_list("eps_values", check_positive("eps_values", _eps(eps_values)))
     d = float(_delta(delta, "delta"))
     qs = check_grid("q_values", check_rate(q_values), low=0.0, high=1.0)
-    if int(n_sigma) < 2:
-        raise ParameterError("n_sigma", ">= 2", n_sigma, message=f"n_sigma must be >= 2 (got {n_sigma})")
-    return eps, d, qs, int(n_sigma)
+    return eps, d, qs, check_int("n_sigma", n_sigma, 2)
 
 
 def _grid_result(eps, s1, qs, sig_sel, d, floor_hit):
@@ -240,7 +229,7 @@ def conjecture63_max_a_minus_b(c=4.0, delta=1e-5, n_eps=1000, n_q=100, method="e
     elif method == "grid":
         r = a_minus_b_grid(eps, delta, qs, n_sigma)
     else:
-        raise ParameterError("method", "'exact' or 'grid'", method)
+        check_choice("method", method, ("exact", "grid"))
     return float(np.max(r["max_a_minus_b"]))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.validation import check_epsilon, check_positive
 from dpsampling.engine.subsampled_gaussian import (
     _LOG_SQRT_2PI, _SQRT2, _eps, _parts, _q, _scalar, _sigma,
     log_norm_interval, sigma_one_step,
@@ -116,17 +116,13 @@ def a_minus_b(q, sigma, epsilon):
 
 def effective_noise(sigma, q):
     """sigma_eff = sigma/q, the effective DP noise std of Eq. (25)."""
-    s = np.asarray(sigma, dtype=float)
-    if np.any(s < 0):
-        raise ParameterError("sigma", ">= 0", sigma, message=f"sigma must be >= 0 (got {s.min()})")
+    s = np.asarray(check_epsilon(sigma, "sigma"), dtype=float)
     return _scalar(s / _q(q))
 
 
 def corollary54_ratio(sigma_q, q, sigma_1):
     """sigma(q, T) / (q sigma(1, T)), which -> 1 as T -> infinity (Corollary 5.4, Eq. (44))."""
-    s1 = np.asarray(sigma_1, dtype=float)
-    if np.any(s1 <= 0):
-        raise ParameterError("sigma_1", "> 0", sigma_1, message=f"sigma_1 must be > 0 (got {s1.min()})")
+    s1 = np.asarray(check_positive("sigma_1", sigma_1), dtype=float)
     return _scalar(np.asarray(effective_noise(sigma_q, q)) / s1)
 
 
@@ -143,8 +139,7 @@ def corollary54_ratio_one_step(q, epsilon, delta):
 def monotonicity_violations(y, decreasing=True, rtol=0.0, axis=-1):
     """Indices i (along axis) where y[i+1] breaks monotonicity by more than rtol*|y[i]|."""
     y = np.asarray(y, dtype=float)
-    if rtol < 0:
-        raise ParameterError("rtol", ">= 0", rtol, message=f"rtol must be >= 0 (got {rtol})")
+    check_epsilon(rtol, "rtol")
     dy = np.diff(y, axis=axis)
     base = np.abs(np.take(y, np.arange(y.shape[axis] - 1), axis=axis))
     bad = dy > rtol * base if decreasing else dy < -rtol * base

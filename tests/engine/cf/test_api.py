@@ -102,7 +102,7 @@ def test_epsilon_delta_roundtrip_and_monotone():
 
 @pytest.mark.parametrize("call,match", [
     (lambda: cf_delta(1.0, Gaussian(1.0), direction="both"), "direction"),
-    (lambda: cf_delta(1.0, Gaussian(1.0), err=-1), "err"),
+    (lambda: cf_delta(1.0, Gaussian(1.0), abs_tol=-1), "abs_tol"),
     (lambda: cf_delta(float("nan"), Gaussian(1.0)), "epsilon"),
     (lambda: cf_epsilon(0.0, Gaussian(1.0)), "delta"),
     (lambda: cf_delta(1.0, [(Gaussian(1.0), 0)]), "count"),

@@ -14,7 +14,7 @@ def test_gaussian_tiny_delta_relative_accuracy():
     # the shifted contour gives relative accuracy far below the PLD floor of ~1e-12
     s = 0.7
     ref = float(mpmath.ncdf(-15 * s + 0.5 / s) - mpmath.e**15 * mpmath.ncdf(-15 * s - 0.5 / s))
-    v, er = cf_delta(15.0, Gaussian(0.7), err=1e-32)  # δ ≈ 8.1e-24
+    v, er = cf_delta(15.0, Gaussian(0.7), abs_tol=1e-32)  # δ ≈ 8.1e-24
     assert abs(v - ref) <= er + 1e-15 * ref and er <= 1e-32 and abs(v / ref - 1) < 1e-12
 
 
@@ -22,9 +22,9 @@ def test_error_budget_failure_raises():
     # one step of a subsampled Gaussian: φ decays on the scale 1/γ; the certified budget
     # cannot be reached within the work cap -> an error, never a silent number
     with pytest.raises(CFAccuracyError, match="error budget"):
-        cf_delta(0.0, PoissonSubsampled(Gaussian(1.0), 0.02), "remove", err=1e-10)
+        cf_delta(0.0, PoissonSubsampled(Gaussian(1.0), 0.02), "remove", abs_tol=1e-10)
     with pytest.raises(CFAccuracyError):
-        cf_delta(0.0, [(PoissonSubsampled(Gaussian(0.8), 1e-3), 10_000)], "remove", err=1e-300)
+        cf_delta(0.0, [(PoissonSubsampled(Gaussian(0.8), 1e-3), 10_000)], "remove", abs_tol=1e-300)
 
 
 def test_multimodal_tilt_aliasing_regression(monkeypatch):
@@ -37,7 +37,7 @@ def test_multimodal_tilt_aliasing_regression(monkeypatch):
     from dpsampling.engine.cf.pairs import _terms
 
     m = [(PoissonSubsampled(Gaussian(1.3), 1e-4), 10_000)]
-    v, er = cf_delta(0.0306, m, "remove", err=1e-9)
+    v, er = cf_delta(0.0306, m, "remove", abs_tol=1e-9)
     assert er <= 1e-9 and abs(v - 1.0110676e-6) <= er + 1e-13
     # on the saddle contour the Chernoff alias bound alone must rule out the aliased steps
     # h = 0.8, 1.6 (measured: both give 1.595e-6); forced there, the inversion either
@@ -48,7 +48,7 @@ def test_multimodal_tilt_aliasing_regression(monkeypatch):
     monkeypatch.setattr(cfmod, "_pick_contour",
                         lambda x, c, terms, kernel, err: (c, cfmod._grid_plan(x, c, terms, kernel, err)))
     try:
-        v2, er2 = cf_delta(0.0306, m, "remove", err=1e-9)
+        v2, er2 = cf_delta(0.0306, m, "remove", abs_tol=1e-9)
         assert abs(v2 - 1.0110676e-6) <= er2 + 1e-13
     except CFAccuracyError as exc:
         assert "error budget" in str(exc)
@@ -81,14 +81,14 @@ def test_unbounded_aliases_are_never_certified(monkeypatch):
     monkeypatch.setattr(inv, "_alias_distance", alias)
     m = [(PoissonSubsampled(Gaussian(1.3), 1e-4), 10_000)]
     with pytest.raises(CFAccuracyError, match="cannot bound the trapezoid aliases"):
-        cf_delta(0.0306, m, "remove", err=1e-9)
+        cf_delta(0.0306, m, "remove", abs_tol=1e-9)
 
 
 def test_near_lattice_fails():
     """σ=0.4, γ=1e-3, T=1e4 (WOR at σ=0.8, Lebeda Table 1): φ decays too slowly to certify
     the tail; the inversion must say so (within the work cap: its time is in bench/bench_cf_below_floor.py)."""
     with pytest.raises(CFAccuracyError, match="error budget"):
-        cf_delta(15.0, [(PoissonSubsampled(Gaussian(0.4), 1e-3), 10_000)], "remove", err=1e-12)
+        cf_delta(15.0, [(PoissonSubsampled(Gaussian(0.4), 1e-3), 10_000)], "remove", abs_tol=1e-12)
 
 
 def test_tail_delta_matches_independent_prv_accountant():
@@ -98,7 +98,7 @@ def test_tail_delta_matches_independent_prv_accountant():
     PLD gives 1.47978e-11 (d=1e-4) but 1.47745e-11 (d=1e-5), i.e. *below* the true δ at this size;
     dpsampling.engine.pld's faster construction 1.4701e-11 (1e-4), 1.4768e-11 (1e-5), 1.4781e-11 (1e-6)."""
     m = [(PoissonSubsampled(Gaussian(0.8), 1e-3), 1000)]
-    v, er = cf_delta(2.0, m, "remove", err=1e-16)
+    v, er = cf_delta(2.0, m, "remove", abs_tol=1e-16)
     assert er <= 1e-16 and 1.468976e-11 <= v <= 1.489211e-11
     assert abs(v / 1.479065e-11 - 1) < 1e-5
 
@@ -141,10 +141,10 @@ def test_out_of_reach_predictor_never_refuses_a_reachable_budget(monkeypatch):
         m = [(PoissonSubsampled(Gaussian(sigma), 0.01), 100)]
         switch(True)
         n = len(verdicts)
-        new = _outcome(lambda: cf_delta(eps, m, "add_remove", err=err))
+        new = _outcome(lambda: cf_delta(eps, m, "add_remove", abs_tol=err))
         fired += any(v is not None for v in verdicts[n:])
         switch(False)
-        old = _outcome(lambda: cf_delta(eps, m, "add_remove", err=err))
+        old = _outcome(lambda: cf_delta(eps, m, "add_remove", abs_tol=err))
         assert new == old, (sigma, eps, err, new, old)
         succeeded += new != "CFAccuracyError"
     assert fired >= 4 and succeeded >= 4
@@ -187,7 +187,7 @@ def test_output_pass_settled_by_its_first_nodes_is_the_full_pass(monkeypatch):
     m = [(PoissonSubsampled(Gaussian(1.0), 1e-3), 1000)]
     chunk = inv.U_CHUNK
     for eps in (1.3, 2.5, 4.4):
-        tight = functools.partial(cf_delta, eps, m, "remove", err=1e-30)
+        tight = functools.partial(cf_delta, eps, m, "remove", abs_tol=1e-30)
         new = (accounting_delta(eps, 1.0, 1e-3, 1000), _outcome(tight))
         monkeypatch.setattr(inv, "U_CHUNK", 10**9)
         old = (accounting_delta(eps, 1.0, 1e-3, 1000), _outcome(tight))

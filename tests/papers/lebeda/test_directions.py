@@ -68,7 +68,7 @@ def test_fig1_crossing_k2_present_k1_absent():
     gap = c.add_lower - c.remove_upper
     assert gap.max() > 0.03  # ≈ 0.0313 at ε ≈ 0.36, far above MC's α ≈ 0.0012
     # and the other way round at ε = 1.5 (the App. B.1 check point)
-    i = int(np.argmin(np.abs(c.eps - 1.5)))
+    i = int(np.argmin(np.abs(c.epsilon - 1.5)))
     assert c.remove_lower[i] > 0.1
     assert c.add_upper[i] < 1e-9
     # without composition the remove curve dominates (Prop. 30 of [ZDW22], §5)
@@ -110,7 +110,7 @@ def test_conjecture12_classifier_flags_a_planted_counterexample(monkeypatch):
 
     def swapped(*a, **kw):
         c = real(*a, **kw)
-        return D.DirectionCurves(eps=c.eps, add_upper=c.remove_upper, add_lower=c.remove_lower,
+        return D.DirectionCurves(epsilon=c.epsilon, add_upper=c.remove_upper, add_lower=c.remove_lower,
                                  remove_upper=c.add_upper, remove_lower=c.add_lower,
                                  discretization=c.discretization, params=c.params)
 
