@@ -429,7 +429,8 @@ def allocation_epsilon_each_epoch(delta, *, sigma, steps, epochs, step, loss_ste
     upper law dominates one epoch, the lower one is dominated) composed one epoch at a time
     (:func:`.allocation._compose`: each convolution's FFT rounding goes to +∞ for the upper end and is carried and
     subtracted for the lower end, each truncated tail goes to +∞ (upper) or is dropped (lower)), read by
-    :func:`.allocation.epsilon_of` (the lower end by :func:`.allocation.epsilon_lower_of`, a proven float guard).  Each end is valid for the reasons :mod:`.allocation` gives for its E-fold
+    :func:`.allocation.epsilon_of` (the lower end by :func:`.allocation.epsilon_lower_of`, a proven float guard).
+    Each end is valid for the reasons :mod:`.allocation` gives for its E-fold
     products, at any grid step, loss step and budget; the last epoch's settings make the earlier epochs at least
     as fine."""
     from . import allocation as al

@@ -1,12 +1,13 @@
 """ε(δ) and δ(ε) read off a discrete privacy-loss pmf for a lower bound: valid by construction, at any loss.
 
-dp_accounting's reading (``pld_pmf._get_epsilon_for_delta``; :func:`.pld.epsilon_for_delta` is its float bit for bit)
-walks down from the largest loss summing U = Σ p and W = Σ p·e^{−ℓ}, and stops at ε = log((U − δ)/W).  Two things
-make that float a poor lower end: above ℓ ≈ 745, e^{−ℓ} is 0 in floating point, so while every term walked is such
-the walk returns the loss at which U first reaches δ (above the pmf's ε(δ): read that way, the shuffle lower bound
-after 60 epochs of σ = 0.2 came out at 915.17, above the exact deterministic ε 914.23, Chua et al. 2024, Thm 4.1);
-and its losses are built by repeated subtraction of the grid step from the largest one, which drifts (≈ 3.8e-9 at a
-loss of 280 on a 10⁶-entry one-step pmf: a Poisson lower end 4.6e-10 above the exact ε).
+dp_accounting's reading (``pld_pmf._get_epsilon_for_delta``; :func:`.pld.epsilon_for_delta` is that walk on the
+grid's own losses) walks down from the largest loss summing U = Σ p and W = Σ p·e^{−ℓ}, and stops at
+ε = log((U − δ)/W).  Two things make that float a poor lower end: above ℓ ≈ 745, e^{−ℓ} is 0 in floating point,
+so while every term walked is such the walk returns the loss at which U first reaches δ (above the pmf's ε(δ): read
+that way, the shuffle lower bound after 60 epochs of σ = 0.2 came out at 915.17, above the exact deterministic ε
+914.23, Chua et al. 2024, Thm 4.1); and dp_accounting builds its losses by repeated subtraction of the grid step from
+the largest one, which drifts (≈ 3.8e-9 at a loss of 280 on a 10⁶-entry one-step pmf: a Poisson lower end 4.6e-10
+above the exact ε).
 
 Here the losses are the grid's own, ℓ_i = (lower + i)·Δ (an integer times Δ, one rounding each), and the reading
 rests on one inequality: for every set S of atoms and every ε,
@@ -121,7 +122,8 @@ def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
 
         read = pld.epsilon_for_delta
     dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
-    inf_mass, d, lower = float(dense._infinity_mass), float(dense._discretization), int(dense._lower_loss)  # noqa: SLF001
+    inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
+    lower = int(dense._lower_loss)  # noqa: SLF001
     probs, neg = _split(dense._probs)  # noqa: SLF001
     if inf_mass > delta:
         return math.inf
@@ -163,7 +165,8 @@ def delta_lower(pmf, epsilon):
     from dp_accounting.pld import pld_pmf
 
     dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
-    inf_mass, d, lower = float(dense._infinity_mass), float(dense._discretization), int(dense._lower_loss)  # noqa: SLF001
+    inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
+    lower = int(dense._lower_loss)  # noqa: SLF001
     probs, neg = _split(dense._probs)  # noqa: SLF001: δ_p ≥ δ_{p⁺} − N
     e = np.asarray(epsilon, dtype=float)
     flat = np.atleast_1d(e).ravel()

@@ -359,7 +359,8 @@ def optimistic_pmfs(mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DE
 
 def composition_rounding(pmf, epsilon, epochs):
     """What the composed pmf's δ(ε) may exceed the composed pair's by: 0 for one epoch (no composition), else the
-    folded mass ``TAIL_MASS_TRUNCATION`` plus the composition's rounding at ε (:func:`dpsampling.engine.pld.rounding_at`:
+    folded mass ``TAIL_MASS_TRUNCATION`` plus the composition's rounding at ε
+    (:func:`dpsampling.engine.pld.rounding_at`:
     ‖w_ε‖₂ times the proven 2-norm bound :func:`dpsampling.engine.pld.composition_error` of the FFT power, kept on
     the pmf by :func:`optimistic_pmfs`; Cauchy–Schwarz, the weights w_ε = (1 − e^{ε−ℓ})₊ ≤ 1).  ε = −∞ gives the
     bound at every ε (nonincreasing in ε)."""
@@ -378,7 +379,8 @@ def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
     """Lower bound on δ(ε) for E epochs from the optimistic PLD of M (max over directions).
 
     δ = max_dir [δ_pmf(ε) − :func:`composition_rounding`] (≥ 0): for E > 1 the mass the FFT may have folded
-    (``TAIL_MASS_TRUNCATION``) and its proven rounding bound at ε, 0 for E = 1.  Returns ``(delta, per_direction)`` (floats or arrays like
+    (``TAIL_MASS_TRUNCATION``) and its proven rounding bound at ε, 0 for E = 1.  Returns ``(delta, per_direction)``
+    (floats or arrays like
     ``epsilon``; ``per_direction`` a dict).  Values below :data:`RELIABLE_DELTA_FLOOR` are valid
     only up to FFT round-off: callers flag them.
     """

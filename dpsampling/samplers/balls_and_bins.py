@@ -147,7 +147,8 @@ def _looser(upper, det):
 
 def _at_most_deterministic(quantity, target, sigma, steps, epochs, interval):
     """``interval`` (lower, upper, info) with its upper end replaced by the deterministic value where that is smaller
-    (:func:`_looser`: or the upper end is infinite or nan), named :data:`DETERMINISTIC_UPPER_METHOD` in ``info["method_upper"]``.
+    (:func:`_looser`: or the upper end is infinite or nan), named :data:`DETERMINISTIC_UPPER_METHOD` in
+    ``info["method_upper"]``.
 
     Valid: given where every record lands (the other records' steps and the differing record's), one epoch is
     deterministic batching with the differing record in exactly one step, so E epochs are the Gaussian at σ/√E

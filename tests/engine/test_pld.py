@@ -385,7 +385,8 @@ def _reading(read, delta):
 
 def test_a_reader_reads_dp_accountings_floats_at_any_sequence_of_deltas(monkeypatch):
     """EpsilonReader keeps one pmf's walk for several δ: each reading is dp_accounting's walk over the drift-free grid
-    (:func:`_walk`), the same float (or the same error), for any order of δ, on composed pessimistic and optimistic pmfs (dominating and
+    (:func:`_walk`), the same float (or the same error), for any order of δ, on composed pessimistic and optimistic
+    pmfs (dominating and
     dominated ends), a one-step pmf, δ at and around the mass at infinity, δ = 0 and 1, a pmf with losses below
     −700 (handed to dp_accounting) and one without mass; small blocks, so that readings span several kept blocks.
     ``read(pmf, δ)`` reads another pmf afresh."""

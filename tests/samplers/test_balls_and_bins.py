@@ -644,5 +644,6 @@ def test_upper_end_at_most_the_deterministic_value(monkeypatch):
     monkeypatch.setattr(bb, "_allocation_interval", lambda *a: fake)
     r = bb.epsilon(1e-5, sigma=2.0, steps=3, epochs=4, bound="upper")
     det = float(_mp_gaussian_epsilon(2.0 / 2, 1e-5))
-    assert r.upper == r.value == pytest.approx(det, rel=1e-12) and r.accuracy["upper_method"] == bb.DETERMINISTIC_UPPER_METHOD
+    assert r.upper == r.value == pytest.approx(det, rel=1e-12)
+    assert r.accuracy["upper_method"] == bb.DETERMINISTIC_UPPER_METHOD
     assert r.lower <= r.upper
