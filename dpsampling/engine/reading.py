@@ -34,8 +34,9 @@ import math
 
 import numpy as np
 
-from .numerics import UNIT_ROUNDOFF
-
+#: the unit roundoff u = 2⁻⁵³ (= numerics.UNIT_ROUNDOFF; not imported from there, which loads scipy: this module is
+#: imported by modules the registry loads)
+UNIT_ROUNDOFF = 2.0 ** -53
 #: the smallest positive subnormal float: an underflowed product is off by at most this, absolutely
 _TINY = 2.0 ** -1074
 #: the guard of :func:`epsilon_lower_at`, per unit of |ℓ̂_k| + |a| + |b| + 1: 16 unit roundoffs (proof there)
