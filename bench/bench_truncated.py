@@ -25,7 +25,7 @@ RUNS = {"MNIST": (60000, 256, 1.1, 60, 1e-5), "CIFAR-10": (50000, 256, 1.0, 100,
 
 def _clear():
     for f in (pld.composed, dominated_pld.composed, tr._upper_one_step, tr._upper_pmfs,  # noqa: SLF001
-              tr._lower_composed, tr.lower_one_step):  # noqa: SLF001
+              tr._kept_set_one_step, tr._combined_one_step, tr._lower_composed, tr.lower_one_step):  # noqa: SLF001
         f.cache_clear()
 
 

@@ -11,21 +11,20 @@ table shape:
 * ``target_epsilon`` and ``epochs``: σ per sampler (the smallest σ it certifies);
 * ``target_epsilon`` and ``sigma`` (no ``epochs``): the most epochs each sampler allows.
 
-Every row says what its number is (``kind``):
+Every row is in the one result model (:class:`dpsampling.engine.result.AccountingResult`): ``value`` is the safe
+end of its question — for ε the certified upper end, for σ a sufficient σ, for epochs the most epochs the
+certified upper end of ε allows — never a lower end; ``lower``/``upper`` the ends, ``lower_method``/``upper_method``
+the method of each, ``method`` the selector (the sampler's default method; empty for a sampler without a choice),
+``relation`` the neighbouring relation, and ``kind``:
 
-* ``interval`` (poisson, wor, balls_and_bins): both ends certified; ``value`` is the valid upper bound on ε
-  (pessimistic PLD), so the σ returned is sufficient and the epochs returned are allowed; ``lower`` holds the
-  certified lower end (poisson/wor: the dominated PLD or the φ accountant; for σ, ``lower`` is provably
-  insufficient; for epochs, ``upper`` is the most epochs not provably exceeding the target).  A row with no
-  certified lower end is ``upper``.
+* ``interval`` (poisson, wor, balls_and_bins, shuffle): both ends certified.  For ε the true value lies in
+  [``lower``, ``upper``] (poisson/wor: dominated PLD or the φ accountant below, pessimistic PLD above); for σ,
+  ``lower`` is provably insufficient and ``upper`` = ``value`` sufficient; for epochs, ``lower`` = ``value`` epochs
+  are certified and more than ``upper`` provably exceed the target.  Shuffle's upper end is the deterministic
+  value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt), certified but only the best known (``upper_best_known``
+  True; ``spec.upper_best_known``); its lower end the Chua et al. lower bound (a post-processing of the run's
+  output for one adjacent pair).  A row with no certified lower end is ``upper``.
 * ``exact`` (deterministic): the Gaussian at σ/√E, closed form.
-* ``lower_best_upper`` (shuffle; ``spec.upper_certified`` False): not a certified pair, no dominating pair is
-  known; ``lower`` is the Chua et al. lower bound on ε
-  (a valid lower bound: a post-processing of the run's output for one adjacent pair) and ``upper`` the
-  deterministic value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt).  ``value`` is the number the
-  *lower bound* gives — the certified side: ε ≥ value; σ ≤ value is provably insufficient; more than
-  ``value`` epochs provably exceed the target.  For σ and epochs ``lower``/``upper`` order the bracket
-  of the true answer (σ ∈ (value, deterministic σ]; epochs ∈ [deterministic epochs, value]).
 
 The verdicts (plain sentences comparing every row with the baseline row, the sampler whose ``spec.role`` is
 "baseline": is baseline accounting of a run whose upper end is not certified provably wrong? how far is the exact
@@ -54,11 +53,11 @@ import math
 
 from dpsampling import samplers as _samplers
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.result import (BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, bound_text, ends_text, interval_text,
-                                      separating_text)
+from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 from dpsampling.engine.validation import (as_number, check_choice, check_delta, check_epsilon, check_int,
                                           check_positive)
 from dpsampling.samplers._checks import one_number
+from dpsampling.samplers.relations import NOT_COVERED_FLAG, NotCovered, check_relation
 from dpsampling.samplers.spec import CostError, check_cost
 
 #: epochs search stops here (the answer is then "at least MAX_EPOCHS")
@@ -71,7 +70,10 @@ CAP_FACTOR = 0.01
 SKIPPED_COST = "skipped_cost"
 #: flag of a row that cannot be computed at all (its reason in ``df.attrs["skipped"]``)
 NOT_COMPUTED = "not_computed"
-COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "relation", "dataset_size",
+#: flag of a row whose sampler's analysis does not cover the relation asked (its reason in ``df.attrs["skipped"]``)
+NOT_COVERED = NOT_COVERED_FLAG
+COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method",
+           "upper_best_known", "relation", "dataset_size",
            "batch_size", "steps", "total_steps", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization",
            "rel_tol", "est_rel_error", "flags")
 #: significant digits of a number in a verdict (bounds rounded outward)
@@ -144,14 +146,15 @@ def _check_cap(max_batch_size, chosen, question):
 class _Run:
     """The run's fixed parameters and the one question per sampler to :func:`account`."""
 
-    def __init__(self, n, b, delta, accuracy, force=False, cap=None):
-        self.n, self.b, self.cap = n, b, cap
+    def __init__(self, n, b, delta, accuracy, force=False, cap=None, relation=None):
+        self.n, self.b, self.cap, self.relation = n, b, cap, relation
         self.steps = math.ceil(n / b)
         self.q = b / n
         self.delta = delta
         self.accuracy = accuracy
         self.force = force
         self._results = {}
+        self.last_result = None  # the last ε answer of an epochs search (its per-end methods name the row's)
 
     def _kw(self, sampler):
         spec = _samplers.get_spec(sampler)
@@ -170,17 +173,16 @@ class _Run:
 
     def epsilon(self, sampler, sigma, epochs):
         return _samplers.account(sampler, "epsilon", self.delta, sigma=sigma, epochs=epochs, force=True,
-                                 **self._kw(sampler))
+                                 relation=self.relation, **self._kw(sampler))
 
     def sigma(self, sampler, target, epochs):
         extra = _samplers.get_spec(sampler).audit_options.get("sigma", {})
         return _samplers.account(sampler, "sigma", (target, self.delta), epochs=epochs, force=True,
-                                 **{**self._kw(sampler), **extra})
+                                 relation=self.relation, **{**self._kw(sampler), **extra})
 
     def eps_value(self, sampler, sigma, epochs, end="value"):
-        """The number the epochs search is monotone in: the sampler's own bound on ε (its lower end where the upper
-        is not certified), or the
-        upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
+        """The number the epochs search is monotone in: the safe end of ε (``value``, the certified upper end), or
+        the upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
         key = (sampler, sigma, epochs)
         if key not in self._results:
             self._results[key] = self.epsilon(sampler, sigma, epochs)
@@ -220,7 +222,7 @@ class _Run:
                     raise CostError(f"{sampler} epochs search", dataclasses.replace(c, seconds=spent[0]), budget)
                 v, r = self.eps_value(sampler, sigma, e, end)
                 f[e] = v <= target
-                self.last_method = r.method
+                self.last_result = r
             return f[e]
 
         cap = self.epochs_cap(sampler, sigma)
@@ -238,41 +240,33 @@ class _Run:
         return lo, ()
 
 
-def _row(sampler, question, value, kind, method, lower, upper, flags=(), accuracy=None):
+def _row(sampler, question, value, kind, method, lower, upper, flags=(), accuracy=None, lower_method=None,
+         upper_method=None, upper_best_known=False, relation=None):
     acc = accuracy or {}
-    return {"sampler": sampler, "question": question, "value": value, "kind": kind, "method": method,
-            "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
-            "relation": _samplers.get_spec(sampler).relation,
+    return {"sampler": sampler, "question": question, "value": _NAN if value is None else value, "kind": kind,
+            "method": method, "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
+            "lower_method": lower_method, "upper_method": upper_method, "upper_best_known": bool(upper_best_known),
+            "relation": relation or _samplers.get_spec(sampler).relation,
             **{k: _NAN if acc.get(k) is None else acc[k] for k in ACCURACY_COLUMNS},
             "flags": ";".join(flags) if not isinstance(flags, str) else flags}
 
 
+def _result_row(sampler, question, r, value=None, flags=None):
+    """The row of account's answer ``r`` (the one result model: ``value`` its safe end, ``method`` the selector)."""
+    return _row(sampler, question, r.value if value is None else value, r.kind, r.method, r.lower,
+                r.upper if value is None else value, r.flags if flags is None else flags, r.accuracy,
+                r.lower_method, r.upper_method, r.upper_best_known, r.relation)
+
+
 def _forward(run, sampler, sigma, epochs):
-    r = run.epsilon(sampler, sigma, epochs)
-    spec = _samplers.get_spec(sampler)
-    if not spec.upper_certified:
-        return _row(sampler, "epsilon", r.value, spec.audit_kind, f"{r.method} / {spec.upper_method}", r.value,
-                    r.upper, r.flags, r.accuracy)
-    lo = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
-    up = r.upper if r.upper is not None else (r.value if r.kind in ("upper", "exact") else None)
-    return _row(sampler, "epsilon", r.value, _kind(r.kind, lo, up), r.method, lo, up, r.flags, r.accuracy)
-
-
-def _kind(kind, lower, upper):
-    """The kind of a row: ``interval`` when an upper bound comes with its certified lower end (both finite)."""
-    if kind == "upper" and all(v is not None and math.isfinite(v) for v in (lower, upper)):
-        return "interval"
-    return kind
+    return _result_row(sampler, "epsilon", run.epsilon(sampler, sigma, epochs))
 
 
 def _inverse_sigma(run, sampler, target, epochs):
     r = run.sigma(sampler, target, epochs)
     spec = _samplers.get_spec(sampler)
-    if not spec.upper_certified:  # σ ≤ value provably insufficient; the best known upper end's σ (r.upper) suffices
-        return _row(sampler, "sigma", r.value, spec.audit_kind, f"{r.method} / {spec.upper_method}", r.value, r.upper,
-                    r.flags)
-    if r.kind == "exact":
-        return _row(sampler, "sigma", r.value, r.kind, r.method, r.value, r.value, r.flags)
+    if r.kind == "exact" or spec.upper_best_known:  # the upper end's σ (r.value) suffices, as computed
+        return _result_row(sampler, "sigma", r)
     # Upper-bound samplers: a calibration stops at a root tolerance, so ε(σ) may exceed the target by
     # ~1e-9 relative (measured for wor); we re-ask the same pessimistic accountant at σ and raise σ
     # until ε(σ) ≤ target, so the σ reported is verified sufficient.
@@ -284,29 +278,29 @@ def _inverse_sigma(run, sampler, target, epochs):
         flags = (*r.flags, "sigma_raised_to_verify")
     else:
         raise ArithmeticError(f"could not verify a σ for sampler {sampler!r} with ε ≤ {target!r}")
-    lo = r.lower if r.lower is not None else None
-    return _row(sampler, "sigma", s, _kind(r.kind, lo, s), r.method, lo, s, flags, r.accuracy)
+    return _result_row(sampler, "sigma", r, value=s, flags=flags)
 
 
 def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
+    """The most epochs: ``value`` = ``lower`` = the most epochs the certified upper end of ε allows (the safe end);
+    ``upper`` = the most epochs its certified lower end does not rule out (more provably exceed the target)."""
     e, flags = run.max_epochs(sampler, sigma, target, budget=budget)
     spec = _samplers.get_spec(sampler)
     kind = spec.audit_kind
-    if not spec.upper_certified:  # more than e epochs provably exceed target; its upper end's epochs suffice
-        lower_method = run.last_method
-        e_up, _ = run.max_epochs(sampler, sigma, target, end="upper")
-        return _row(sampler, "epochs", e, kind, f"{lower_method} / {spec.upper_method}, integer search",
-                    e_up, e, flags)
+    r = run.last_result
+    rel = r.relation if r is not None and r.relation else run.relation
+    if kind == "interval" and r is not None and r.lower is None:  # one-sided under the relation asked
+        kind = "upper"
+    lm = um = None
+    if r is not None:
+        um = f"integer search on {r.lower_method}" if r.lower_method else None
+        lm = f"integer search on {r.upper_method}" if r.upper_method else None
     e_max = e
     if kind == "interval":  # the lower end of ε: more than e_max epochs provably exceed the target
         e_max, _ = run.max_epochs(sampler, sigma, target, end="lower", budget=budget)
-    method = "analytic" if kind == "exact" else getattr(run, "last_method", None) or "PLD"
-    return _row(sampler, "epochs", e, kind, "integer search on " + method, e, e_max, flags)
-
-
-def _b(x, side):
-    """A number of a verdict on its side (:func:`dpsampling.engine.result.bound_text`)."""
-    return bound_text(x, side, VERDICT_DIGITS)
+    method = r.method if r is not None else spec.default_method
+    return _row(sampler, "epochs", e, kind, method, e, e_max, flags, None, lm, um if kind != "exact" else lm,
+                spec.upper_best_known, relation=rel)
 
 
 def _has_interval(r):
@@ -314,135 +308,19 @@ def _has_interval(r):
     return all(isinstance(v, (int, float)) and math.isfinite(v) for v in (lo, up))
 
 
-def _compare(name, r, p, base, what, symbol, less_is):
-    """A certified comparison of row ``r`` with the baseline row ``p`` (named ``base``) on their intervals
-    [lower, upper] of ``symbol``, or by how much the widths would have to shrink to decide it.  ``less_is``: what a
-    smaller value means ("more private" for ε, "less noise" for σ)."""
-    if r["upper"] < p["lower"]:
-        a, b = separating_text(r["upper"], p["lower"])
-        return (f"{name} is certifiably below {base} here ({less_is}): {symbol} ≤ {a} < {b} ≤ "
-                f"{symbol}_{base}.")
-    if r["lower"] > p["upper"]:
-        a, b = separating_text(p["upper"], r["lower"])
-        return f"{name} is certifiably above {base} here: {symbol} ≥ {b} > {a} ≥ {symbol}_{base}."
-    overlap = min(r["upper"], p["upper"]) - max(r["lower"], p["lower"])
-    wr, wp = r["upper"] - r["lower"], p["upper"] - p["lower"]
-    below, above = r["upper"] - p["lower"], p["upper"] - r["lower"]  # how far r's own ends are from deciding it
-    alone = (f"the upper end of {name} would have to fall by {below:.2g}, below {bound_text(p['lower'], 'lower', 5)}"
-             if below <= above else
-             f"the lower end of {name} would have to rise by {above:.2g}, above {bound_text(p['upper'], 'upper', 5)}")
-    return (f"{name} ({symbol} ∈ [{bound_text(r['lower'], 'lower')}, {bound_text(r['upper'], 'upper')}]) "
-            f"and {base} ({symbol} ∈ [{bound_text(p['lower'], 'lower', 5)}, {bound_text(p['upper'], 'upper', 5)}]) "
-            f"overlap by {overlap:.2g}: neither {what} is certifiably better; the widths ({wr:.2g} and {wp:.2g}) "
-            f"would have to shrink by at least {overlap:.2g} in all to decide it ({alone}).")
-
-
-def _epsilon_verdicts(p, base, rows):
-    """Verdicts of the ε question: every row against the baseline row ``p``."""
-    bs = _samplers.get_spec(base)
-    reliable = p["delta"] >= RELIABLE_DELTA_FLOOR and BELOW_FLOOR_FLAG not in p["flags"].split(";")
-    out = []
-    for r, spec in rows:
-        if not spec.upper_certified:
-            if reliable and r["value"] > p["value"]:
-                out.append(f"{spec.run} reported with {bs.words} accounting (ε ≤ {_b(p['value'], 'upper')}) is "
-                           f"provably wrong: its ε is at least {_b(r['value'], 'lower')} (and at most "
-                           f"{_b(r['upper'], 'upper')}).")
-            else:
-                out.append(f"the {spec.words} lower bound ({_b(r['value'], 'lower')}) does not exceed the {bs.words} "
-                           f"upper bound ({_b(p['value'], 'upper')}): {bs.words} accounting of {spec.run} is not "
-                           f"provably wrong here, nor proven right; the certified ε of {spec.words} is the "
-                           f"{spec.upper_method} {_b(r['upper'], 'upper')} (no tighter upper bound for {spec.words} "
-                           f"is known).")
-        elif spec.audit_kind == "exact":
-            once = (" (so does one permutation reused every epoch: Chua et al.'s lower bound for it equals this "
-                    "value)") if spec.role == "once_per_epoch" else ""
-            out.append(f"{spec.words} have ε = {bound_text(r['value'], 'exact', 4)} exactly"
-                       f"{once}, {r['value'] / p['value']:.3g}× the {bs.words} ε ≤ {_b(p['value'], 'upper')}.")
-        elif _has_interval(p) and _has_interval(r):
-            out.append(_compare(spec.words, r, p, bs.words, "sampler", "ε", "more private"))
-    return out
-
-
-def _sigma_verdicts(p, base, rows, delta, target_epsilon):
-    """Verdicts of the σ question: every row against the baseline row ``p``."""
-    bs = _samplers.get_spec(base)
-    out = []
-    if _has_interval(p) and p["lower"] < p["upper"]:
-        lo, up = ends_text(p["lower"], p["upper"])
-        out.append(f"{bs.words}: σ = {up} suffices and σ ≤ {lo} is provably insufficient (the smallest "
-                   f"sufficient σ lies in between).")
-    for r, spec in rows:
-        if not spec.upper_certified:
-            if r["value"] > p["value"]:
-                out.append(f"{spec.run} trained with the {bs.words} σ = {_b(p['value'], 'upper')} is provably not "
-                           f"(ε = {target_epsilon:.3g}, δ = {delta:g})-DP: it needs σ > {_b(r['value'], 'lower')} "
-                           f"(σ = {_b(r['upper'], 'upper')} suffices).")
-            else:
-                out.append(f"the {bs.words} σ = {_b(p['value'], 'upper')} is not provably too small for {spec.words} "
-                           f"(the {spec.words} lower bound only rules out σ ≤ {_b(r['value'], 'lower')}); "
-                           f"σ = {_b(r['upper'], 'upper')} certifies it.")
-        elif spec.audit_kind == "exact":
-            ratio = r["value"] / p["value"]
-            out.append(f"{spec.words} need σ = {bound_text(r['value'], 'exact', 4)}, {ratio:.3g}× the "
-                       f"{bs.words} σ = {_b(p['value'], 'upper')}.")
-        elif _has_interval(r) and _has_interval(p) and r["lower"] < r["upper"] and p["lower"] < p["upper"]:
-            out.append(_compare(spec.words, r, p, bs.words, "sampler", "σ", "less noise"))
-        else:
-            out.append(f"{spec.words} needs σ ≤ {_b(r['value'], 'upper')} ({bs.words}: {_b(p['value'], 'upper')}).")
-    return out
-
-
-def _epochs_verdicts(p, base, rows, delta, target_epsilon):
-    """Verdicts of the epochs question: every row against the baseline row ``p``."""
-    bs = _samplers.get_spec(base)
-    out = []
-    for r, spec in rows:
-        if not spec.upper_certified:
-            if r["value"] < p["value"]:
-                n_ep = r["value"]
-                beyond = (f"beyond {n_ep} epoch{'s' if n_ep != 1 else ''}" if n_ep > 0 else "even after one epoch")
-                out.append(f"{spec.run} trained for the {p['value']} epochs {bs.words} accounting allows is "
-                           f"provably not (ε = {target_epsilon:.3g}, δ = {delta:g})-DP: {beyond} its ε provably "
-                           f"exceeds the target ({r['lower']} epochs are certified).")
-            else:
-                out.append(f"{bs.words} accounting allows {p['value']} epochs; the {spec.words} lower bound rules out "
-                           f"only more than {r['value']}; {r['lower']} epochs are certified for {spec.words}.")
-    if p["upper"] > p["lower"]:
-        out.append(f"{bs.words}: {p['lower']} epochs are certified; more than {p['upper']} provably exceed the "
-                   f"target.")
-    for r, spec in rows:
-        if spec.upper_certified and spec.audit_kind == "exact":
-            out.append(f"{spec.words} allow {r['value']} epochs ({bs.words}: {p['value']}).")
-    for r, spec in rows:
-        if spec.upper_certified and spec.audit_kind != "exact":
-            out.append(f"{spec.words} allows at least {r['value']} epochs ({bs.words}: {p['value']}).")
-    return out
-
-
 def _verdicts(rows, question, delta, target_epsilon):
-    """Plain-sentence verdicts against the baseline row (the sampler whose spec has role "baseline"): a row whose
-    upper end is not certified (provably wrong?), the exact row, and every row with a certified interval (certified
-    separation with the numbers, or by how much the widths would have to shrink), in that order; a newly registered
-    sampler gets its verdict from its spec without a change here."""
-    by = {r["sampler"]: r for r in rows if not (isinstance(r["value"], float) and math.isnan(r["value"]))}
+    """Plain-sentence verdicts against the baseline row (the sampler whose spec has role "baseline"), worded by
+    :func:`dpsampling.render.verdicts` (every bound on its side, each number's relation named where they differ)."""
+    from . import render
+
     base = _samplers.with_role("baseline")
-    if base is None or not any(r["sampler"] == base.name for r in rows):
-        return []
-    if base.name not in by:
-        return [f"no comparison with {base.words}: its row cannot be computed for these inputs (see the row)."]
-    p = by[base.name]
-    others = [(r, _samplers.get_spec(name)) for name, r in by.items() if name != base.name]
-    order = sorted(others, key=lambda rs: (rs[1].upper_certified, rs[1].audit_kind != "exact"))
-    if question == "epsilon":
-        return _epsilon_verdicts(p, base.name, order)
-    if question == "sigma":
-        return _sigma_verdicts(p, base.name, order, delta, target_epsilon)
-    return _epochs_verdicts(p, base.name, order, delta, target_epsilon)
+    p = next((r for r in rows if base is not None and r["sampler"] == base.name), None)
+    reliable = p is not None and p["delta"] >= RELIABLE_DELTA_FLOOR and BELOW_FLOOR_FLAG not in p["flags"].split(";")
+    return render.verdicts(rows, question, delta, target_epsilon, reliable)
 
 
 def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_epsilon=None, samplers=None,
-          accuracy="default", force=False, per_epoch=False, max_batch_size=None):
+          accuracy="default", force=False, per_epoch=False, max_batch_size=None, relation=None):
     """One row per batch sampler for a DP-SGD run over ``dataset_size`` examples in batches of ``batch_size``.
 
     ``sigma`` + ``epochs`` → ε(δ); ``target_epsilon`` + ``epochs`` → σ; ``target_epsilon`` + ``sigma`` →
@@ -452,7 +330,9 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     ``accuracy``: the setting of samplers with an ``accuracy`` option (balls_and_bins: relative width ≤ 1e-2 / 1e-3
     for "default"/"fine"); the other samplers use their default accuracy.  ``max_batch_size``: the cap of a sampler
     whose batches are capped (``spec.batch`` "capped"), or ``"smallest"``: the smallest cap whose certified upper ε
-    is within :data:`CAP_FACTOR` of the baseline's; with an ε question the smallest cap is also reported
+    is within :data:`CAP_FACTOR` of the baseline's (each under its own relation); ``relation``: one neighbouring
+    relation for every row (None: each sampler's own; a sampler whose analysis does not cover it is listed with the
+    flag ``not_covered`` and why in ``df.attrs["skipped"]``); with an ε question the smallest cap is also reported
     (``df.attrs["smallest_cap"]``: sampler -> the spec's ``cap_search`` answer, and a verdict).
 
     Returns a pandas DataFrame with :data:`COLUMNS` (see the module docstring for ``kind`` and
@@ -469,13 +349,16 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
     question = "epsilon" if target_epsilon is None else ("sigma" if sigma is None else "epochs")
     if per_epoch and question != "epsilon":
         raise ParameterError("per_epoch", "only with sigma and epochs (an ε question)", per_epoch)
+    if relation is not None:
+        check_relation(relation)
     cap = _check_cap(max_batch_size, chosen, question)
     names = chosen or tuple(s for s in _samplers.SAMPLERS if cap is not None or _samplers.get_spec(s).batch != "capped")
-    run = _Run(n, b, delta, accuracy, force, cap)
+    run = _Run(n, b, delta, accuracy, force, cap, relation)
     caps = _smallest_caps(run, names, sigma, epochs) if question == "epsilon" and cap is not None else {}
     rows, skipped = _rows(run, names, chosen, question, sigma, epochs, target_epsilon, force)
     df = pd.DataFrame(rows, columns=list(COLUMNS))
     df.attrs["question"] = question
+    df.attrs["relation"] = relation
     df.attrs["verdicts"] = _verdicts(rows, question, delta, target_epsilon) + [_cap_verdict(c, rows, cap)
                                                                               for c in caps.items()]
     df.attrs["skipped"] = skipped
@@ -484,7 +367,7 @@ def audit(dataset_size, batch_size, *, delta, epochs=None, sigma=None, target_ep
         from . import per_epoch_audit
 
         df.attrs["per_epoch"] = per_epoch_audit.table([s for s in names if s not in skipped], float(sigma), epochs,
-                                                      run._kw, delta, _forward)
+                                                      run._kw, delta, _forward, relation)
     return df
 
 
@@ -496,17 +379,21 @@ def _rows(run, names, chosen, question, sigma, epochs, target_epsilon, force):
         spec = _samplers.get_spec(sampler)
         try:
             row = _answer(run, spec, question, sigma, epochs, target_epsilon, run.delta, force, chosen)
+        except NotCovered as exc:  # the sampler's analysis does not cover the relation asked: listed with why
+            skipped[sampler] = exc
+            row = _row(sampler, question, _NAN, spec.audit_kind, "", None, None, (NOT_COVERED_FLAG,),
+                       relation=run.relation)
         except CostError as exc:
             if not exc.why and (chosen is not None or not spec.audit_optional):
                 raise  # a row asked for (or a required one) that --force would run: the question is refused
             skipped[sampler] = exc
-            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method, None, None,
                        (NOT_COMPUTED if exc.why else SKIPPED_COST,))
         except (ValueError, ArithmeticError, RuntimeError) as exc:
             if isinstance(exc, ParameterError) and exc.param not in ("sigma", "epochs", "target_epsilon", "delta"):
                 raise
             skipped[sampler] = exc  # this sampler's accountant cannot answer these inputs; the others still do
-            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method, None, None,
                        (NOT_COMPUTED,))
         row.update(dataset_size=run.n, batch_size=run.b, steps=run.steps,
                    total_steps=_NAN if question == "epochs" else run.steps * epochs, q=run.q,
@@ -535,17 +422,14 @@ def _smallest_caps(run, names, sigma, epochs):
 
 
 def _cap_verdict(item, rows, asked):
-    """The smallest cap in words: which cap keeps ε within the factor of the baseline's, and what the asked cap
-    gives."""
+    """The smallest cap in words (:func:`dpsampling.render.cap_verdict`)."""
+    from . import render
+
     name, c = item
-    spec, base = _samplers.get_spec(name), _samplers.with_role("baseline")
+    base = _samplers.with_role("baseline")
     row = next(r for r in rows if r["sampler"] == name)
-    text = (f"{spec.words}: the smallest cap whose certified ε is within {c.factor:.0%} of {base.words}'s "
-            f"(ε ≤ {bound_text(c.poisson_epsilon, 'upper', VERDICT_DIGITS + 1)}) is B = {c.max_batch_size} "
-            f"(the mean batch is {c.mean_batch_size:.4g}; there ε ≤ {bound_text(c.epsilon, 'upper', VERDICT_DIGITS + 1)})")
-    if asked != SMALLEST and _has_interval(row):
-        text += f"; the cap asked, B = {asked}, gives ε ∈ {interval_text(row['lower'], row['upper'])}"
-    return text + "."
+    base_row = next((r for r in rows if r["sampler"] == base.name and _has_interval(r)), None)
+    return render.cap_verdict(_samplers.get_spec(name), base, c, row, asked, SMALLEST, base_row)
 
 
 def _answer(run, spec, question, sigma, epochs, target_epsilon, delta, force, chosen):
@@ -567,4 +451,4 @@ def _answer(run, spec, question, sigma, epochs, target_epsilon, delta, force, ch
     return _inverse_epochs(run, sampler, float(sigma), float(target_epsilon), budget)
 
 
-__all__ = ["COLUMNS", "MAX_EPOCHS", "NOT_COMPUTED", "SKIPPED_COST", "audit"]
+__all__ = ["COLUMNS", "MAX_EPOCHS", "NOT_COMPUTED", "NOT_COVERED", "SKIPPED_COST", "audit"]

@@ -36,13 +36,19 @@ if TYPE_CHECKING:
 FLAGS = {"sigma": "sigma", "q": "q", "steps": "steps", "epochs": "epochs", "epsilon": "epsilon", "delta": "delta",
          "direction": "direction", "method": "method", "bound": "bound", "sampler": "sampler", "force": "force",
          "dataset_size": "dataset-size", "batch_size": "batch-size", "target_epsilon": "target-epsilon",
-         "samplers": "samplers"}
+         "samplers": "samplers", "relation": "relation"}
 DIRECTIONS = ("add", "remove", "add_remove")
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # one line, exit code 2
         self.exit(2, f"dpsampling: error: {message}\n")
+
+
+def _relations():
+    from .samplers.spec import RELATIONS
+
+    return RELATIONS
 
 
 def _registry():
@@ -122,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
             sp.add_argument("--" + flag, default=None, help=f"{where}: {o.help}", **kw)
         sp.add_argument("--force", action="store_true",
                         help=f"run a question predicted to take more than {reg.TIME_LIMIT:g} s")
+        sp.add_argument("--relation", choices=_relations(), default=None,
+                        help="the neighbouring relation to answer under (default: the sampler's own); refused, with "
+                             "why, where the sampler's analysis does not cover it")
 
     e = sub.add_parser("epsilon", help="ε for a target δ")
     common(e, "epsilon")
@@ -170,6 +179,10 @@ def _audit_parser(sub) -> None:
                         "whose certified ε is within 1%% of the baseline's")
     a.add_argument("--per-epoch", action="store_true",
                    help="also every sampler's ε after each epoch 1 … E (--json: a list per_epoch)")
+    a.add_argument("--relation", choices=_relations(), default=None,
+                   help="answer every sampler under this neighbouring relation (default: each sampler's own); a "
+                        "sampler whose analysis does not cover it is listed as not covered, with why")
+    a.add_argument("--markdown", action="store_true", help="the table and verdicts as Markdown")
     a.add_argument("--plot", metavar="FILE", help="draw the per-epoch intervals to FILE (.png or .pdf; implies "
                                                   "--per-epoch; needs the 'pipeline' extra)")
 
@@ -177,66 +190,22 @@ def _audit_parser(sub) -> None:
 #: what to change in an audit when a row costs too much: its cost drivers are the run's steps and epochs
 _BATCH_SIZE = "--batch-size (q = B/N, steps per epoch = ⌈N/B⌉)"
 _AUDIT_DRIVERS = {"steps": _BATCH_SIZE, "epochs": "--epochs", "sigma": "--sigma", "q": _BATCH_SIZE, "method": None}
-#: what an audit row's number is, by its kind (a row whose upper end is not certified says so from its spec)
-_AUDIT_WHAT = {"upper": "upper bound", "lower": "lower bound", "exact": "exact", "estimate": "estimate",
-               "interval": "certified interval"}
-#: the side each kind's value stands on when printed alone
-_SIDE = {"upper": "upper", "lower": "lower", "exact": "exact", "estimate": "value", "interval": "upper"}
 
 
-def _what(r, q, spec):
-    """What the number of an audit row is, in words."""
-    both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
-    if not spec.upper_certified:
-        return f"lower bound .. {spec.upper_method} (best known upper)"
-    if both and r["kind"] in ("upper", "interval"):
-        return "certified interval" if q == "epsilon" else "interval (sufficient σ = upper end)"
-    return _AUDIT_WHAT.get(r["kind"], r["kind"])
+def _audit_text(df, markdown=False) -> str:
+    """The audit as text or Markdown (:func:`dpsampling.render.audit_text` / ``audit_markdown``): the table with
+    each row's relation, the reasons of rows not computed below it, the verdicts."""
+    from . import render
 
+    skipped = df.attrs.get("skipped", {})
 
-def _audit_text(df) -> str:
-    """An aligned table (sampler, value, what it is, method) followed by the verdict lines; every bound on its side
-    (:func:`dpsampling.engine.result.bound_text`, :func:`~dpsampling.engine.result.interval_text`)."""
-    from .auditing import NOT_COMPUTED, SKIPPED_COST
-    from .engine.result import bound_text, interval_text
+    def reason_of(sampler):
+        exc = skipped.get(sampler)
+        if exc is None:
+            return "predicted beyond the time limit"
+        return _audit_error_text(exc, row=True)
 
-    reg = _registry()
-    q = df.attrs["question"]
-    head = {"epsilon": "ε", "sigma": "σ", "epochs": "epochs"}[q]
-
-    lines = [("sampler", head, "what it is", "method")]
-    for r in df.to_dict("records"):
-        spec = reg.get_spec(r["sampler"])
-        flags = r["flags"].split(";") if r["flags"] else []
-        if SKIPPED_COST in flags or NOT_COMPUTED in flags:
-            exc = df.attrs.get("skipped", {}).get(r["sampler"])
-            why = _audit_error_text(exc) if exc is not None else "predicted beyond the time limit"
-            lines.append((r["sampler"], "-", f"not computed: {why}", r["method"]))
-            continue
-        both = q != "epochs" and not (math.isnan(r["lower"]) or math.isnan(r["upper"])) and r["kind"] != "exact"
-        if q == "epochs":
-            val = f"{int(r['value'])}"
-        elif both:
-            val = interval_text(r["lower"], r["upper"])
-        else:
-            val = bound_text(r["value"], _SIDE.get(r["kind"], "value"))
-        what = _what(r, q, spec)
-        if r["flags"]:
-            what += f" [{r['flags']}]"
-        lines.append((r["sampler"], val, what, r["method"]))
-    w = [max(len(l[i]) for l in lines) for i in range(3)]
-    out = ["  ".join([l[0].ljust(w[0]), l[1].rjust(w[1]) if l is not lines[0] else l[1].ljust(w[1]),
-                      l[2].ljust(w[2]), l[3]]).rstrip() for l in lines]
-    r0 = df.iloc[0]
-    run = (f"N = {r0['dataset_size']}, B = {r0['batch_size']}, {r0['steps']} steps/epoch, q = {r0['q']:.4g}, "
-           f"δ = {r0['delta']:g}")
-    if q == "epsilon":
-        run += f", σ = {r0['sigma']:g}, {int(r0['epochs'])} epochs"
-    elif q == "sigma":
-        run += f", target ε = {r0['target_epsilon']:g}, {int(r0['epochs'])} epochs"
-    else:
-        run += f", σ = {r0['sigma']:g}, target ε = {r0['target_epsilon']:g}"
-    return "\n".join([run, "", *out, "", *("- " + v for v in df.attrs["verdicts"])])
+    return (render.audit_markdown if markdown else render.audit_text)(df, reason_of)
 
 
 def _audit_json(df) -> str:
@@ -246,9 +215,9 @@ def _audit_json(df) -> str:
         return x.item() if hasattr(x, "item") else x
 
     rows = [{k: clean(v) for k, v in r.items()} for r in df.to_dict("records")]
-    not_computed = {k: _audit_error_text(v) for k, v in df.attrs.get("skipped", {}).items()}
-    out = {"question": df.attrs["question"], "rows": rows, "verdicts": df.attrs["verdicts"],
-           "not_computed": not_computed}
+    not_computed = {k: _audit_error_text(v, row=True) for k, v in df.attrs.get("skipped", {}).items()}
+    out = {"question": df.attrs["question"], "relation": df.attrs.get("relation"), "rows": rows,
+           "verdicts": df.attrs["verdicts"], "not_computed": not_computed}
     if df.attrs.get("smallest_cap"):
         out["smallest_cap"] = {k: dataclasses.asdict(v) for k, v in df.attrs["smallest_cap"].items()}
     if "per_epoch" in df.attrs:
@@ -258,13 +227,16 @@ def _audit_json(df) -> str:
     return json.dumps(out)
 
 
-def _audit_error_text(exc) -> str:
+def _audit_error_text(exc, row=False) -> str:
     """One line for an error of the audit: a cost refusal names the audit's flags (--force), a ParameterError its
     flag."""
+    from .samplers.relations import NotCovered
     from .samplers.spec import CostError
 
     if isinstance(exc, CostError):
         return exc.text("--force", _AUDIT_DRIVERS)
+    if isinstance(exc, NotCovered):  # says the sampler, the relation and why (an audit row: its reason alone)
+        return exc.why if row else f"--relation {exc.relation}: {exc}"
     return _error_text(exc)
 
 
@@ -283,7 +255,7 @@ def _audit_main(a) -> int:
     try:
         df = audit(a.dataset_size, a.batch_size, delta=a.delta, epochs=a.epochs, sigma=a.sigma,
                    target_epsilon=a.target_epsilon, samplers=a.samplers, accuracy=a.accuracy, force=a.force,
-                   per_epoch=per_epoch, max_batch_size=a.max_batch_size)
+                   per_epoch=per_epoch, max_batch_size=a.max_batch_size, relation=a.relation)
     except ValueError as exc:
         return _fail(_audit_error_text(exc), 2)
     except (RuntimeError, ArithmeticError) as exc:
@@ -295,15 +267,15 @@ def _audit_main(a) -> int:
         try:
             plot_per_epoch(df.attrs["per_epoch"], a.plot,
                            title=f"N = {r0['dataset_size']}, B = {r0['batch_size']}, σ = {r0['sigma']:g}, "
-                                 f"δ = {r0['delta']:g}: ε after each epoch")
+                                 f"δ = {r0['delta']:g}: ε after each epoch"
+                                 + (f" (every band under {a.relation.replace('_', '-')})" if a.relation else ""))
         except PlotError as exc:
             return _fail(str(exc), 2)
-    print(_audit_json(df) if a.json else _audit_text(df))
+    print(_audit_json(df) if a.json else _audit_text(df, a.markdown))
     if per_epoch and not a.json:  # the per-epoch table after the audit's
-        from .engine.result import interval_text
         from .per_epoch_audit import text
 
-        print("\nε after each epoch:\n" + text(df.attrs["per_epoch"], interval_text))
+        print("\nε after each epoch:\n" + text(df.attrs["per_epoch"]))
     return 0
 
 
@@ -342,7 +314,7 @@ def _run(a) -> AccountingResult:
     target = a.delta if a.command == "epsilon" else a.epsilon if a.command == "delta" else (a.epsilon, a.delta)
     return reg.account(a.sampler, a.command, target, sigma=getattr(a, "sigma", None), steps=a.steps, epochs=a.epochs,
                        q=a.q, direction=a.direction, method=a.method, bound=a.bound, force=a.force,
-                       **_options(a, spec))
+                       relation=a.relation, **_options(a, spec))
 
 
 def _error_text(exc, sampler=None) -> str:
@@ -351,8 +323,12 @@ def _error_text(exc, sampler=None) -> str:
     from .engine.errors import ParameterError
     from .samplers.spec import CostError
 
+    from .samplers.relations import NotCovered
+
     if isinstance(exc, CostError):
         return exc.text("--force", {p: flag_of(p, sampler) or p for p in exc.drivers})
+    if isinstance(exc, NotCovered):  # the sampler, the relation and why, in one sentence
+        return f"--relation {exc.relation}: {exc}"
     if isinstance(exc, ParameterError):
         flag = flag_of(exc.param, sampler)
         if flag is not None:
@@ -414,11 +390,12 @@ def main(argv=None) -> int:
                      f"relative width (reached {reached!r}, target {res.accuracy.get('rel_width_target')!r}); "
                      "not reported", 1)
 
-    if not _in_range(args.command, res.value) and BELOW_FLOOR_FLAG in res.flags:
+    shown = res.value if res.value is not None else res.lower  # a one-sided lower answer: value null, its end lower
+    if not _in_range(args.command, shown) and BELOW_FLOOR_FLAG in res.flags:
         return _fail(f"the {args.command} for these inputs is below the PLD reliability floor "
                      f"(δ < {RELIABLE_DELTA_FLOOR:g}): flagged, not reported", 1)
-    if not _in_range(args.command, res.value):
-        return _fail(f"the {args.command} computed for these inputs ({res.value!r}) is outside its valid range; "
+    if not _in_range(args.command, shown):
+        return _fail(f"the {args.command} computed for these inputs ({shown!r}) is outside its valid range; "
                      f"not reported", 1)
     out = {"command": args.command, "sampler": args.sampler, **res.as_dict()}
     print(json.dumps(out, default=lambda x: None if isinstance(x, float) and math.isnan(x) else str(x)))

@@ -3,13 +3,15 @@
 Each sampler's ε after epochs 1 … E comes from :func:`dpsampling.samplers.per_epoch.epsilon_per_epoch` (the e-th
 is ``account(…, epochs=e)``, so the epoch-E row is the plain audit's row), and each answer becomes a row the
 way the audit makes its own rows (the audit passes its row maker), so every row has its sampler's ``kind``,
-``lower`` and ``upper`` as the audit's table has them.
+``lower``, ``upper``, ``lower_method``, ``upper_method``, ``relation`` and ``value`` (the safe end: the certified
+upper end) as the audit's table has them.
 """
 
 from __future__ import annotations
 
 #: the columns of the per-epoch table (``df.attrs["per_epoch"]``)
-COLUMNS = ("sampler", "epoch", "lower", "upper", "kind", "method", "value", "flags")
+COLUMNS = ("sampler", "epoch", "lower", "upper", "kind", "method", "value", "lower_method", "upper_method",
+           "upper_best_known", "relation", "flags")
 
 
 class _Answered:
@@ -22,18 +24,24 @@ class _Answered:
         return self._answer
 
 
-def table(samplers, sigma, epochs, kw_of, delta, make_row):
+def table(samplers, sigma, epochs, kw_of, delta, make_row, relation=None):
     """A DataFrame with :data:`COLUMNS`: one row per (sampler, epoch 1 … ``epochs``).
 
     ``kw_of(sampler)``: the sampler's keywords for account (steps, q, options); ``make_row(run, sampler, sigma,
-    epochs)``: the audit's row maker (it calls ``run.epsilon(sampler, sigma, epochs)``)."""
+    epochs)``: the audit's row maker (it calls ``run.epsilon(sampler, sigma, epochs)``); ``relation``: the one
+    relation of every row (None: each sampler's own; :func:`dpsampling.samplers.relations.epsilon_per_epoch`)."""
     import pandas as pd
 
+    from dpsampling.samplers import relations
     from dpsampling.samplers.per_epoch import epsilon_per_epoch
 
     rows = []
     for sampler in samplers:
-        answers = epsilon_per_epoch(sampler, delta, sigma=sigma, epochs=epochs, force=True, **kw_of(sampler))
+        if relation is None:
+            answers = epsilon_per_epoch(sampler, delta, sigma=sigma, epochs=epochs, force=True, **kw_of(sampler))
+        else:
+            answers = relations.epsilon_per_epoch(sampler, delta, relation=relation, sigma=sigma, epochs=epochs,
+                                                  force=True, **kw_of(sampler))
         for e, r in enumerate(answers, 1):
             row = make_row(_Answered(r), sampler, sigma, e)
             rows.append({"sampler": sampler, "epoch": e, **{k: row[k] for k in COLUMNS[2:]}})
@@ -52,21 +60,9 @@ def records(per_epoch) -> list:
     return [{k: clean(v) for k, v in r.items()} for r in per_epoch.to_dict("records")]
 
 
-def text(per_epoch, interval_text) -> str:
-    """ε after each epoch as an aligned table: one line per epoch, one column per sampler (``interval_text`` of
-    its lower and upper end, or the value where the row is exact)."""
-    import math
+def text(per_epoch) -> str:
+    """ε after each epoch as an aligned table (:func:`dpsampling.render.per_epoch_text`): one line per epoch, one
+    column per sampler headed by its name and relation."""
+    from . import render
 
-    samplers = list(dict.fromkeys(per_epoch["sampler"]))
-    cells = {}
-    for r in per_epoch.to_dict("records"):
-        lo, up = r["lower"], r["upper"]
-        if r["kind"] == "exact" or lo is None or up is None or math.isnan(lo) or math.isnan(up):
-            cell = f"{r['value']:.4g}"
-        else:
-            cell = interval_text(lo, up)
-        cells[(r["epoch"], r["sampler"])] = cell
-    epochs = sorted({e for e, _ in cells})
-    lines = [("epoch", *samplers)] + [(str(e), *(cells.get((e, s), "-") for s in samplers)) for e in epochs]
-    w = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    return "\n".join("  ".join(c.rjust(w[i]) for i, c in enumerate(line)).rstrip() for line in lines)
+    return render.per_epoch_text(per_epoch)

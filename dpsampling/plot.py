@@ -71,7 +71,7 @@ def per_epoch_figure(per_epoch, title=None):
     ends drawn, an exact row as a line; ε on a log axis (samplers differ by orders of magnitude)."""
     import math
 
-    from dpsampling import samplers as samplers_
+    from dpsampling import render
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=150)
@@ -86,9 +86,13 @@ def per_epoch_figure(per_epoch, title=None):
         lo = [v if math.isnan(a) else a for a, v in zip(lo, val)]  # a missing end: the value stands for it
         up = [v if math.isnan(b) else b for b, v in zip(up, val)]
         exact = all(a == b for a, b in zip(lo, up))
-        certified = samplers_.get_spec(sampler).upper_certified if sampler in samplers_.SAMPLERS else True
-        what = "exact" if exact else ("certified interval" if certified else "lower bound .. best known upper")
-        label = f"{sampler}: {what}"
+        kinds = set(rows["kind"])
+        best_known = bool(rows["upper_best_known"].any()) if "upper_best_known" in rows else False
+        what = "exact" if exact else ("certified interval (best known upper)" if best_known else "certified interval")
+        if not exact and all(math.isnan(a) for a in rows["lower"].to_numpy(dtype=float)) and "upper" in kinds:
+            what = "upper bound"
+        rel = rows["relation"].iloc[0] if "relation" in rows else None
+        label = render.plot_label(sampler, what, rel)
         if exact:
             ax.plot(e, up, color=colour, lw=1.8, label=label)
         else:
@@ -97,7 +101,8 @@ def per_epoch_figure(per_epoch, title=None):
             ax.plot(e, lo, color=colour, lw=1.0, ls="--")
     ax.set_yscale("log")
     ax.set_xlabel("epoch")
-    ax.set_ylabel("ε (certified interval; dashed: lower end)")
+    ax.set_ylabel(render.plot_axis_label(per_epoch["relation"]) if "relation" in per_epoch else
+                  "ε (certified interval; dashed: lower end)", fontsize=8)
     ax.set_xlim(1, max(int(per_epoch["epoch"].max()), 2))
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)

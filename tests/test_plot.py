@@ -73,3 +73,20 @@ def test_bands_are_drawn_for_intervals_and_lines_for_exact_rows():
     import matplotlib.pyplot as plt
 
     plt.close(fig)
+
+
+@pytest.mark.parametrize("relations, axis", [(("add_remove", "zero_out"), "each band under its relation"),
+                                             (("replace_one", "replace_one"), "ε under replace-one")])
+def test_legend_and_axis_say_each_bands_relation(relations, axis):
+    pytest.importorskip("matplotlib")
+    import matplotlib.pyplot as plt
+
+    table = TABLE.assign(relation=TABLE["sampler"].map(dict(zip(("poisson", "deterministic"), relations))))
+    fig = plot.per_epoch_figure(table)
+    try:
+        labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+        assert labels == [f"poisson ({relations[0].replace('_', '-').replace('add-remove', 'add/remove')}): "
+                          "certified interval", f"deterministic ({relations[1].replace('_', '-')}): exact"]
+        assert axis in fig.axes[0].get_ylabel()
+    finally:
+        plt.close(fig)

@@ -10,14 +10,15 @@ Let K ~ Bin(n − 1, q) be the number of the other records drawn, p = P[K ≥ B]
 drawn, may be cut) and q' = E[q·B/(K + 1) | K ≥ B] = P[Bin(n, q) > B]·B/(n·p) (the rate at which d ends
 in the batch when K ≥ B; q·E[1{K ≥ B}/(K + 1)] = P[Bin(n, q) ≥ B + 1]/n).
 
-Upper end (:func:`upper_epsilon`, :func:`upper_delta`): the smaller of the values of two dominating pairs,
-each composed T times (adaptive composition of per-step dominating pairs dominates the run, Zhu et al. 2022),
-each part a dp_accounting pessimistic connect-the-dots PLD (:func:`.pld.pessimistic_pld`), losses shifted up
-to the grid, the T-fold composition :func:`.pld._self_compose` with the proven bound on the FFT's rounding
-(:func:`.pld.composition_error`, :func:`.pld.rounding_at`) added to δ, as :func:`.pld.certified_delta` does for
-Poisson.  Both pairs rest on one fact: revealing more to the adversary (a variable W with the output a function
-of (W, output)) can only raise the hockey-stick divergence (data processing), and the revealed pair splits
-into slices by W (joint convexity).
+Upper end (:func:`upper_epsilon`, :func:`upper_delta`): one pair dominating three dominating pairs at once
+(the greatest convex minorant of the minimum of their one-step profiles, :func:`_combined_one_step`), composed
+T times (adaptive composition of per-step dominating pairs dominates the run, Zhu et al. 2022), each part a
+dp_accounting pessimistic connect-the-dots PLD (:func:`.pld.pessimistic_pld`) or closed-form profile, losses
+shifted up to the grid, the T-fold composition :func:`.pld._self_compose` with the proven bound on the FFT's
+rounding (:func:`.pld.composition_error`, :func:`.pld.rounding_at`) added to δ, as :func:`.pld.certified_delta`
+does for Poisson.  All three pairs rest on one fact: revealing more to the adversary (a variable W with the
+output a function of (W, output)) can only raise the hockey-stick divergence (data processing), and the
+revealed pair splits into slices by W (joint convexity).
 
 * ``sensitivity2`` (dp_accounting's analysis, arXiv 2508.15089, sharpened): reveal {K ≥ B}, the kept set T of
   others (a uniform B-subset whatever K is) and a uniform j ∈ T.  Given K < B the record is kept iff drawn:
@@ -33,6 +34,13 @@ into slices by W (joint convexity).
   (Poisson's pair); k = B − 1: a = π_{B−1} + p·q', b = π_{B−1}, c = (π_{B−1}q + p·q')/a; k = B: a = p(1 − q'),
   b = p, c = 0 (one atom).  Seeing the exact count costs a lot where p ≫ π_{B−1} (near the mean), little
   above it, where it is much tighter than ``sensitivity2``.
+* ``r1`` (issue 40, :mod:`.truncated_r1`, which states it and proves it step by step): reveal the count of
+  kept others only below B − 1; above, a one-dimensional three-atom pair (the supremum over the angle between
+  d's gradient and the B-th other's lies at 0 or π).  Its profile at the grid points (:func:`_r1_profiles`) joins
+  the minimum of the other two pairs' before the convex minorant (the ``combined`` pair below).  At MNIST
+  (n = 60000, q = 256/60000, σ 1.1, 14100 steps, δ 1e-5) it gives ε ≤ 7.04 / 4.05 / 2.66 at caps 256 / 272 /
+  288, against 8.82 / 4.80 / 2.80 with the first two pairs; the limit of this route (the "folded path", about
+  6.72 at cap 256) and the conjectured true value (about 3.13) are in :mod:`.truncated_r1`.
 
 Lower end (:func:`lower_epsilon`, :func:`lower_delta`).  One explicit adjacent pair and query (the
 two-axis adversary): d's gradient is e₁, every other record's is e₂ (the second coordinate counts the kept
@@ -52,6 +60,22 @@ Far below the cap nothing above the first coordinate depends on the second (its 
 of counts under both inputs, to within the truncated components), so the second coordinate is cut finely
 only near the cap.
 
+An adversary may also change the angle α from step to step, adaptively (the gradients of a step may depend on the
+earlier outputs); that can only raise the true value, so the fixed-α attacks above stay valid lower ends, and an
+adaptive one is valid only as an actual strategy: with the per-step α a function of the privacy loss so far, the
+transcript's law is that strategy's exact law, and its δ is the dynamic programme V_t(s) = max_α E_{P_α}[V_{t−1}(s −
+L_α)], V_0(s) = (1 − e^s)₊.  The composition of the pair whose profile is the supremum over α of the one-step
+profiles is not such a law: each step's pair is dominated by it, so it bounds every adaptive choice of angle from
+above (a ceiling on this family of attacks, not a lower end).  Measured at MNIST cap 256 (the coarsened pairs
+above, remove direction): at d = 1e-4 fixed α = 0, −0.15, −0.2, −0.25, −0.3, −0.35, −0.4, −0.45, −0.6, −0.9 give
+ε = 2.954, 3.081, 3.105, 3.118, 3.1209, 3.113, 3.095, 3.066, 2.915, 2.350 (the best, −0.3, is the one tried) and
+the supremum pair over {0, −0.3, −0.6, −0.9} gives 3.1256; at d = 5e-4 the dynamic programme over {0, −0.3, −0.6}
+(14100 steps of FFT convolutions, 110 CPU s, outside the window V bounded below by 1 − e^s and 0) gives 3.1185,
+the same as α = −0.3 alone (3.1185; dp_accounting's reading 3.1186) to the grid's 5e-4, while the supremum pair
+gives 3.1211: adapting the angle buys nothing measurable here, and the supremum pair overstates it.
+Non-adaptive splits of the steps between two angles land between their fixed values (half α = 0, half α = −0.3:
+3.038).  The width near the mean is the upper end's (above).
+
 A cap B ≥ n never truncates: the mechanism is the Poisson-subsampled Gaussian (the callers answer with
 :mod:`.poisson_interval`).
 """
@@ -65,11 +89,11 @@ import numpy as np
 from dp_accounting.pld import pld_pmf as _pmflib
 from scipy import special, stats
 
-from . import dominated_pld, pld
+from . import dominated_pld, pld, truncated_r1
 from .reading import epsilon_for_delta_lower
 
 #: end labels
-UPPER = "truncated PLD (best of two dominating pairs)"
+UPPER = "truncated PLD (best of three dominating pairs)"
 LOWER = "two-axis adversary (exact one-step pair, coarsened)"
 #: relative guard subtracted from each cell loss before rounding down (float error in log P − log Q)
 _LOSS_GUARD = 1e-9
@@ -246,31 +270,69 @@ def _convex_minorant(x, y):
         w *= 4
 
 
+# --------------------------------------------------------------------------- the third pair, R₁
+
+
+def r1_weights(q, dataset_size, max_batch_size):
+    """(π_{B−1}, p, q', S, w) of the pair R₁ (:mod:`.truncated_r1`): π_{B−1} = P[K = B − 1], p = P[K ≥ B], q' the
+    kept rate, S = q·π_{B−1} + p·q' (d kept with B − 1 others), w = π_{B−1} + p (the count B − 1 or more)."""
+    pi = float(stats.binom.pmf(max_batch_size - 1, dataset_size - 1, q))
+    p = truncation_probability(q, dataset_size, max_batch_size)
+    qq = kept_rate(q, dataset_size, max_batch_size)
+    return pi, p, qq, q * pi + p * qq, pi + p
+
+
+def _r1_profiles(sigma, q, n, cap, lo, hi, d):
+    """R₁'s profile (remove, add) at ε_i = i·d, i = lo..hi: (1 − w)·Poisson's (its pessimistic pmf's values there, as
+    for the other pairs) + w·the local pair's supremum over θ (:func:`.truncated_r1.local_profile`)."""
+    weights = r1_weights(q, n, cap)
+    w = weights[4]
+    base = pld.direction_pmfs(pld.one_step(sigma, q, True, d), "add_remove")
+    gam = np.exp(np.arange(lo, hi + 1) * d)
+    out = []
+    for pmf, direction in zip(base, ("remove", "add")):
+        pmf = pmf if isinstance(pmf, _pmflib.DensePLDPmf) else pmf.to_dense_pmf()
+        prof = (1.0 - w) * _profile_on_grid(pmf, lo, hi, d) + truncated_r1.local_profile(gam, sigma, q, weights,
+                                                                                          direction)
+        out.append(np.clip(prof, 0.0, 1.0))
+    return out
+
+
+def _pmf_from_profile(m, lo, d):
+    """The connect-the-dots pmf (dp_accounting's masses, pld._connect_dots_pmf) of the greatest convex minorant g of
+    the values m at x_i = e^{iΔ}, i = lo, lo + 1, …: its profile is g between the grid points."""
+    xs = np.exp(np.arange(lo, lo + len(m)) * d)
+    keep = _convex_minorant(xs, m)
+    g = np.minimum.accumulate(np.interp(xs, xs[keep], m[keep]))
+    diffs = np.diff(g)
+    probs = np.zeros_like(g)
+    probs[0] = 1 - g[0] + diffs[0] / math.expm1(d)
+    probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(d)) / math.expm1(d)
+    probs[-1] = diffs[-1] / math.expm1(-d)
+    return _pmflib.DensePLDPmf(d, lo, np.maximum(probs, 0.0), float(g[-1]), True)
+
+
 @lru_cache(maxsize=16)
-def _combined_one_step(sigma, q, n, cap, d):
-    """(remove pmf, add pmf) dominating both pairs at once: per direction the greatest convex minorant g of
-    min(h₁, h₂) of the two pairs' one-step profiles at the grid points e^{iΔ}, as a connect-the-dots pmf (the
-    chords of g).  Valid: the true profile h is convex and below both, so below every chord between grid points
-    of min(h₁, h₂), hence below g; g is convex, decreasing and ≥ (1 − x)₊, the profile of a pair."""
+def _combined_one_step(sigma, q, n, cap, d, pairs=("sensitivity2", "kept_set", "r1")):
+    """(remove pmf, add pmf) dominating the given pairs at once: per direction the greatest convex minorant g of
+    the minimum of the pairs' one-step profiles at the grid points e^{iΔ}, as a connect-the-dots pmf (the
+    chords of g).  Valid: the true profile h is convex and below each, so below every chord between grid points
+    of their minimum, hence below g; g is convex, decreasing and ≥ (1 − x)₊, the profile of a pair.  The grid is
+    the span of the first two pairs' pmfs (R₁'s profile is evaluated on it; beyond its end g's last value is the
+    mass at infinity, ≥ the true profile there as the profile decreases)."""
     ones = [pld.direction_pmfs(_upper_one_step(sigma, q, n, cap, d), "add_remove")]
     kept = _kept_set_one_step(sigma, q, n, cap, d)
     if kept is not None:
         ones.append(kept)
     out = []
-    for pmfs in zip(*ones):
+    for k, pmfs in enumerate(zip(*ones)):
         pmfs = [x if isinstance(x, _pmflib.DensePLDPmf) else x.to_dense_pmf() for x in pmfs]
         lo = min(x._lower_loss for x in pmfs) - 1  # noqa: SLF001
         hi = max(x._lower_loss + len(x._probs) for x in pmfs) + 1  # noqa: SLF001
-        m = np.minimum.reduce([_profile_on_grid(x, lo, hi, d) for x in pmfs])
-        xs = np.exp(np.arange(lo, hi + 1) * d)
-        keep = _convex_minorant(xs, m)
-        g = np.minimum.accumulate(np.interp(xs, xs[keep], m[keep]))
-        diffs = np.diff(g)  # dp_accounting's connect-the-dots masses (pld._connect_dots_pmf)
-        probs = np.zeros_like(g)
-        probs[0] = 1 - g[0] + diffs[0] / math.expm1(d)
-        probs[1:-1] = (diffs[1:] - diffs[:-1] * math.exp(d)) / math.expm1(d)
-        probs[-1] = diffs[-1] / math.expm1(-d)
-        out.append(_pmflib.DensePLDPmf(d, lo, np.maximum(probs, 0.0), float(g[-1]), True))
+        profiles = [_profile_on_grid(x, lo, hi, d) for x, name in zip(pmfs, PAIRS) if name in pairs]
+        if "r1" in pairs and kept is not None and sigma >= truncated_r1.MIN_SIGMA:
+            profiles.append(_r1_profiles(sigma, q, n, cap, lo, hi, d)[k])
+        out.append(_pmf_from_profile(np.minimum.reduce(profiles), lo, d))
     return tuple(out)
 
 
@@ -283,6 +345,10 @@ def _upper_pmfs(sigma, q, n, cap, total_steps, d, pair="combined"):
         ones = pld.direction_pmfs(_upper_one_step(sigma, q, n, cap, d), "add_remove")
     elif pair == "combined":
         ones = _combined_one_step(sigma, q, n, cap, d)
+    elif pair == "r1":
+        if _kept_set_one_step(sigma, q, n, cap, d) is None or sigma < truncated_r1.MIN_SIGMA:
+            return None
+        ones = _combined_one_step(sigma, q, n, cap, d, pairs=("r1",))
     else:
         ones = _kept_set_one_step(sigma, q, n, cap, d)
         if ones is None:
@@ -298,8 +364,8 @@ def _upper_pmfs(sigma, q, n, cap, total_steps, d, pair="combined"):
     return tuple(out)
 
 
-#: the two dominating pairs (module docstring); the upper end composes the pair dominating both ("combined")
-PAIRS = ("sensitivity2", "kept_set")
+#: the three dominating pairs (module docstring); the upper end composes the pair dominating all ("combined")
+PAIRS = ("sensitivity2", "kept_set", "r1")
 
 
 def _args(sigma, q, n, cap, total_steps, d):
@@ -311,12 +377,12 @@ def _pairs(a):
     return [_upper_pmfs(*a, pair="combined" if p > 0 else "sensitivity2")]
 
 
-def upper_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
+def upper_delta(epsilon, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
     """An upper bound on δ(ε): per dominating pair its composed pessimistic PLD plus its rounding bound, max over
     the two directions; the smaller over the pairs (module docstring)."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
-    return min(max(float(pld.delta_for_epsilon(pmf, float(eps))) + (pld.rounding_at(pmf, e2, eps) if e2 else 0.0)
-                   for pmf, e2 in comp) for comp in _pairs(a))
+    return min(max(float(pld.delta_for_epsilon(pmf, float(epsilon)))
+                   + (pld.rounding_at(pmf, e2, epsilon) if e2 else 0.0) for pmf, e2 in comp) for comp in _pairs(a))
 
 
 def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
@@ -503,11 +569,12 @@ def lower_one_step(sigma, q, n, cap, d, cell=0.02, span=9.0, alpha=0.0):
             "add": dominated_from_atoms(lq - lp, qm, pm, d, _negated_order(loss, order))}
 
 
-def lower_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
+def lower_delta(epsilon, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
     """A lower bound on δ(ε): the two-axis pair's composed cell pmf less the folded mass and rounding bound, max
     over the directions."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
-    vals = [float(pmf.get_delta_for_epsilon(float(eps))) - dominated_pld._error_at(pmf, e2, a[4], eps)  # noqa: SLF001
+    err = dominated_pld._error_at  # noqa: SLF001
+    vals = [float(pmf.get_delta_for_epsilon(float(epsilon))) - err(pmf, e2, a[4], epsilon)
             for pmf, e2 in _lower_composed(*a).values()]
     return max(0.0, max(vals))
 
@@ -539,6 +606,11 @@ POISSON_FLAG = "cap_at_or_above_dataset_size_is_poisson"
 #: the interval is refined once (a finer discretisation predicted from the width, at least FINEST; both ends kept
 #: at their best) where its width is at most this many times rel_tol
 REFINE_BELOW = 10.0
+#: … and (ε) its absolute gap upper − lower at most this many times d·√T (what the two ends' discretisations can leave
+#: after T steps: MNIST cap 288, ε ≈ 2.5, T = 14100, has a gap of 0.25 ≫ 4·d·√T = 0.05 that a 6× finer grid moved by
+#: 1e-4 relative, in 3.5 s; ImageNet-like caps ≥ mean + 3 sd, ε ≈ 0.19, T = 50050, gaps 0.008 < 0.09 that it
+#: closes from 4 % to below 1 %)
+REFINE_ABS_GAP = 4.0
 FINEST = 1e-5
 
 
@@ -580,7 +652,8 @@ def _interval(quantity, target, sigma, q, n, cap, total_steps, rel_tol, d):
         width = widths[d] = _width(lo, up)
         # refine only where the discretisation can explain the gap (a few times rel_tol): a wider gap is the
         # pairs' own, which no discretisation closes
-        if width <= rel_tol or width > REFINE_BELOW * rel_tol or d <= FINEST * (1 + 1e-9) or len(widths) > 1:
+        wide = quantity == "epsilon" and up - lo > REFINE_ABS_GAP * d * math.sqrt(total_steps)
+        if width <= rel_tol or width > REFINE_BELOW * rel_tol or wide or d <= FINEST * (1 + 1e-9) or len(widths) > 1:
             break
         d = max(FINEST, float(f"{d * min(0.5, math.sqrt(rel_tol / (4.0 * width))):.1e}"))
     acc = dict(discretization=d, pld_widths=widths, rel_tol=rel_tol, rel_width=width, est_rel_error=width, lower_method=LOWER,

@@ -49,9 +49,8 @@ except ImportError as exc:  # pragma: no cover - exercised where Opacus is absen
     raise ImportError(f"dpsampling.integrations.opacus needs Opacus and PyTorch ({exc}): install a CPU-only torch "
                       f"first, then pip install 'dpsampling[opacus]' (README, 'In your training library')") from exc
 
-from dpsampling import samplers
+from dpsampling import render, samplers
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.result import bound_text
 from dpsampling.engine.validation import check_choice, check_delta, check_int, one_number
 from dpsampling.engine.validation import steps_of_rate as _one_per_step
 from dpsampling.samplers.per_epoch import epsilon_per_epoch
@@ -312,7 +311,7 @@ class DpsamplingAccountant(IAccountant):
             if self.spec.predict_seconds(question) > ENVELOPE_SECONDS:
                 return _envelope(self.SAMPLER, delta, sigma, q, total_steps, self.force)
         up = self._results(delta)[0]
-        if not self.spec.upper_certified and not self._told and not self._assigned:
+        if self.spec.upper_best_known and not self._told and not self._assigned:
             self._told = True
             warnings.warn(_best_known_line(self, delta, up), DpsamplingNote, stacklevel=2)
         return float(_ends(up)[1])
@@ -350,12 +349,10 @@ def _best_known_line(acc, delta, r):
     claim = _opacus_epsilon(acc.history, delta)
     when = _when(total_steps, steps_of_rate(q, acc.SAMPLER))
     head = (f"dpsampling: {acc.spec.drawn}, {when} at σ = {sigma:g}: Poisson accounting would claim "
-            f"ε = {claim:.4g} at δ = {delta:g} (Opacus's '{OPACUS_DEFAULT}' accountant)")
-    if lower is not None and lower > claim:
-        verdict = f"which is provably too small (ε ≥ {bound_text(lower, 'lower')})"
-    else:
-        verdict = "which is not provably wrong here, but not proven either"
-    return f"{head}, {verdict}; the ε returned, {bound_text(upper, 'upper')}, is the best known upper bound"
+            f"ε = {render.bound(claim, 'value')} at δ = {delta:g} (Opacus's '{OPACUS_DEFAULT}' accountant)")
+    claim_relation = _reported_relation(SAMPLER_NAMES[OPACUS_DEFAULT], None, acc.spec.relation)
+    return render.best_known_text(head, claim_relation, lower, upper, acc.spec.relation,
+                                  lower is not None and lower > claim)
 
 
 ACCOUNTANTS: dict = {}
@@ -552,19 +549,30 @@ def _check(accountant, lk, reported, delta) -> Check:
         verdict = "still an upper bound for this run" + ("" if reported == upper else ", but a looser one")
     else:
         verdict = "not proven for this run"
-    certified = (f"ε ≤ {bound_text(upper, 'upper')}" if lower is None
-                 else f"ε = {bound_text(upper, 'upper')}" if lower == upper
-                 else f"ε ∈ [{bound_text(lower, 'lower')}, {bound_text(upper, 'upper')}]")
-    note = (" (the upper end is the best known one)" if not spec.upper_certified else "") + (
+    note = (" (the upper end is the best known one)" if spec.upper_best_known else "") + (
         " (no lower bound is known for a shuffled loader that drops its last partial batch)"
         if lower is None else "")
     what = (f"accounts {assumed_words}, but the data loader draws {spec.drawn}" if mismatch
             else f"accounts {assumed_words}, as the data loader draws")
     when = _when(total_steps, lk.steps)
-    message = (f"dpsampling: accountant '{accountant.mechanism()}' {what}. {when[0].upper()}{when[1:]} at "
-               f"σ = {sigma:g} it reports ε = {reported:.4g} at δ = {delta:g}, which is {verdict}: the certified "
-               f"{certified} for this run{note}. Use PrivacyEngine(accountant='dpsampling_{sampler}').")
+    reported_relation = _reported_relation(assumed, own, spec.relation)
+    message = render.opacus_check_text(accountant.mechanism(), what, when, sigma, reported, reported_relation, delta,
+                                       verdict, lower, upper, spec.relation, note, sampler)
     return Check(lk.kind, sampler, reported, lower, upper, mismatch, message)
+
+
+def _reported_relation(assumed, own, used):
+    """The neighbouring relation of the ε an accountant reports: a dpsampling accountant's sampler's, else that of
+    the sampler accounting the loader kind it assumes (Opacus's accountants: Poisson, add-or-remove); ``used`` (the
+    relation of the loader's sampler) where the reported curves are the same under it (a rate sampler's add-or-remove
+    and zero-out)."""
+    from dpsampling.samplers.relations import coverage
+
+    name = own if own is not None else (sampler_for(assumed) if assumed is not None else None)
+    if name is None:
+        return None
+    spec = samplers.get_spec(name)
+    return used if coverage(spec, used).how == "same_curves" else spec.relation
 
 
 def check_privacy_engine(privacy_engine, data_loader, *, delta, loader=None, warn=True) -> Check | None:

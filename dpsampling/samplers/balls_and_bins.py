@@ -31,7 +31,9 @@ Bounds and why each is one (the engine modules named argue each side):
   is post-processing, so its divergence is ≤ the true one (:mod:`dpsampling.samplers._max_statistic`).
 
 Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the interval filled
-(``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
+(``lower`` and ``upper``, kind ``interval``, ``value`` = the upper end whatever ``bound`` asks, the method of each
+end in ``lower_method``/``upper_method``); called directly, this module's ``value`` is the end asked for by
+``bound`` (the pipeline's one-sided curves).
 """
 
 from __future__ import annotations
@@ -164,8 +166,8 @@ def _at_most_deterministic(quantity, target, sigma, steps, epochs, interval):
 
 def _result_at_most_deterministic(quantity, target, sigma, steps, epochs, r):
     """A result's upper end (and value, for kind ``upper``) replaced by the deterministic value where that is smaller,
-    named in ``accuracy["upper_method"]`` (valid: :func:`_at_most_deterministic`); results without an upper end
-    unchanged."""
+    named in ``upper_method`` and ``accuracy["upper_method"]`` (valid: :func:`_at_most_deterministic`); results
+    without an upper end unchanged."""
     import dataclasses
 
     if r.upper is None:
@@ -173,9 +175,11 @@ def _result_at_most_deterministic(quantity, target, sigma, steps, epochs, r):
     det = _deterministic_value(quantity, target, sigma, steps, epochs)
     if not _looser(r.upper, det):
         return r
-    method = f"{r.method.split(' / ')[0]} / {DETERMINISTIC_UPPER_METHOD}" if " / " in r.method else r.method
-    return dataclasses.replace(r, value=det if r.kind == "upper" else r.value, upper=det, method=method,
-                               accuracy={**r.accuracy, "upper_method": DETERMINISTIC_UPPER_METHOD})
+    method = f"{r.method.split(' / ')[0]} / {DETERMINISTIC_UPPER_METHOD}" if " / " in (r.method or "") else r.method
+    safe = r.kind in ("upper", "interval") and r.value is not None  # value: the safe end, the upper one
+    return dataclasses.replace(r, value=det if safe else r.value, upper=det, method=method,
+                               accuracy={**r.accuracy, "upper_method": DETERMINISTIC_UPPER_METHOD},
+                               upper_method=DETERMINISTIC_UPPER_METHOD)
 
 
 def _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options):
@@ -295,7 +299,9 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
 
     lo, hi = pld_alloc.sigma_search(epsilon, rel_tol, eps_at)
     return AccountingResult(value=hi, kind="upper", method=pld_alloc.METHOD,
-                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi)
+                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi,
+                            lower_method="bisection bracket (not certified insufficient)",
+                            upper_method=pld_alloc.METHOD + " (sufficient σ)")
 
 
 epsilon_fn = epsilon

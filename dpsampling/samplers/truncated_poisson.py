@@ -7,16 +7,24 @@ Neighbouring relation: add or remove one record, the larger dataset of the pair 
 records, as dp_accounting's event assumes (its truncation probability counts ``dataset_size`` − 1 others).
 Each answer is a certified interval (:mod:`dpsampling.engine.truncated`):
 
-* upper end: per step, one pair dominating two dominating pairs at once (the greatest convex minorant of the
+* upper end: per step, one pair dominating three dominating pairs at once (the greatest convex minorant of the
   minimum of their privacy profiles): with K ~ Bin(n − 1, q) the others drawn and p = P[K ≥ B], (a) the
   mixture (weight 1 − p) of Poisson's pair (σ, q) and (weight p) of the subsampled Gaussian at rate
   q' = P[Bin(n, q) > B]·B/(n·p) with sensitivity 2 (revealing {K ≥ B}, the kept set and the displaced record
   only helps the adversary; dp_accounting's analysis, sharpened), and (b) the pair obtained by revealing the
-  set of others kept (per count a subsampled Gaussian with its own rate and mass ratio); composed by PLD with
-  a proven rounding bound; where that is above dp_accounting's value for the same question (its
-  ``TruncatedSubsampledGaussianDpEvent``, also at a cap ≥ n, where ours is Poisson's certified end), or infinite,
-  dp_accounting's value, named ``dp_accounting TruncatedSubsampledGaussianDpEvent``: of two upper bounds the
-  smaller is one.
+  set of others kept (per count a subsampled Gaussian with its own rate and mass ratio), and (c) R₁: the count
+  of others kept revealed only below B − 1 (Poisson's pair there; above, a one-dimensional three-atom pair, the
+  supremum over the angle between the differing record's gradient and the B-th other's proved to lie at 0 or
+  π); composed by PLD with a proven rounding bound; where that is above dp_accounting's value for the same
+  question (its ``TruncatedSubsampledGaussianDpEvent``, also at a cap ≥ n, where ours is Poisson's certified end), or
+  infinite, dp_accounting's value, named ``dp_accounting TruncatedSubsampledGaussianDpEvent``: of two upper bounds
+  the smaller is one.
+* the limit of this route, and the conjecture: every pair above reveals the order of the other records, and no
+  such argument certifies below the "folded path" (the first B − 1 others' gradients along the differing
+  record's, the B-th opposite): about 6.72 at MNIST (n = 60000, q = 256/60000, σ 1.1, 14100 steps, δ 1e-5) cap
+  256, where the upper end is 7.04 and the lower 3.12.  The true value is conjectured, not proved, to be near the
+  lower end (about 3.13 there): all other records sharing one gradient would be the worst case (proved for
+  B = 1 by joint convexity; no counterexample in exhaustive small searches; issue 40).
 * lower end: the exact output law of one adjacent pair and query (the differing record's gradient along one
   axis, every other record's along a second, which then counts the batch), coarsened to cells (a
   post-processing), composed as a dominated PLD.
@@ -62,9 +70,7 @@ def _kw(q, steps, epochs, rel_tol, direction, options):
 
 
 def _bounded(r, bound):
-    if bound == "lower" and r.kind == "upper":
-        return dataclasses.replace(r, value=r.lower, kind="lower")
-    return r
+    return r  # bound="lower": the same interval, its lower end in ``lower``
 
 
 #: the name of an upper end that is dp_accounting's value for the same question (:func:`_at_most_dp_accounting`)
@@ -87,21 +93,22 @@ def dp_accounting_value(quantity, target, *, sigma, q, dataset_size, max_batch_s
 def _at_most_dp_accounting(quantity, target, sigma, kw, r):
     """``r`` with its upper end (and value, kind ``upper``) replaced by dp_accounting's value for the same question
     (:func:`dp_accounting_value`) where ours is larger, infinite, nan or missing — two upper bounds, the smaller is
-    one — named :data:`DP_ACCOUNTING_UPPER_METHOD` in ``accuracy["upper_method"]`` (ours kept as
+    one — named :data:`DP_ACCOUNTING_UPPER_METHOD` in ``upper_method`` and ``accuracy["upper_method"]`` (ours kept as
     ``accuracy["upper_ours"]``)."""
     theirs = dp_accounting_value(quantity, target, sigma=sigma, q=kw["q"], dataset_size=kw["dataset_size"],
                                  max_batch_size=kw["max_batch_size"], total_steps=kw["total_steps"])
     if r.upper is not None and r.upper <= theirs:
         return r
     acc = {**r.accuracy, "upper_method": DP_ACCOUNTING_UPPER_METHOD, "upper_ours": r.upper}
-    method = f"{r.method.split(' / ')[0]} / {DP_ACCOUNTING_UPPER_METHOD}" if " / " in r.method else r.method
-    return dataclasses.replace(r, value=theirs if r.kind == "upper" else r.value, upper=theirs, method=method,
-                               accuracy=acc)
+    method = f"{r.method.split(' / ')[0]} / {DP_ACCOUNTING_UPPER_METHOD}" if " / " in (r.method or "") else r.method
+    safe = r.kind in ("upper", "interval") and r.value is not None  # value: the safe end, the upper one
+    return dataclasses.replace(r, value=theirs if safe else r.value, upper=theirs, method=method, accuracy=acc,
+                               upper_method=DP_ACCOUNTING_UPPER_METHOD)
 
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
           **options) -> AccountingResult:
-    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower); the
+    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval); the
     upper end at most dp_accounting's (:func:`_at_most_dp_accounting`)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
     r = _at_most_dp_accounting("delta", epsilon, float(sigma), kw, truncated.delta(epsilon, sigma=float(sigma), **kw))
@@ -110,7 +117,7 @@ def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", direction="
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
             **options) -> AccountingResult:
-    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower); the
+    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval); the
     upper end at most dp_accounting's (:func:`_at_most_dp_accounting`)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
     r = _at_most_dp_accounting("epsilon", delta, float(sigma), kw, truncated.epsilon(delta, sigma=float(sigma), **kw))

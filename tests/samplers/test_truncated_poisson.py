@@ -23,8 +23,9 @@ def test_account_gives_a_certified_interval_and_its_lower_end():
     r = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=100, **KW)
     lo = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=100, bound="lower",
                           **KW)
-    assert r.kind == "upper" and lo.kind == "lower"
-    assert lo.value == r.lower < r.upper == r.value
+    assert r.kind == lo.kind == "interval" and lo == r  # bound="lower": the same interval, its lower end in lower
+    assert lo.lower == r.lower < r.upper == r.value == lo.value  # value: the safe (upper) end
+    assert (r.lower_method, r.upper_method) == (r.accuracy["lower_method"], r.accuracy["upper_method"])
     # the same engine call with steps·epochs compositions
     from dpsampling.engine import truncated
 
@@ -108,7 +109,7 @@ def test_upper_end_at_most_dp_accountings_event_with_the_cap_at_least_n(quantity
     assert r.lower <= r.upper <= theirs and r.value == r.upper
     if r.upper == theirs:
         assert r.accuracy["upper_method"] == tp.DP_ACCOUNTING_UPPER_METHOD and r.accuracy["upper_ours"] > theirs
-        assert r.method.endswith(tp.DP_ACCOUNTING_UPPER_METHOD)
+        assert r.upper_method == tp.DP_ACCOUNTING_UPPER_METHOD
 
 
 def test_infinite_upper_end_replaced_by_dp_accountings_value():
