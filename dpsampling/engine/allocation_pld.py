@@ -49,7 +49,7 @@ from . import lazy
 from .errors import ParameterError
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_choice, check_int, check_positive
-from .reading import epsilon_for_delta_lower
+from .reading import delta_lower, epsilon_for_delta_lower
 
 geometric_kernel = lazy.function("dpsampling.engine.geometric_kernel", "geometric_kernel")
 _pld_epsilon = lazy.function("dpsampling.engine.pld", "epsilon")
@@ -531,7 +531,10 @@ def delta_results(epsilons, sigma, steps, epochs, bound, floor, **settings) -> l
     pld, s = allocation_pld(sigma, steps, epochs, bound, **settings)
     out = []
     for e in epsilons:
-        d = float(pld.get_delta_for_epsilon(float(e)))
+        if bound == "lower":  # read for a lower bound at any ε (engine/reading.py), max over the two directions
+            d = max(float(delta_lower(p, float(e))) for p in (pld._pmf_remove, pld._pmf_add))  # noqa: SLF001
+        else:
+            d = float(pld.get_delta_for_epsilon(float(e)))
         acc = s
         if bound == "lower":  # the lower end: the larger of the two certified lower bounds
             low = floor(float(e))

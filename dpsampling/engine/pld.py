@@ -696,11 +696,14 @@ def epsilon_for_delta(pmf, delta: float):
     dp_accounting walks the pmf from its largest loss down in a Python loop (``pld_pmf._get_epsilon_for_delta``:
     per entry a ``math.log`` test, two additions and a ``math.exp``) until ε is passed: ~(largest loss − ε)/d
     iterations, up to ~10^6 on a composed PLD at d = 1e-5, 20-30% of an ε(δ) query.  Here the same running
-    sums come from ``np.cumsum`` (sequential, so the same additions in the same order, bit for bit), in
-    blocks from the top until the stop is found (:class:`EpsilonReader`); the losses are the same repeated
-    subtractions of d (dp_accounting's ``itertools.count``), the terms use ``math.exp`` itself; the stop test is
-    screened with ``np.log`` and decided with ``math.log`` wherever the two could disagree.  Sparse pmfs, losses
-    where ``math.exp`` would overflow and degenerate ends go to dp_accounting unchanged.
+    sums come from ``np.cumsum`` (sequential, so the same additions in the same order), in blocks from the top
+    until the stop is found (:class:`EpsilonReader`); the terms use ``math.exp`` itself; the stop test is screened
+    with ``np.log`` and decided with ``math.log`` wherever the two could disagree.  One difference: the losses are
+    the grid's own, (lower + i)·d (an integer times d, one rounding each), where dp_accounting subtracts d
+    repeatedly from the largest (``itertools.count``), which drifts (≈ 3.8e-9 at a loss of 280 after 10⁶ steps);
+    so the float is dp_accounting's to that drift.  Sparse pmfs, losses where ``math.exp`` would overflow and
+    degenerate ends go to dp_accounting unchanged.  A lower end is not read here: :mod:`.reading` reads it with a
+    proven guard.
     """
     return EpsilonReader(pmf)(delta)
 
@@ -718,22 +721,20 @@ class EpsilonReader:
         if self.dense:
             d, n = pmf._discretization, len(pmf._probs)  # noqa: SLF001 - see the module docstring
             self.probs = np.flip(pmf._probs)  # noqa: SLF001 - largest loss first, as dp_accounting iterates
-            # next block: (start, its first loss, masses before it (dp_accounting's mass_upper / mass_lower), size);
-            # later losses are the previous loss − d (x − d == x + (−d) in IEEE)
-            self._next = (0, (pmf._lower_loss + n - 1) * d, pmf._infinity_mass, 0, _EPS_BLOCK)  # noqa: SLF001
+            # next block: (start, masses before it (dp_accounting's mass_upper / mass_lower), size); entry j (from the
+            # top) has the loss (lower + n − 1 − j)·d: an integer times d, no drift
+            self._next = (0, pmf._infinity_mass, 0, _EPS_BLOCK)  # noqa: SLF001
         self.below_700 = False  # a block's losses went below −700: math.exp(−loss) could overflow there
 
     def _block(self, i):
         """The i-th block of the walk (computed on first use), or None past the pmf's end or below −700."""
         while len(self.blocks) <= i:
-            start, first, upper, lower, block = self._next
+            start, upper, lower, block = self._next
             n, d = len(self.probs), self.pmf._discretization
             if start >= n or self.below_700:
                 return None
             stop = min(n, start + block)
-            steps = np.full(stop - start, -d)
-            steps[0] = first
-            losses = np.cumsum(steps)
+            losses = (self.pmf._lower_loss + n - 1 - np.arange(start, stop)) * d  # noqa: SLF001 - the grid's own
             if losses[-1] < -700:  # dp_accounting raises only if it gets there: it reads this pmf itself
                 self.below_700 = True
                 return None
@@ -742,7 +743,7 @@ class EpsilonReader:
             ups = np.cumsum(np.concatenate(([upper], p)))  # ups[k]: before entry k of the block, ups[k + 1]: after
             lows = np.cumsum(np.concatenate(([lower], terms)))
             self.blocks.append((losses, ups, lows))
-            self._next = (stop, losses[-1] - d, ups[-1], lows[-1], min(2 * block, _EPS_BLOCK_MAX))
+            self._next = (stop, ups[-1], lows[-1], min(2 * block, _EPS_BLOCK_MAX))
         return self.blocks[i]
 
     def __call__(self, delta):

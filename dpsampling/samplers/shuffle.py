@@ -69,22 +69,44 @@ def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization)
         r = shuffle_result(quantity, target, sigma / math.sqrt(epochs), steps, c_grid)
         acc = {**r.accuracy, "epochs": epochs, "mode": mode, "upper_method": _UPPER_METHOD}
         return AccountingResult(r.value, "lower", r.method, acc, r.lower, None, r.flags)
-    r = ms.lower_bound_result(quantity, target, 2.0, 1.0, sigma, steps, epochs=epochs, c_grid=c_grid,
-                              discretization=discretization)
+    try:
+        r = ms.lower_bound_result(quantity, target, 2.0, 1.0, sigma, steps, epochs=epochs, c_grid=c_grid,
+                                  discretization=discretization)
+    except (ParameterError, MemoryError) as e:  # σ was checked above: a ParameterError on σ or the discretisation
+        if isinstance(e, ParameterError) and e.param not in ("sigma", "discretization"):  # here is the slice limit
+            raise
+        return _one_epoch_lower(quantity, target, sigma, steps, epochs, mode, c_grid, e)
     acc = {**r.accuracy, "mode": mode, "upper_method": _UPPER_METHOD}
     return AccountingResult(r.value, "lower", r.method, acc, r.lower, None, r.flags)
+
+
+#: the flag of a dynamic E-epoch lower end that is one epoch's (the max-statistic PLD could not be built)
+ONE_EPOCH_LOWER_FLAG = "lower_end_of_one_epoch"
+
+
+def _one_epoch_lower(quantity, target, sigma, steps, epochs, mode, c_grid, why):
+    """The lower end where the E-epoch max-statistic PLD cannot be built (too many slices at this σ, or beyond
+    memory): one epoch's E_C bound, valid for E epochs because the first epoch's output is a post-processing of all
+    E epochs' (drop the others), so no E-epoch pair is more private than the one-epoch pair.  Flagged, with why."""
+    r = shuffle_result(quantity, target, sigma, steps, c_grid)
+    reason = (f"one epoch's E_C bound (E epochs are at least as revealing as one); the {epochs}-epoch max-statistic "
+              f"PLD was not computed: {why}")
+    acc = {**r.accuracy, "epochs": epochs, "mode": mode, "upper_method": _UPPER_METHOD, "lower_reason": reason}
+    return AccountingResult(r.value, "lower", f"{r.method} (one epoch)", acc, r.lower, None,
+                            r.flags + (ONE_EPOCH_LOWER_FLAG,))
 
 
 def _with_upper(res, upper):
     """The interval [lower, upper]: ``upper`` = the deterministic value (Chua Thm 4.1: shuffling a fixed
     partition before a mechanism cannot degrade privacy, so shuffle is dominated by deterministic batching,
-    for one epoch and — epochs composing adaptively — for E).  A lower end above that exact value would be a broken
-    lower bound (as the max-statistic PLD's was at σ ≲ 0.2 over tens of epochs, before its ε was read without the
-    underflow of e^{−ℓ}: :mod:`dpsampling.engine.reading`): InternalError, never printed."""
+    for one epoch and — epochs composing adaptively — for E).  Every lower end is a proven one (the E_C events in
+    closed form; the max-statistic PLD read by :mod:`dpsampling.engine.reading`, whose readings are lower bounds by
+    construction, less the proven rounding of its composition), so a lower end above that exact value cannot occur:
+    if one did, an invariant is broken (InternalError, never printed; tests/samplers/test_shuffle.py injects one)."""
     if res.lower is not None and res.lower > upper:
         raise InternalError(f"the shuffle lower end {res.lower!r} ({res.method}) exceeds the exact deterministic value "
-                            f"{upper!r}, an upper bound by Chua et al. Thm 4.1: the lower bound is not valid at these "
-                            f"inputs and is not reported")
+                            f"{upper!r}, an upper bound by Chua et al. Thm 4.1: a proven lower end cannot, so an "
+                            f"invariant of the lower bound's computation is broken")
     return AccountingResult(upper, "interval", f"{res.method} / {_UPPER_METHOD}", res.accuracy, res.lower, upper,
                             res.flags, lower_method=res.method, upper_method=_UPPER_METHOD, upper_best_known=True)
 

@@ -315,3 +315,47 @@ def test_a_lower_end_above_the_exact_deterministic_value_is_never_returned():
         assert "exceeds the exact deterministic value" in str(exc)
     else:
         assert r.lower <= r.upper <= 914.2300028805
+
+
+@pytest.mark.parametrize("eps", [700.0, 710.0, 800.0])
+def test_delta_lower_end_where_e_to_the_epsilon_overflows(eps):
+    """Issue 38: at ε ≥ 709.78 e^ε overflows; the max-statistic lower end read nan at 800 (exit 1) and was flagged
+    below 1e-10 at 710 where δ ≈ 0.84.  Now a number, at most the exact deterministic δ (mpmath, Chua Thm 4.1) and
+    within 1% of it (the max statistic is nearly the whole story at σ 0.2, 60 epochs)."""
+    from dpsampling.samplers import account
+
+    sigma, epochs = 0.2, 60
+    exact = _mp_gauss_delta(eps, sigma / math.sqrt(epochs))
+    r = account("shuffle", "delta", eps, sigma=sigma, steps=235, epochs=epochs)
+    assert 0.99 * exact < r.lower <= exact and not r.flags
+
+
+def test_fence_is_an_internal_error_that_fires_on_an_injected_lower_end_above_the_deterministic_value(monkeypatch):
+    """Mutation: a lower end above the exact deterministic value (Chua Thm 4.1) is a broken invariant.  Injected
+    (the computed lower end replaced by the deterministic value plus 1), it raises InternalError; unmutated, the same
+    question answers with lower ≤ upper."""
+    import dataclasses
+
+    from dpsampling.engine.errors import InternalError
+
+    kw = dict(sigma=1.1, steps=10, epochs=3)
+    honest = shuffle.epsilon(1e-5, **kw)
+    assert honest.lower <= honest.upper
+    injected = honest.upper + 1.0
+    real = shuffle._lower
+    monkeypatch.setattr(shuffle, "_lower", lambda *a, **k: dataclasses.replace(real(*a, **k), value=injected,
+                                                                              lower=injected))
+    with pytest.raises(InternalError, match="exceeds the exact deterministic value"):
+        shuffle.epsilon(1e-5, **kw)
+
+
+def test_answers_what_is_proven_where_the_max_statistic_pld_cannot_be_built():
+    """Issue 38: σ 0.01 (20.9M slices, beyond the limit) stopped with "grid_step too small"; σ 1.1 over 100 000
+    epochs stopped at the fence.  Now: [a proven lower end, deterministic], the first with a flag and a reason."""
+    r = shuffle.epsilon(1e-5, sigma=0.01, steps=235, epochs=60)
+    one = shuffle.epsilon(1e-5, sigma=0.01, steps=235, epochs=1)
+    assert r.lower == one.lower and shuffle.ONE_EPOCH_LOWER_FLAG in r.flags
+    assert "not computed" in r.accuracy["lower_reason"]
+    assert 0 < r.lower <= r.upper == det.epsilon(1e-5, sigma=0.01, steps=235, epochs=60).value
+    far = shuffle.epsilon(1e-5, sigma=1.1, steps=1000, epochs=100_000)
+    assert 0 < far.lower <= far.upper and math.isfinite(far.lower)
