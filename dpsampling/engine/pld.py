@@ -459,7 +459,7 @@ def composition_error(probs, total_steps, out):
                      power="cpow" if total_steps >= _CPOW_MIN_EXPONENT else "multiply")
 
 
-def rounding_at(pmf, err2, eps):
+def rounding_at(pmf, err2, epsilon):
     """What a composed pmf's δ(ε) = Σ_ℓ>ε (1 − e^{ε−ℓ})·p_ℓ may be off by when its masses p carry a rounding
     error of 2-norm ≤ ``err2``: ≤ ‖w‖₂·err2 by Cauchy–Schwarz, with the weights w = (1 − e^{ε−ℓ})_+ ∈ [0, 1)
     (so the bound is nonincreasing in ε).
@@ -467,12 +467,12 @@ def rounding_at(pmf, err2, eps):
     The losses (lower + i)·d increase with i, so those > ε are a suffix i ≥ k (:func:`_first_above`); only that
     suffix is formed, with the values the whole array would hold.  At ε = −∞ every weight is −expm1(−∞) = 1
     exactly, and ‖w‖₂ = √n (the dot product of n ones is the integer n, exact)."""
-    eps, n = float(eps), len(pmf._probs)
-    if eps == -math.inf:
+    epsilon, n = float(epsilon), len(pmf._probs)
+    if epsilon == -math.inf:
         return math.sqrt(n) * float(err2)
-    k = _first_above(pmf._lower_loss, pmf._discretization, n, eps)
+    k = _first_above(pmf._lower_loss, pmf._discretization, n, epsilon)
     losses = (np.arange(k, n) + pmf._lower_loss) * pmf._discretization
-    w = -np.expm1(eps - losses)
+    w = -np.expm1(epsilon - losses)
     return float(np.linalg.norm(w)) * float(err2)
 
 
@@ -569,14 +569,14 @@ def direction_pmfs(pld, direction: str):
     return pmfs[direction]
 
 
-def delta(eps, sigma, q, total_steps, direction, pessimistic, discretization):
-    """δ(ε) from the composed PLD; ``eps`` may be an array."""
+def delta(epsilon, sigma, q, total_steps, direction, pessimistic, discretization):
+    """δ(ε) from the composed PLD; ``epsilon`` may be an array."""
     pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
-    vals = [np.asarray(delta_for_epsilon(p, eps), dtype=float) for p in direction_pmfs(pld, direction)]
+    vals = [np.asarray(delta_for_epsilon(p, epsilon), dtype=float) for p in direction_pmfs(pld, direction)]
     return np.maximum.reduce(vals)
 
 
-def delta_for_epsilon(pmf, eps):
+def delta_for_epsilon(pmf, epsilon):
     """= ``pmf.get_delta_for_epsilon(ε)`` of dp_accounting 0.6, the same float, for a dense pmf and a scalar ε.
 
     dp_accounting forms every loss (i + lower)·d, masks those > ε and takes np.dot(−expm1(ε − loss), p) over
@@ -586,17 +586,17 @@ def delta_for_epsilon(pmf, eps):
     does, for the same dot.  On a composed pmf at small δ the suffix is a small part.  Sparse pmfs and
     arrays of ε go to dp_accounting unchanged.
     """
-    if not isinstance(pmf, _pmflib.DensePLDPmf) or not isinstance(eps, (int, float)):
-        return pmf.get_delta_for_epsilon(eps)
+    if not isinstance(pmf, _pmflib.DensePLDPmf) or not isinstance(epsilon, (int, float)):
+        return pmf.get_delta_for_epsilon(epsilon)
     lower, d, probs = pmf._lower_loss, pmf._discretization, pmf._probs
     size = len(probs)
-    k = _first_above(lower, d, size, eps)
+    k = _first_above(lower, d, size, epsilon)
     losses = (np.arange(k, size) + lower) * d
-    return pmf._infinity_mass + np.dot(-np.expm1(eps - losses), probs[k:].copy())
+    return pmf._infinity_mass + np.dot(-np.expm1(epsilon - losses), probs[k:].copy())
 
 
-def delta_for_epsilons(pmf, eps):
-    """= ``pmf.get_delta_for_epsilon(eps)`` of dp_accounting 0.6 for an array of ε sorted ascending, the same floats.
+def delta_for_epsilons(pmf, epsilon):
+    """= ``pmf.get_delta_for_epsilon(epsilon)`` of dp_accounting 0.6 for an array of ε sorted ascending, the same floats.
 
     Hand-written because dp_accounting reads an array in a Python loop, one loss per step (with an
     ``np.isposinf`` each): ~50 ms for one ε on a 15 000-entry pmf.  Its loop keeps two running sums from the
@@ -606,11 +606,11 @@ def delta_for_epsilons(pmf, eps):
     ε, and read at each ε's count of losses above it.  Sparse pmfs, scalars and arrays dp_accounting refuses
     (not sorted by its test, np.diff ≥ 0, which a repeated ±∞ fails) go to dp_accounting unchanged.
     """
-    e = np.asarray(eps, dtype=float)
+    e = np.asarray(epsilon, dtype=float)
     with np.errstate(invalid="ignore"):  # ∞ − ∞ in a repeated ±∞: nan, not sorted
         sorted_ = e.ndim == 1 and e.size and not np.isnan(e).any() and np.all(np.diff(e) >= 0)
     if not isinstance(pmf, _pmflib.DensePLDPmf) or not sorted_:
-        return pmf.get_delta_for_epsilon(eps)
+        return pmf.get_delta_for_epsilon(epsilon)
     probs = pmf._probs
     losses = (np.arange(probs.size) + pmf._lower_loss) * pmf._discretization
     start = int(np.searchsorted(losses, e[0], side="right"))  # losses > the smallest ε: the only ones summed
@@ -665,11 +665,11 @@ def _upper_error(pmf, err2, flat, eps):
     return (rounding_at(pmf, err2, eps) if err2 else 0.0) + flat
 
 
-def certified_delta(eps, sigma, q, total_steps, direction, discretization):
+def certified_delta(epsilon, sigma, q, total_steps, direction, discretization):
     """An upper bound on δ(ε) of the Poisson-subsampled Gaussian after ``total_steps`` compositions: the
     pessimistic (connect-the-dots) pmf's δ(ε) plus a bound on its composition's rounding, max over
     ``direction`` (the pessimistic pair dominates the true one; the rounding bound covers the arithmetic)."""
-    return max(float(delta_for_epsilon(pmf, float(eps))) + _upper_error(pmf, err2, flat, float(eps))
+    return max(float(delta_for_epsilon(pmf, float(epsilon))) + _upper_error(pmf, err2, flat, float(epsilon))
                for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction,
                                                   float(discretization)))
 
