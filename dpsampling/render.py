@@ -118,7 +118,7 @@ def _what(r, question, spec):
     """What the number of an audit row is, in words."""
     both = question != "epochs" and _finite(r["lower"]) and _finite(r["upper"]) and r["kind"] != "exact"
     if _not_certified(r, spec) and question != "epochs":
-        return f"certified interval (upper: {spec.upper_method}, the best known)"
+        return "certified interval (best known upper)"
     if both and r["kind"] in ("upper", "interval"):
         return "certified interval" if question == "epsilon" else "interval (sufficient σ = upper end)"
     return _WHAT.get(r["kind"], r["kind"])
