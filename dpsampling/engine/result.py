@@ -76,6 +76,10 @@ class AccountingResult:
     upper_method: str | None = field(default=None, compare=False)
     upper_best_known: bool = field(default=False, compare=False)
 
+    def end_methods(self) -> tuple:
+        """(lower_method, upper_method): :func:`end_methods` of this result."""
+        return end_methods(self)
+
     def as_dict(self) -> dict:
         d = asdict(self)
         d["flags"] = ";".join(self.flags)
