@@ -147,10 +147,10 @@ def lower_pmfs(run, direction, discretization) -> tuple:
                  for dr in _DIRECTIONS[direction])
 
 
-def certified_delta(eps, run, direction, discretization) -> float:
+def certified_delta(epsilon, run, direction, discretization) -> float:
     """An upper bound on the run's δ(ε): the composed pessimistic pmf's δ plus its rounding bound, max over
     ``direction`` (:func:`.pld.certified_delta`'s argument)."""
-    return max(float(pld.delta_for_epsilon(c.pmf, float(eps))) + pld.rounding_at(c.pmf, c.err2, float(eps))
+    return max(float(pld.delta_for_epsilon(c.pmf, float(epsilon))) + pld.rounding_at(c.pmf, c.err2, float(epsilon))
                for c in upper_pmfs(run, direction, float(discretization)))
 
 
@@ -170,10 +170,10 @@ def _lower_error(c, eps):
     return c.fold + pld.rounding_at(c.pmf, c.err2, eps)
 
 
-def lower_delta(eps, run, direction, discretization) -> float:
+def lower_delta(epsilon, run, direction, discretization) -> float:
     """A lower bound on the run's δ(ε): the composed dominated pmf's δ less the folded mass and its rounding bound,
     max over ``direction``."""
-    vals = [float(pld.delta_for_epsilon(c.pmf, float(eps))) - _lower_error(c, float(eps))
+    vals = [float(pld.delta_for_epsilon(c.pmf, float(epsilon))) - _lower_error(c, float(epsilon))
             for c in lower_pmfs(run, direction, float(discretization))]
     return max(0.0, max(vals))
 
