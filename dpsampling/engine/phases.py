@@ -230,6 +230,6 @@ def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretiz
     finest = poisson_interval._check_finest(finest_discretization)  # noqa: SLF001 - the one refinement of the engine
     lo, up, d, widths = poisson_interval._refine(upper_at, lower_at, float(rel_tol), finest,  # noqa: SLF001
                                                  None if discretization is None else float(discretization))
-    acc = {"discretization": d, "pld_widths": widths, "phases": [tuple(g) for g in run]}
+    acc = {"discretization": d, "pld_widths": widths, "groups": [tuple(g) for g in run]}
     return poisson_interval._result(lo, up, poisson_interval.LOWER_PLD, poisson_interval.UPPER_PLD, acc, (),  # noqa: SLF001
                                     float(rel_tol))
