@@ -21,8 +21,10 @@ over the directions is taken):
 
 The discretisation is refined as in :mod:`.poisson_interval` (its levels and prediction) until the relative width
 is ≤ ``rel_tol``; the φ accountant is not asked (it composes one mechanism): a width not reached is flagged
-``not_converged``.  Every group needs q < 1 (a Gaussian phase of a mixed run is left for later) and δ at or above
-:data:`.result.RELIABLE_DELTA_FLOOR` (below it only the φ accountant certifies a single phase).
+``not_converged``.  Full-batch (q = 1) phases are merged into one Gaussian step (exact); its upper end is
+dp_accounting's connect-the-dots Gaussian, its lower end the dominated pmf of a subsampled pair it dominates
+(:data:`FULL_BATCH_LOWER_Q`).
+δ must be at or above :data:`.result.RELIABLE_DELTA_FLOOR` (below it only the φ accountant certifies a single phase).
 """
 
 from __future__ import annotations
@@ -54,21 +56,32 @@ class Group(NamedTuple):
 
 def groups(phases) -> tuple:
     """The run's phases ``(sigma, q, total_steps)`` with equal (σ, q) merged (their steps added), in order of first
-    appearance: the same run, since composition is commutative."""
+    appearance: the same run, since composition is commutative.  With any subsampled phase, the full-batch (q = 1)
+    phases become one Gaussian step at (Σ Tᵢ/σᵢ²)^{−1/2} (exactly their composition), placed last."""
     steps = {}
     for sigma, q, total_steps in phases:
         key = (float(sigma), float(q))
         steps[key] = steps.get(key, 0) + int(total_steps)
-    return tuple(Group(s, q, t) for (s, q), t in steps.items())
+    run = [Group(s, q, t) for (s, q), t in steps.items()]
+    full = [g for g in run if g.q == 1.0]
+    if (len(full) > 1 or (full and len(run) > 1)) and all(g.sigma > 0 and g.total_steps >= 1 for g in full):
+        merged = Group(math.fsum(g.total_steps / g.sigma**2 for g in full) ** -0.5, 1.0, 1)
+        run = [g for g in run if g.q != 1.0] + [merged]
+    return tuple(run)
+
+
+#: the rate of the subsampled Gaussian whose dominated pmf stands for a full-batch Gaussian's lower end: the
+#: q-subsampled pair is a post-processing of the Gaussian's (keep the output with probability q, else replace it by
+#: fresh N(0, σ²)), so its dominated pair is dominated by the Gaussian's; 1 − 1e-12 loses ~1e-12 relative in δ
+FULL_BATCH_LOWER_Q = 1.0 - 1e-12
 
 
 def _check(run, delta=None):
     for i, g in enumerate(run):
-        if not (g.sigma > 0 and 0 < g.q < 1 and g.total_steps >= 1):
-            raise ParameterError("phases", "σ > 0, q in (0, 1), total_steps ≥ 1 in every phase of a run of several",
+        if not (g.sigma > 0 and 0 < g.q <= 1 and g.total_steps >= 1):
+            raise ParameterError("phases", "σ > 0, q in (0, 1], total_steps ≥ 1 in every phase of a run of several",
                                  g, message=f"phase group {i} (σ={g.sigma!r}, q={g.q!r}, steps={g.total_steps!r}): a "
-                                            f"run of several phases needs σ > 0 and q in (0, 1) in each (a full-batch "
-                                            f"Gaussian phase composed with subsampled ones is not supported yet)")
+                                            f"run of several phases needs σ > 0, q in (0, 1] and steps ≥ 1 in each")
     if delta is not None and delta < RELIABLE_DELTA_FLOOR:
         raise ParameterError("delta", f">= {RELIABLE_DELTA_FLOOR:g} for a run of several phases", delta,
                              message=f"delta {delta!r} is below the PLD reliability floor {RELIABLE_DELTA_FLOOR:g}; "
@@ -129,6 +142,8 @@ def _upper_part(g, dr, d):
 def _lower_part(g, dr, d):
     """One group's composed dominated pmf of direction ``dr`` (:func:`.dominated_pld.composed`) with its rounding
     bound and the mass its circular composition may have folded in (≤ τ when composed)."""
+    if g.q == 1.0:  # one merged Gaussian step (groups): the dominated pmf of a subsampled pair it dominates
+        return Composed(dominated_pld.one_step(g.sigma, FULL_BATCH_LOWER_Q, d, dr), 0.0, 0.0)
     c = dominated_pld.composed(g.sigma, g.q, g.total_steps, d, dr)
     return Composed(c.pmf, c.err2, dominated_pld.FOLD_MASS if g.total_steps > 1 else 0.0)
 
@@ -231,5 +246,5 @@ def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretiz
     lo, up, d, widths = poisson_interval._refine(upper_at, lower_at, float(rel_tol), finest,  # noqa: SLF001
                                                  None if discretization is None else float(discretization))
     acc = {"discretization": d, "pld_widths": widths, "groups": [tuple(g) for g in run]}
-    return poisson_interval._result(lo, up, poisson_interval.LOWER_PLD, poisson_interval.UPPER_PLD, acc, (),  # noqa: SLF001
-                                    float(rel_tol))
+    result = poisson_interval._result  # noqa: SLF001 - the engine's one labelled interval
+    return result(lo, up, poisson_interval.LOWER_PLD, poisson_interval.UPPER_PLD, acc, (), float(rel_tol))

@@ -22,9 +22,8 @@ under the accountant's neighbouring relation), each a phase of :mod:`dpsampling.
 * ``SelfComposedDpEvent`` and ``ComposedDpEvent`` of these; ``NoOpDpEvent`` (nothing), ``NonPrivateDpEvent`` and a
   Gaussian of noise 0 (ε = ∞, δ = 1 beyond ε = ∞, as dp_accounting's accountants say).
 
-Full-batch Gaussian phases compose exactly among themselves (T Gaussians at σᵢ are one at (Σ 1/σᵢ²)^{−1/2}); a ledger
-mixing them with sampled events is not supported yet (``supports`` says False for the event that would mix them).
-Everything else is not supported (``supports`` False, never a wrong answer): other relations (``REPLACE_SPECIAL``),
+Full-batch Gaussians compose exactly (T Gaussians at σᵢ are one at (Σ Tᵢ/σᵢ²)^{−1/2}), also next to sampled events
+(:mod:`dpsampling.engine.phases`).  Everything else is not supported (``supports`` False, never a wrong answer): other relations (``REPLACE_SPECIAL``),
 ``PoissonSampledDpEvent`` under ``REPLACE_ONE`` (dpsampling's Poisson analysis is add-or-remove's),
 ``SampledWithoutReplacementDpEvent`` under ``ADD_OR_REMOVE_ONE``, Laplace, truncated, mixtures and the rest.
 """
@@ -75,7 +74,6 @@ class CertifiedAccountant(dp_accounting.PrivacyAccountant):
         try:
             found, non_private = [], [False]
             self._collect(event, int(count), found, non_private)
-            self._check_mix(found)
         except _NotSupported as exc:
             return self.CompositionErrorDetails(invalid_event=exc.event, error_message=exc.why)
         if do_compose:
@@ -170,20 +168,10 @@ class CertifiedAccountant(dp_accounting.PrivacyAccountant):
                                        f"(got {type(event.event).__name__})")
         return float(event.event.noise_multiplier)
 
-    def _check_mix(self, found):
-        full = {p[2] == 1.0 for p in self._phases + found}  # found: any count (supports() asks with count 0)
-        if len(full) > 1:
-            raise _NotSupported(None, "a full-batch GaussianDpEvent composed with sampled events is not supported "
-                                      "yet")
-
     def _run(self):
-        """The ledger as a list of :class:`~dpsampling.samplers.phases.Phase`; full-batch Gaussians as one exact
-        Gaussian at (Σ Tᵢ/σᵢ²)^{−1/2}."""
-        live = [p for p in self._phases if p[3] > 0]
-        if live and all(p[2] == 1.0 for p in live):
-            sigma = sum(t / s**2 for _, s, _, t in live) ** -0.5
-            return [_phases.Phase(live[0][0], sigma, 1.0, 1)]
-        return [_phases.Phase(s, sigma, q, t) for s, sigma, q, t in live]
+        """The ledger as a list of :class:`~dpsampling.samplers.phases.Phase` (the engine merges equal settings and
+        the full-batch Gaussians)."""
+        return [_phases.Phase(s, sigma, q, t) for s, sigma, q, t in self._phases if t > 0]
 
 
 __all__ = ["CertifiedAccountant", "SAMPLER_NAMES"]

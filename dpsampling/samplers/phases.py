@@ -110,7 +110,8 @@ def _answer(quantity, phases, target, direction, rel_tol, force):
     try:
         r = fn(target, mechanisms, direction=direction, **kw)
     except ParameterError as exc:
-        raise ParameterError(exc.param, exc.allowed, exc.got, message=f"{exc} (the phases: {_words(checked)})") from None
+        raise ParameterError(exc.param, exc.allowed, exc.got,
+                             message=f"{exc} (the phases: {_words(checked)})") from None
     return dataclasses.replace(r, relation=relation)
 
 

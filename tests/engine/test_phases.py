@@ -105,7 +105,25 @@ def test_order_and_direction():
         assert one.upper <= a.upper and one.lower <= a.upper
 
 
-@pytest.mark.parametrize("bad", [[(1.1, 1.0, 10), (0.9, Q, 10)], [(0.0, Q, 10), (0.9, Q, 10)]])
+def test_full_batch_gaussians_merge_exactly():
+    """Gaussian phases are one Gaussian at (Σ T/σ²)^{-1/2} (exact, in closed form); next to subsampled phases that
+    Gaussian is one step of the run, whose interval contains dp_accounting's PLDAccountant at 10× finer d."""
+    import dp_accounting as dpa
+
+    alone = phases.epsilon(1e-5, [(3.0, 1.0, 5), (5.0, 1.0, 3)])
+    exact = poisson_interval.epsilon(1e-5, sigma=(5 / 9 + 3 / 25) ** -0.5, q=1.0, total_steps=1)
+    assert alone.kind == "exact" and alone.value == pytest.approx(exact.value, rel=1e-14)
+    run = [(1.1, Q, 2000), (3.0, 1.0, 5), (5.0, 1.0, 3)]
+    r = phases.epsilon(1e-5, run)
+    assert r.accuracy["groups"][-1][1:] == (1.0, 1)
+    acc = dpa.pld.PLDAccountant(value_discretization_interval=r.accuracy["discretization"] / 10)
+    acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1)), 2000)
+    acc.compose(dpa.GaussianDpEvent(3.0), 5).compose(dpa.GaussianDpEvent(5.0), 3)
+    assert r.lower <= acc.get_epsilon(1e-5) <= r.upper and (r.upper - r.lower) / r.upper <= 1e-3
+    assert phases.delta(r.upper, run).lower <= 1e-5 <= phases.delta(r.lower, run).upper
+
+
+@pytest.mark.parametrize("bad", [[(1.1, 1.5, 10), (0.9, Q, 10)], [(0.0, Q, 10), (0.9, Q, 10)]])
 def test_refused_phases_are_named(bad):
     with pytest.raises(ParameterError, match="phase group 0"):
         phases.epsilon(1e-5, bad)
