@@ -66,7 +66,7 @@ def timed(f, repeat):
 if __name__ == "__main__":
     for sigma, steps, epochs in CASES:
         t_ours, ours = timed(lambda: shuffle_epsilon(DELTA, sigma=sigma, steps=steps, epochs=epochs,
-                                                     discretization=DISC).value, 3)
+                                                     discretization=DISC).lower, 3)
         t_peer, theirs = timed(lambda: peer(DELTA, sigma, steps, epochs), 1)
         print(f"sigma={sigma}, T={steps}, E={epochs}, delta={DELTA}, Δ={DISC}: "
               f"ours {t_ours:.3f} s (eps_lower={ours:.5f}), peer {t_peer:.3f} s (eps={theirs:.5f}), "

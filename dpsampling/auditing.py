@@ -11,21 +11,20 @@ table shape:
 * ``target_epsilon`` and ``epochs``: σ per sampler (the smallest σ it certifies);
 * ``target_epsilon`` and ``sigma`` (no ``epochs``): the most epochs each sampler allows.
 
-Every row says what its number is (``kind``):
+Every row is in the one result model (:class:`dpsampling.engine.result.AccountingResult`): ``value`` is the safe
+end of its question — for ε the certified upper end, for σ a sufficient σ, for epochs the most epochs the
+certified upper end of ε allows — never a lower end; ``lower``/``upper`` the ends, ``lower_method``/``upper_method``
+the method of each, ``method`` the selector (the sampler's default method; empty for a sampler without a choice),
+``relation`` the neighbouring relation, and ``kind``:
 
-* ``interval`` (poisson, wor, balls_and_bins): both ends certified; ``value`` is the valid upper bound on ε
-  (pessimistic PLD), so the σ returned is sufficient and the epochs returned are allowed; ``lower`` holds the
-  certified lower end (poisson/wor: the dominated PLD or the φ accountant; for σ, ``lower`` is provably
-  insufficient; for epochs, ``upper`` is the most epochs not provably exceeding the target).  A row with no
-  certified lower end is ``upper``.
+* ``interval`` (poisson, wor, balls_and_bins, shuffle): both ends certified.  For ε the true value lies in
+  [``lower``, ``upper``] (poisson/wor: dominated PLD or the φ accountant below, pessimistic PLD above); for σ,
+  ``lower`` is provably insufficient and ``upper`` = ``value`` sufficient; for epochs, ``lower`` = ``value`` epochs
+  are certified and more than ``upper`` provably exceed the target.  Shuffle's upper end is the deterministic
+  value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt), certified but only the best known (``upper_best_known``
+  True; ``spec.upper_best_known``); its lower end the Chua et al. lower bound (a post-processing of the run's
+  output for one adjacent pair).  A row with no certified lower end is ``upper``.
 * ``exact`` (deterministic): the Gaussian at σ/√E, closed form.
-* ``lower_best_upper`` (shuffle; ``spec.upper_certified`` False): not a certified pair, no dominating pair is
-  known; ``lower`` is the Chua et al. lower bound on ε
-  (a valid lower bound: a post-processing of the run's output for one adjacent pair) and ``upper`` the
-  deterministic value (Chua ICML 2024 Thm 4.1: shuffling cannot hurt).  ``value`` is the number the
-  *lower bound* gives — the certified side: ε ≥ value; σ ≤ value is provably insufficient; more than
-  ``value`` epochs provably exceed the target.  For σ and epochs ``lower``/``upper`` order the bracket
-  of the true answer (σ ∈ (value, deterministic σ]; epochs ∈ [deterministic epochs, value]).
 
 The verdicts (plain sentences comparing every row with the baseline row, the sampler whose ``spec.role`` is
 "baseline": is baseline accounting of a run whose upper end is not certified provably wrong? how far is the exact
@@ -73,7 +72,8 @@ SKIPPED_COST = "skipped_cost"
 NOT_COMPUTED = "not_computed"
 #: flag of a row whose sampler's analysis does not cover the relation asked (its reason in ``df.attrs["skipped"]``)
 NOT_COVERED = NOT_COVERED_FLAG
-COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "relation", "dataset_size",
+COLUMNS = ("sampler", "question", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method",
+           "upper_best_known", "relation", "dataset_size",
            "batch_size", "steps", "total_steps", "q", "epochs", "sigma", "delta", "target_epsilon", "discretization",
            "rel_tol", "est_rel_error", "flags")
 #: significant digits of a number in a verdict (bounds rounded outward)
@@ -154,6 +154,7 @@ class _Run:
         self.accuracy = accuracy
         self.force = force
         self._results = {}
+        self.last_result = None  # the last ε answer of an epochs search (its per-end methods name the row's)
 
     def _kw(self, sampler):
         spec = _samplers.get_spec(sampler)
@@ -180,9 +181,8 @@ class _Run:
                                  relation=self.relation, **{**self._kw(sampler), **extra})
 
     def eps_value(self, sampler, sigma, epochs, end="value"):
-        """The number the epochs search is monotone in: the sampler's own bound on ε (its lower end where the upper
-        is not certified), or the
-        upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
+        """The number the epochs search is monotone in: the safe end of ε (``value``, the certified upper end), or
+        the upper / lower end of its interval (``end="upper"`` / ``"lower"``); memoised per run."""
         key = (sampler, sigma, epochs)
         if key not in self._results:
             self._results[key] = self.epsilon(sampler, sigma, epochs)
@@ -222,7 +222,7 @@ class _Run:
                     raise CostError(f"{sampler} epochs search", dataclasses.replace(c, seconds=spent[0]), budget)
                 v, r = self.eps_value(sampler, sigma, e, end)
                 f[e] = v <= target
-                self.last_method = r.method
+                self.last_result = r
             return f[e]
 
         cap = self.epochs_cap(sampler, sigma)
@@ -240,47 +240,33 @@ class _Run:
         return lo, ()
 
 
-def _row(sampler, question, value, kind, method, lower, upper, flags=(), accuracy=None, relation=None):
+def _row(sampler, question, value, kind, method, lower, upper, flags=(), accuracy=None, lower_method=None,
+         upper_method=None, upper_best_known=False, relation=None):
     acc = accuracy or {}
-    return {"sampler": sampler, "question": question, "value": value, "kind": kind, "method": method,
-            "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
+    return {"sampler": sampler, "question": question, "value": _NAN if value is None else value, "kind": kind,
+            "method": method, "lower": _NAN if lower is None else lower, "upper": _NAN if upper is None else upper,
+            "lower_method": lower_method, "upper_method": upper_method, "upper_best_known": bool(upper_best_known),
             "relation": relation or _samplers.get_spec(sampler).relation,
             **{k: _NAN if acc.get(k) is None else acc[k] for k in ACCURACY_COLUMNS},
             "flags": ";".join(flags) if not isinstance(flags, str) else flags}
 
 
+def _result_row(sampler, question, r, value=None, flags=None):
+    """The row of account's answer ``r`` (the one result model: ``value`` its safe end, ``method`` the selector)."""
+    return _row(sampler, question, r.value if value is None else value, r.kind, r.method, r.lower,
+                r.upper if value is None else value, r.flags if flags is None else flags, r.accuracy,
+                r.lower_method, r.upper_method, r.upper_best_known, r.relation)
+
+
 def _forward(run, sampler, sigma, epochs):
-    r = run.epsilon(sampler, sigma, epochs)
-    spec = _samplers.get_spec(sampler)
-    if not spec.upper_certified and r.kind == "lower":
-        return _row(sampler, "epsilon", r.value, spec.audit_kind, _both_methods(r.method, spec), r.value,
-                    r.upper, r.flags, r.accuracy, r.relation)
-    lo = r.lower if r.lower is not None else (r.value if r.kind in ("lower", "exact") else None)
-    up = r.upper if r.upper is not None else (r.value if r.kind in ("upper", "exact") else None)
-    return _row(sampler, "epsilon", r.value, _kind(r.kind, lo, up), r.method, lo, up, r.flags, r.accuracy,
-                r.relation)
-
-
-def _both_methods(method, spec):
-    """The method of a row whose upper end is the best known one: its lower end's, then the upper end's."""
-    return method if " / " in method else f"{method} / {spec.upper_method}"
-
-
-def _kind(kind, lower, upper):
-    """The kind of a row: ``interval`` when an upper bound comes with its certified lower end (both finite)."""
-    if kind == "upper" and all(v is not None and math.isfinite(v) for v in (lower, upper)):
-        return "interval"
-    return kind
+    return _result_row(sampler, "epsilon", run.epsilon(sampler, sigma, epochs))
 
 
 def _inverse_sigma(run, sampler, target, epochs):
     r = run.sigma(sampler, target, epochs)
     spec = _samplers.get_spec(sampler)
-    if not spec.upper_certified and r.kind == "lower":  # σ ≤ value provably insufficient; r.upper suffices
-        return _row(sampler, "sigma", r.value, spec.audit_kind, _both_methods(r.method, spec), r.value, r.upper,
-                    r.flags, relation=r.relation)
-    if r.kind == "exact":
-        return _row(sampler, "sigma", r.value, r.kind, r.method, r.value, r.value, r.flags, relation=r.relation)
+    if r.kind == "exact" or spec.upper_best_known:  # the upper end's σ (r.value) suffices, as computed
+        return _result_row(sampler, "sigma", r)
     # Upper-bound samplers: a calibration stops at a root tolerance, so ε(σ) may exceed the target by
     # ~1e-9 relative (measured for wor); we re-ask the same pessimistic accountant at σ and raise σ
     # until ε(σ) ≤ target, so the σ reported is verified sufficient.
@@ -292,29 +278,29 @@ def _inverse_sigma(run, sampler, target, epochs):
         flags = (*r.flags, "sigma_raised_to_verify")
     else:
         raise ArithmeticError(f"could not verify a σ for sampler {sampler!r} with ε ≤ {target!r}")
-    lo = r.lower if r.lower is not None else None
-    return _row(sampler, "sigma", s, _kind(r.kind, lo, s), r.method, lo, s, flags, r.accuracy, r.relation)
+    return _result_row(sampler, "sigma", r, value=s, flags=flags)
 
 
 def _inverse_epochs(run, sampler, sigma, target, budget=math.inf):
+    """The most epochs: ``value`` = ``lower`` = the most epochs the certified upper end of ε allows (the safe end);
+    ``upper`` = the most epochs its certified lower end does not rule out (more provably exceed the target)."""
     e, flags = run.max_epochs(sampler, sigma, target, budget=budget)
     spec = _samplers.get_spec(sampler)
     kind = spec.audit_kind
-    last = run._results.get((sampler, sigma, max(e, 1)))
-    rel = last.relation if last is not None else run.relation
-    if not spec.upper_certified and (last is None or last.kind == "lower"):
-        # more than e epochs provably exceed target; its upper end's epochs suffice
-        lower_method = run.last_method
-        e_up, _ = run.max_epochs(sampler, sigma, target, end="upper")
-        return _row(sampler, "epochs", e, kind, f"{_both_methods(lower_method, spec)}, integer search",
-                    e_up, e, flags, relation=rel)
-    if kind == "interval" and last is not None and last.lower is None:  # one-sided under the relation asked
+    r = run.last_result
+    rel = r.relation if r is not None and r.relation else run.relation
+    if kind == "interval" and r is not None and r.lower is None:  # one-sided under the relation asked
         kind = "upper"
+    lm = um = None
+    if r is not None:
+        um = f"integer search on {r.lower_method}" if r.lower_method else None
+        lm = f"integer search on {r.upper_method}" if r.upper_method else None
     e_max = e
     if kind == "interval":  # the lower end of ε: more than e_max epochs provably exceed the target
         e_max, _ = run.max_epochs(sampler, sigma, target, end="lower", budget=budget)
-    method = "analytic" if kind == "exact" else getattr(run, "last_method", None) or "PLD"
-    return _row(sampler, "epochs", e, kind, "integer search on " + method, e, e_max, flags, relation=rel)
+    method = r.method if r is not None else spec.default_method
+    return _row(sampler, "epochs", e, kind, method, e, e_max, flags, None, lm, um if kind != "exact" else lm,
+                spec.upper_best_known, relation=rel)
 
 
 def _has_interval(r):
@@ -401,13 +387,13 @@ def _rows(run, names, chosen, question, sigma, epochs, target_epsilon, force):
             if not exc.why and (chosen is not None or not spec.audit_optional):
                 raise  # a row asked for (or a required one) that --force would run: the question is refused
             skipped[sampler] = exc
-            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method, None, None,
                        (NOT_COMPUTED if exc.why else SKIPPED_COST,))
         except (ValueError, ArithmeticError, RuntimeError) as exc:
             if isinstance(exc, ParameterError) and exc.param not in ("sigma", "epochs", "target_epsilon", "delta"):
                 raise
             skipped[sampler] = exc  # this sampler's accountant cannot answer these inputs; the others still do
-            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method or "", None, None,
+            row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method, None, None,
                        (NOT_COMPUTED,))
         row.update(dataset_size=run.n, batch_size=run.b, steps=run.steps,
                    total_steps=_NAN if question == "epochs" else run.steps * epochs, q=run.q,

@@ -390,11 +390,12 @@ def main(argv=None) -> int:
                      f"relative width (reached {reached!r}, target {res.accuracy.get('rel_width_target')!r}); "
                      "not reported", 1)
 
-    if not _in_range(args.command, res.value) and BELOW_FLOOR_FLAG in res.flags:
+    shown = res.value if res.value is not None else res.lower  # a one-sided lower answer: value null, its end lower
+    if not _in_range(args.command, shown) and BELOW_FLOOR_FLAG in res.flags:
         return _fail(f"the {args.command} for these inputs is below the PLD reliability floor "
                      f"(δ < {RELIABLE_DELTA_FLOOR:g}): flagged, not reported", 1)
-    if not _in_range(args.command, res.value):
-        return _fail(f"the {args.command} computed for these inputs ({res.value!r}) is outside its valid range; "
+    if not _in_range(args.command, shown):
+        return _fail(f"the {args.command} computed for these inputs ({shown!r}) is outside its valid range; "
                      f"not reported", 1)
     out = {"command": args.command, "sampler": args.sampler, **res.as_dict()}
     print(json.dumps(out, default=lambda x: None if isinstance(x, float) and math.isnan(x) else str(x)))

@@ -3,13 +3,15 @@
 Each sampler's ε after epochs 1 … E comes from :func:`dpsampling.samplers.per_epoch.epsilon_per_epoch` (the e-th
 is ``account(…, epochs=e)``, so the epoch-E row is the plain audit's row), and each answer becomes a row the
 way the audit makes its own rows (the audit passes its row maker), so every row has its sampler's ``kind``,
-``lower`` and ``upper`` as the audit's table has them.
+``lower``, ``upper``, ``lower_method``, ``upper_method``, ``relation`` and ``value`` (the safe end: the certified
+upper end) as the audit's table has them.
 """
 
 from __future__ import annotations
 
 #: the columns of the per-epoch table (``df.attrs["per_epoch"]``)
-COLUMNS = ("sampler", "epoch", "lower", "upper", "kind", "method", "value", "relation", "flags")
+COLUMNS = ("sampler", "epoch", "lower", "upper", "kind", "method", "value", "lower_method", "upper_method",
+           "upper_best_known", "relation", "flags")
 
 
 class _Answered:

@@ -72,7 +72,6 @@ def per_epoch_figure(per_epoch, title=None):
     import math
 
     from dpsampling import render
-    from dpsampling import samplers as samplers_
 
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(7.5, 4.6), dpi=150)
@@ -88,9 +87,8 @@ def per_epoch_figure(per_epoch, title=None):
         up = [v if math.isnan(b) else b for b, v in zip(up, val)]
         exact = all(a == b for a, b in zip(lo, up))
         kinds = set(rows["kind"])
-        certified = samplers_.get_spec(sampler).upper_certified if sampler in samplers_.SAMPLERS else True
-        what = "exact" if exact else ("certified interval" if certified or kinds == {"interval"}
-                                      else "lower bound .. best known upper")
+        best_known = bool(rows["upper_best_known"].any()) if "upper_best_known" in rows else False
+        what = "exact" if exact else ("certified interval (best known upper)" if best_known else "certified interval")
         if not exact and all(math.isnan(a) for a in rows["lower"].to_numpy(dtype=float)) and "upper" in kinds:
             what = "upper bound"
         rel = rows["relation"].iloc[0] if "relation" in rows else None

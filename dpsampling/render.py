@@ -117,8 +117,8 @@ def _missing(r):
 def _what(r, question, spec):
     """What the number of an audit row is, in words."""
     both = question != "epochs" and _finite(r["lower"]) and _finite(r["upper"]) and r["kind"] != "exact"
-    if not spec.upper_certified and r["kind"] != "interval":
-        return f"lower bound .. {spec.upper_method} (best known upper)"
+    if _not_certified(r, spec) and question != "epochs":
+        return f"certified interval (upper: {spec.upper_method}, the best known)"
     if both and r["kind"] in ("upper", "interval"):
         return "certified interval" if question == "epsilon" else "interval (sufficient σ = upper end)"
     return _WHAT.get(r["kind"], r["kind"])
@@ -136,15 +136,30 @@ def audit_rows(df, reason_of) -> tuple:
         spec = _samplers.get_spec(r["sampler"])
         missing = _missing(r)
         if missing:
-            rows.append((r["sampler"], "-", f"{missing} (below)", relation(r["relation"]), r["method"]))
+            rows.append((r["sampler"], "-", f"{missing} (below)", relation(r["relation"]), r.get("method") or ""))
             notes.append(f"{r['sampler']}: {missing}: {reason_of(r['sampler'])}")
             continue
         what = _what(r, q, spec)
         if r["flags"]:
             what += f" [{r['flags']}]"
         val = cell(r["lower"], r["upper"], r["kind"], r["value"], q)
-        rows.append((r["sampler"], val, what, relation(r["relation"]), r["method"]))
+        rows.append((r["sampler"], val, what, relation(r["relation"]), method_text(r, q, spec)))
     return head, rows, notes
+
+
+def method_text(r, question, spec) -> str:
+    """The methods of an audit row's ends in words: "<lower_method> / <upper_method>" (one label when they agree or
+    one end is missing; a best known upper end by its short label ``spec.upper_method``); the selector ``method``
+    where the row names no end's method."""
+    lm, um = (m if isinstance(m, str) and m else None for m in (r.get("lower_method"), r.get("upper_method")))
+    prefix = "integer search on "
+    if question == "epochs":
+        lm, um = (None if um is None else um.removeprefix(prefix)), (None if lm is None else lm.removeprefix(prefix))
+    if _not_certified(r, spec) and um is not None and spec.upper_method:
+        um = spec.upper_method
+    labels = [m for m in dict.fromkeys((lm, um)) if m]
+    text = " / ".join(labels) if labels else (r.get("method") or "")
+    return prefix + text if question == "epochs" and labels else text
 
 
 def run_line(df) -> str:
@@ -228,9 +243,10 @@ def _compare(name, r, p, base, what, symbol, less_is):
 
 
 def _not_certified(r, spec):
-    """A row whose upper end is only the best known one (kind ``lower`` with ``upper``, before the result model's
-    ``interval``), or one whose spec says so."""
-    return not spec.upper_certified and r["kind"] != "interval"
+    """A row whose upper end is certified but only the best known one (``upper_best_known``: shuffle's deterministic
+    value, Chua et al. 2024 Thm 4.1), not claimed tight."""
+    v = r.get("upper_best_known")
+    return bool(spec.upper_best_known if v is None else v)
 
 
 def _lower_of(r):

@@ -49,7 +49,7 @@ def _footnote(spec, base, p, row):
     if spec.role == "baseline":
         return f"(*) This run used {base.words} sampling: this is its guarantee."
     head = f"(*) This run did not use {base.words} sampling, so the {base_t} number is not its guarantee."
-    if not spec.upper_certified and row["kind"] != "interval":
+    if row.get("upper_best_known", spec.upper_best_known):
         low = row["lower"] if math.isfinite(row["lower"]) else row["value"]
         me = render.tagged(spec.run.replace("a ", "this ", 1), row["relation"], rels)
         if low > p["upper"]:

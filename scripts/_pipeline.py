@@ -97,15 +97,24 @@ def save_figure(fig, paths) -> None:
     plt.close(fig)
 
 
-def result_row(res) -> dict:
-    """Flatten a dpsampling.AccountingResult into CSV columns."""
+def result_row(res, end=None) -> dict:
+    """Flatten a dpsampling.AccountingResult into CSV columns (``lower_method``/``upper_method``: the method of each
+    end).  ``end="lower"``: the row of a one-sided lower-bound curve drawn from ``res`` (kind ``lower``, ``value``
+    the lower end, as the curve scripts plot it; ``lower``/``upper`` stay the answer's ends)."""
+    from dpsampling.engine.result import end_methods
+
     acc = dict(res.accuracy)
+    lower_method, upper_method = end_methods(res)
+    if end == "lower":
+        return {**result_row(res), "value": res.lower, "kind": "lower"}
     return {
         "value": res.value,
         "kind": res.kind,
         "method": res.method,
         "lower": res.lower,
         "upper": res.upper,
+        "lower_method": lower_method,
+        "upper_method": upper_method,
         "discretization": acc.pop("discretization", None),
         "rel_tol": acc.pop("rel_tol", None),
         "est_rel_error": acc.pop("est_rel_error", None),

@@ -46,9 +46,9 @@ def sampler_result_row(p, quantity, rel_tol=None, discretization=None, finest_di
     row["finest_discretization"] = res.accuracy.get("finest_discretization")
     if p["sampler"] == "shuffle":
         det = chua.deterministic_result(quantity, target, p["sigma"]).value
-        margin, holds = chua.theorem_4_1_margin(res.value, det)
+        margin, holds = chua.theorem_4_1_margin(res.lower, det)
         if not holds:
-            raise RuntimeError(f"Theorem 4.1 violated at {p}: shuffle lower bound {res.value!r} > "
+            raise RuntimeError(f"Theorem 4.1 violated at {p}: shuffle lower bound {res.lower!r} > "
                                f"deterministic {det!r}")
         row.update(accuracy_other="", argmax_c=res.accuracy["argmax_c"], c_grid=res.accuracy["c_grid"],
                    thm41_deterministic=det,
@@ -81,7 +81,7 @@ def sampler_checks(df, panel_keys, x):
     for key, g in df.groupby(panel_keys, sort=True):
         xs = np.array(sorted(g[x].unique()), dtype=float)
         det = _sampler_curve(g, x, "deterministic").to_numpy()
-        shuf = _sampler_curve(g, x, "shuffle").to_numpy()
+        shuf = _sampler_curve(g, x, "shuffle", column="lower").to_numpy()
         pld_up, rdp_up, best, which = _reliable_upper(g, x)
         margin, holds = chua.theorem_4_1_margin(shuf, det)
         if not holds.all():
@@ -130,7 +130,7 @@ def draw_sampler_panel(ax, g, x, quantity, chk):
         (pld, "value", "upper", "PLD, pessimistic", "pld", f"{name}_P"),
         (pld, "lower", "lower", "PLD, optimistic", "pld", f"{name}_P"),
         (g[(g["sampler"] == "poisson") & (g["method"] == "rdp")], "value", "upper", "RDP", "rdp", f"{name}_P"),
-        (g[g["sampler"] == "shuffle"], "value", "lower", chua.EC_METHOD, "shuffle", f"{name}_S"),
+        (g[g["sampler"] == "shuffle"], "lower", "lower", chua.EC_METHOD, "shuffle", f"{name}_S"),
     ]
     for sub, col, kind, method, color, label in curves:
         marker = "." if g[x].nunique() < 30 else None

@@ -18,10 +18,9 @@ KIND_STYLE = {
     "estimate": dict(linestyle=":"),
     "exact": dict(linestyle="-."),
     "interval": dict(linestyle="-"),
-    "lower_best_upper": dict(linestyle="--"),
 }
 KIND_LABEL = {"upper": "upper bound", "lower": "lower bound", "estimate": "estimate", "exact": "exact",
-              "interval": "certified interval", "lower_best_upper": "lower bound .. best known upper"}
+              "interval": "certified interval"}
 PALETTE = ["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#F0E442", "#000000"]
 
 

@@ -38,8 +38,8 @@ from dpsampling.samplers import account
 from dpsampling.samplers import balls_and_bins as bnb
 from dpsampling.papers import chua
 
-#: method labels of the max-statistic lower bounds (one epoch: threshold events; E epochs: optimistic PLD)
-MAX_STATISTIC_METHODS = (bnb.MAX_STATISTIC_METHOD, "max-statistic PLD")
+#: the method (the selector asked) of the balls-and-bins max-statistic lower-bound rows
+MAX_STATISTIC = "max_statistic"
 
 
 def _shuffle_rows(p, quantity, target):
@@ -47,8 +47,8 @@ def _shuffle_rows(p, quantity, target):
     if p["sampler"] != "deterministic":
         return []
     res = account("shuffle", quantity, target, sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"])
-    check_order(res.value, res.upper, "shuffle lower", "deterministic", f"{p}, {quantity} at {target}")
-    return [_row(res, sampler="shuffle")]
+    check_order(res.lower, res.upper, "shuffle lower", "deterministic", f"{p}, {quantity} at {target}")
+    return [{**_pipeline.result_row(res, end="lower"), "sampler": "shuffle"}]
 
 
 def _bnb_max_statistic_rows(p, quantity, target):
@@ -56,8 +56,8 @@ def _bnb_max_statistic_rows(p, quantity, target):
     if p["sampler"] != "balls_and_bins":
         return []
     res = account("balls_and_bins", quantity, target, sigma=p["sigma"], steps=p["steps"], epochs=p["epochs"],
-                  method="max_statistic")
-    return [_row(res)]
+                  method=MAX_STATISTIC)
+    return [_pipeline.result_row(res, end="lower")]  # a one-sided lower answer: its curve row
 
 
 #: row producers f(p, quantity, target) -> list[dict] for the max-statistic lower bounds
@@ -73,7 +73,7 @@ def check_order(lower, upper, lower_name, upper_name, where):
 def _check_max_statistic(rows, upper_by_eps, where):
     """max-statistic lower ≤ certified upper at the same target (``upper_by_eps``: target -> upper value)."""
     for r in rows:
-        if r.get("method") in MAX_STATISTIC_METHODS and r.get("sampler", "balls_and_bins") == "balls_and_bins":
+        if r.get("method") == MAX_STATISTIC and r.get("sampler", "balls_and_bins") == "balls_and_bins":
             check_order(r["value"], upper_by_eps[r["_target"]], "max-statistic lower", "certified upper", where)
 
 
@@ -92,8 +92,9 @@ def _one(p, quantity, target, accuracy, rel_tol, method="allocation"):
     if p["sampler"] == "deterministic":
         rows.append(_row(chua.deterministic_result(quantity, target, s / math.sqrt(E))))
     elif p["sampler"] == "poisson":
-        for bound in ("upper", "lower"):
-            rows.append(_row(_poisson(quantity, target, s, T, E, bound, rel_tol)))
+        for bound in ("upper", "lower"):  # the PLD's upper curve and its optimistic lower curve
+            rows.append(_pipeline.result_row(_poisson(quantity, target, s, T, E, bound, rel_tol), end=bound
+                                             if bound == "lower" else None))
     else:
         call = bnb.epsilon if quantity == "epsilon" else bnb.delta
         for bound in ("upper", "lower"):
@@ -164,7 +165,7 @@ def plot(df, outputs):
             for sampler, c in colour.items():
                 for kind in ("exact", "upper", "lower"):
                     cur = g[(g["sampler"] == sampler) & (g["kind"] == kind) & (g["method"] != "montecarlo")]
-                    is_ms = cur["method"].isin(MAX_STATISTIC_METHODS)
+                    is_ms = cur["method"] == MAX_STATISTIC
                     for ms, part in ((False, cur[~is_ms]), (True, cur[is_ms])):
                         if not len(part):
                             continue

@@ -31,8 +31,8 @@ import _tables
 from dpsampling import audit as _audit
 from dpsampling import references, samplers
 
-KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
-        "rel_tol", "est_rel_error", "flags")
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method", "upper_best_known",
+        "steps", "total_steps", "q", "discretization", "rel_tol", "est_rel_error", "flags")
 
 
 def audited():
@@ -65,7 +65,7 @@ def check_rows(rows, where):
         ref = _reference_of(r)
         if ref is not None and not references.agrees(r["lower"], r["upper"], ref):
             raise RuntimeError(f"{r['sampler']} at {where}: the interval [{r['lower']!r}, {r['upper']!r}] "
-                               f"({r['method']}) does not {ref.check} the reference [{ref.lower!r}, {ref.upper!r}] "
+                               f"({r['lower_method']} / {r['upper_method']}) does not {ref.check} the reference [{ref.lower!r}, {ref.upper!r}] "
                                f"({ref.method})")
 
 
@@ -81,9 +81,7 @@ def compute_point(p, rel_tol=1e-3, reference_max_pld_points=1_200_000, allocatio
                     samplers=[sampler])
         r = {k: df[k].iloc[0] for k in KEEP}
         r["cpu_seconds"] = time.process_time() - t
-        lo_m, up_m = references._ends(r["method"])  # noqa: SLF001 - the one parser of a method label
-        r.update(lower_method=lo_m, upper_method=up_m,
-                 rel_width=(r["upper"] - r["lower"]) / r["upper"] if r["upper"] > 0 else 0.0)
+        r.update(rel_width=(r["upper"] - r["lower"]) / r["upper"] if r["upper"] > 0 else 0.0)
         t = time.process_time()
         ref, note = references.choose(r, delta=float(p["delta"]), sigma=float(p["sigma"]), epochs=int(p["epochs"]),
                                       max_pld_points=reference_max_pld_points,
@@ -198,7 +196,7 @@ def markdown(df):
          "affordable reference (the reason in `reference_note`), –: no row.  Methods of each end: the CSV's "
          "`lower_method` / `upper_method`.  "
          + " ".join(f"{s.name}: [lower bound, {s.upper_method} value] (no tighter upper bound is known)."
-                    for s in samplers.specs() if not s.upper_certified)), audited(), cell)
+                    for s in samplers.specs() if s.upper_best_known)), audited(), cell)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,8 @@ from dpsampling import audit as _audit
 from dpsampling import references, samplers
 from dpsampling.engine.result import BELOW_FLOOR_FLAG
 
-KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "steps", "total_steps", "q", "discretization",
-        "rel_tol", "est_rel_error", "flags")
+KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method", "upper_best_known",
+        "steps", "total_steps", "q", "discretization", "rel_tol", "est_rel_error", "flags")
 
 
 def check_rows(rows, where):
@@ -72,7 +72,7 @@ def compute_point(p, optional_max_steps=0, accuracy="default", rel_tol=1e-3):
     by = {r["sampler"]: r for r in rows}
     base = by[baseline().name]
     for spec in specs:
-        if not spec.upper_certified:  # its lower end above the baseline's certified upper end, not below the floor
+        if spec.upper_best_known:  # its lower end above the baseline's certified upper end, not below the floor
             wrong = bool(by[spec.name]["lower"] > base["upper"]
                          and BELOW_FLOOR_FLAG not in str(base["flags"]).split(";"))
             for r in rows:
@@ -92,7 +92,7 @@ def plot(df, paths):
         g = df[df["run"] == run]
         for spec in audited():
             c = g[g["sampler"] == spec.name].sort_values("epochs")
-            if not len(c) or not spec.upper_certified:
+            if not len(c) or spec.upper_best_known:
                 continue
             kind = c["kind"].iloc[0]
             ax.plot(c["epochs"], c["value"], color=colour(spec.name), lw=1, marker="o", ms=2.5,
@@ -100,7 +100,7 @@ def plot(df, paths):
         p = g[g["sampler"] == base.name].sort_values("epochs")
         for spec in audited():
             s = g[g["sampler"] == spec.name].sort_values("epochs")
-            if not len(s) or spec.upper_certified:
+            if not len(s) or not spec.upper_best_known:
                 continue
             ax.fill_between(s["epochs"], s["lower"], s["upper"], color=colour(spec.name), alpha=0.2,
                             label=f"{spec.name} (interval: lower bound … {spec.upper_method or 'upper end'})")
@@ -140,14 +140,14 @@ def markdown(df):
 
     specs = audited()
     base = baseline()
-    certified = [s.name for s in specs if s.upper_certified and s.audit_kind != "exact"]
+    certified = [s.name for s in specs if not s.upper_best_known and s.audit_kind != "exact"]
     words = [f"{', '.join(certified)}: certified intervals [lower, upper], rounded outward (methods: the CSV's "
              "`method`)"]
     words += [f"{s.name}: exact" for s in specs if s.audit_kind == "exact"]
     words += [f"{s.name}: interval [lower bound ({s.lower_source}), {s.upper_method}]. **wrong**: {base.words} "
               f"accounting of {s.run} is provably wrong ({s.name} lower bound > {base.words} upper bound)"
-              for s in specs if not s.upper_certified]
-    best_known = [s for s in specs if not s.upper_certified]
+              for s in specs if s.upper_best_known]
+    best_known = [s for s in specs if s.upper_best_known]
     extra = None
     if best_known:
         col = wrong_column(best_known[0])

@@ -50,7 +50,7 @@ def _run_key(p):
 def _poisson(n, b, sigma, delta, epochs, rel_tol):
     r = account("poisson", "epsilon", delta, sigma=sigma, steps=math.ceil(n / b), epochs=epochs, q=b / n,
                 rel_tol=rel_tol, force=True)
-    return r.lower, r.upper, r.method
+    return r.lower, r.upper, f"{r.lower_method} / {r.upper_method}"
 
 
 @functools.lru_cache(maxsize=None)
@@ -113,7 +113,6 @@ def compute_point(p, rel_tol=1e-3, factor=0.01, dp_accounting_discretization=1e-
     row = {"max_batch_size": cap, "mean_batch_size": mean, "sd_batch_size": sd, "q": q, "steps": steps,
            "total_steps": steps * epochs, "truncation_probability": acc.get("truncation_probability", 0.0),
            **_pipeline.result_row(r),
-           "lower_method": acc.get("lower_method", r.method), "upper_method": acc.get("upper_method", r.method),
            "rel_width": (r.upper - r.lower) / r.upper if r.upper > 0 else 0.0, "cpu_seconds": cpu,
            "dp_accounting_epsilon": theirs, "dp_accounting_cpu_seconds": their_cpu,
            "dp_accounting_discretization": float(dp_accounting_discretization),

@@ -9,7 +9,7 @@ import pytest
 from dp_accounting.pld import privacy_loss_distribution as pldm
 
 import dpsampling
-from dpsampling import cli
+from dpsampling import cli, samplers
 from dpsampling.engine import gaussian
 from dpsampling.engine.errors import ParameterError
 from dpsampling.engine.result import bound_text
@@ -31,7 +31,10 @@ def test_mnist_values_and_ordering(mnist):
     assert set(by.loc[:, "steps"]) == {235} and set(by.loc[:, "total_steps"]) == {235 * 60} and by.loc["poisson", "q"] == pytest.approx(256 / 60000)
     for _, r in mnist.iterrows():
         assert r["lower"] <= r["value"] * (1 + 1e-12) and r["value"] <= r["upper"] * (1 + 1e-12), r["sampler"]
-    assert by.loc["shuffle", "kind"] == "lower_best_upper" and by.loc["poisson", "kind"] == "interval"
+    assert by.loc["shuffle", "kind"] == by.loc["poisson", "kind"] == "interval" and by.loc["shuffle", "upper_best_known"]
+    assert (mnist["value"] == mnist["upper"]).all()  # the safe end, every row
+    assert by.loc["shuffle", "lower_method"] == "max-statistic PLD"
+    assert by.loc["poisson", "lower_method"] == "dominated PLD" and by.loc["poisson", "upper_method"] == "pessimistic PLD"
     assert by.loc["shuffle", "lower"] <= by.loc["deterministic", "value"]
     assert by.loc["shuffle", "upper"] == pytest.approx(by.loc["deterministic", "value"], rel=1e-12)
     assert by.loc["poisson", "value"] <= by.loc["wor", "value"]
@@ -41,7 +44,7 @@ def test_mnist_values_and_ordering(mnist):
     pld = pldm.from_gaussian_mechanism(1.1, sampling_prob=256 / 60000, value_discretization_interval=1e-4)
     assert by.loc["poisson", "value"] == pytest.approx(pld.self_compose(60 * 235).get_epsilon_for_delta(1e-5), rel=1e-3)
     # the shuffle lower bound exceeds the Poisson upper bound: the verdict says Poisson accounting is wrong
-    assert by.loc["shuffle", "value"] > by.loc["poisson", "value"]
+    assert by.loc["shuffle", "lower"] > by.loc["poisson", "value"]
     up = bound_text(by.loc["poisson", "value"], "upper", 3)  # the Poisson upper bound, rounded up
     assert float(up) >= by.loc["poisson", "value"]
     assert any("is provably wrong" in v and f"ε ≤ {up})" in v for v in mnist.attrs["verdicts"])
@@ -49,7 +52,8 @@ def test_mnist_values_and_ordering(mnist):
 
 def test_one_epoch_equals_single_epoch_results():
     df = dpsampling.audit(500, 50, epochs=1, sigma=1.0, delta=1e-5, samplers=FOUR).set_index("sampler")
-    assert df.loc["shuffle", "value"] == pytest.approx(shuffle_epsilon_lower(1e-5, 1.0, 10), rel=1e-9)
+    assert df.loc["shuffle", "lower"] == pytest.approx(shuffle_epsilon_lower(1e-5, 1.0, 10), rel=1e-9)
+    assert df.loc["shuffle", "value"] == df.loc["shuffle", "upper"] == df.loc["deterministic", "value"]
     assert df.loc["deterministic", "value"] == pytest.approx(gaussian.epsilon(1e-5, 1.0), rel=1e-9)
     assert df.loc["poisson", "value"] == account("poisson", "epsilon", 1e-5, sigma=1.0, steps=10, q=0.1).value
 
@@ -57,7 +61,7 @@ def test_one_epoch_equals_single_epoch_results():
 def test_no_verdict_of_wrongness_when_shuffle_lower_below_poisson():
     df = dpsampling.audit(1000, 10, epochs=1, sigma=5.0, delta=1e-5, samplers=("poisson", "shuffle"))
     by = df.set_index("sampler")
-    assert by.loc["shuffle", "value"] <= by.loc["poisson", "value"]
+    assert by.loc["shuffle", "lower"] <= by.loc["poisson", "value"]
     assert not any("is provably wrong" in v for v in df.attrs["verdicts"])
 
 
@@ -74,10 +78,14 @@ def test_sigma_question_is_safe():
     # deterministic: exact, ε(σ) = target
     s_det = df.loc["deterministic", "value"]
     assert gaussian.epsilon(delta, s_det / math.sqrt(epochs)) == pytest.approx(eps, rel=1e-6)
-    # shuffle: at σ = value the lower bound on ε still exceeds the target; its upper end is deterministic σ
+    # shuffle: at σ = lower the lower bound on ε still exceeds the target; its upper end (the value: sufficient) is
+    # the deterministic σ
     r = df.loc["shuffle"]
-    assert r["kind"] == "lower_best_upper" and r["upper"] == pytest.approx(s_det, rel=1e-9) and r["lower"] < r["upper"]
-    assert account("shuffle", "epsilon", delta, sigma=r["value"], steps=10, epochs=epochs).value > eps
+    assert r["kind"] == "interval" and r["value"] == r["upper"] == pytest.approx(s_det, rel=1e-9)
+    assert r["lower"] < r["upper"]
+    assert account("shuffle", "epsilon", delta, sigma=r["lower"], steps=10, epochs=epochs).lower > eps
+    assert account("shuffle", "epsilon", delta, sigma=r["value"], steps=10, epochs=epochs).upper <= eps * (1 + 1e-9)
+    assert (df["value"] == df["upper"]).all()  # every row's value: a sufficient σ
     assert df.loc["poisson", "value"] < df.loc["deterministic", "value"]
 
 
@@ -93,8 +101,11 @@ def test_epochs_question_brackets_the_target():
             return account(sampler, "epsilon", delta, sigma=sigma, steps=10, epochs=k, q=q).value
 
         assert eps_at(e) <= eps < eps_at(e + 1), sampler
-    sh = df.loc["shuffle"]
-    assert sh["lower"] == df.loc["deterministic", "value"] <= sh["upper"] == sh["value"]
+    sh = df.loc["shuffle"]  # value = lower: the epochs its certified upper end (deterministic) allows
+    assert sh["value"] == sh["lower"] == df.loc["deterministic", "value"] <= sh["upper"]
+    assert (df["value"] == df["lower"]).all()  # every row's value: the epochs certified (the safe end)
+    lo = account("shuffle", "epsilon", delta, sigma=sigma, steps=10, epochs=int(sh["upper"]) + 1).lower
+    assert lo > eps  # more than `upper` epochs provably exceed the target
     assert df.loc["deterministic", "value"] <= df.loc["poisson", "value"]
 
 
@@ -230,7 +241,7 @@ def test_every_printed_bound_is_on_its_side(capsys, kw):
         elif r["kind"] in ("upper", "interval"):
             assert got[0] >= r["value"], (sampler, cell)
         elif r["kind"] == "lower":
-            assert got[0] <= r["value"], (sampler, cell)
+            assert got[0] <= r["lower"], (sampler, cell)
         else:
             assert got[0] == pytest.approx(r["value"], rel=1e-3), (sampler, cell)
     p, s = rows.loc["poisson"], rows.loc["shuffle"]
@@ -243,7 +254,7 @@ def test_every_printed_bound_is_on_its_side(capsys, kw):
         for x in re.findall(r"the Poisson σ = (\d+(?:\.\d+)?)", v):
             assert float(x) >= p["value"], v
         for x in re.findall(r"needs σ > (\d+(?:\.\d+)?) \(σ = (\d+(?:\.\d+)?) suffices\)", v):
-            assert float(x[0]) <= s["value"] and float(x[1]) >= s["upper"], v
+            assert float(x[0]) <= s["lower"] and float(x[1]) >= s["upper"] == s["value"], v
 
 
 def test_a_row_that_cannot_be_computed_is_listed_and_the_others_answer(capsys):
@@ -268,26 +279,36 @@ def test_a_row_that_cannot_be_computed_is_listed_and_the_others_answer(capsys):
     assert "poisson" in json.loads(out)["not_computed"]
 
 
-def test_a_sigma_too_small_for_the_shuffle_lower_bound_names_sigma():
-    """σ = 0.01 over MNIST: the max-statistic PLD would need too many slices; the shuffle row is listed as not
-    computed, naming σ (the audit's --sigma), not a keyword the audit does not have (discretization, grid_step)."""
+def test_a_sigma_too_small_for_the_shuffle_max_statistic_still_answers_what_is_proven():
+    """σ = 0.01 over MNIST: the max-statistic PLD would need too many slices; the shuffle row answers what is proven
+    (issue 38): one epoch's E_C lower end (E epochs reveal at least as much as one) and the deterministic upper end,
+    flagged, its reason naming σ (the audit's --sigma), not a keyword the audit does not have."""
+    from dpsampling.samplers import shuffle
+
     df = dpsampling.audit(60000, 256, epochs=60, sigma=0.01, delta=1e-5, samplers=("shuffle", "deterministic"))
-    err = df.attrs["skipped"]["shuffle"]
-    assert isinstance(err, ParameterError) and err.param == "sigma"
-    assert "discretization" not in str(err) and "grid_step" not in str(err)
+    assert "shuffle" not in df.attrs.get("skipped", {})
+    row = df.set_index("sampler").loc["shuffle"]
+    one = shuffle.epsilon(1e-5, sigma=0.01, steps=235, epochs=1)
+    assert row["lower"] == one.lower and shuffle.ONE_EPOCH_LOWER_FLAG in row["flags"]
+    assert row["upper"] == df.set_index("sampler").loc["deterministic", "value"]
+    reason = shuffle.epsilon(1e-5, sigma=0.01, steps=235, epochs=60).accuracy["lower_reason"]
+    assert "sigma" in reason and "discretization" not in reason and "grid_step" not in reason
 
 
 # --------------------------------------------------------------------------- a sampler that caps its batches
 def test_capped_row_joins_only_with_a_cap_and_a_cap_at_n_is_poisson():
     """truncated_poisson (batch "capped") is not in a default audit; with a cap at the dataset size its row is
-    Poisson's interval (no batch can exceed n), computed independently by the Poisson sampler's own row."""
+    Poisson's interval (no batch can exceed n; the upper end at most dp_accounting's event value), computed
+    independently by the Poisson sampler's own row."""
     plain = dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=None)
     assert "truncated_poisson" not in set(plain["sampler"])
     df = dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=("poisson", "truncated_poisson"),
                           max_batch_size=1000).set_index("sampler")
     t, p = df.loc["truncated_poisson"], df.loc["poisson"]
     assert t["relation"] == "add_remove" and t["kind"] == "interval"
-    assert t["lower"] == pytest.approx(p["lower"], rel=1e-6) and t["upper"] == pytest.approx(p["upper"], rel=1e-6)
+    assert t["lower"] == pytest.approx(p["lower"], rel=1e-6)
+    # the upper end: the smaller of Poisson's and dp_accounting's event value (samplers/truncated_poisson.py)
+    assert t["upper"] <= p["upper"] and t["upper"] == pytest.approx(p["upper"], rel=1e-5)
     with pytest.raises(ParameterError) as e:
         dpsampling.audit(1000, 100, epochs=2, sigma=1.0, delta=1e-5, samplers=("truncated_poisson",))
     assert e.value.param == "max_batch_size"
@@ -314,3 +335,22 @@ def test_cli_max_batch_size_errors_name_the_flag(capsys):
     code, out, err = run(capsys, "--dataset-size", "1000", "--batch-size", "100", "--target-epsilon", "2",
                          "--epochs", "2", "--delta", "1e-5", "--max-batch-size", "smallest")
     assert code == 2 and "--max-batch-size" in err
+
+
+@pytest.mark.parametrize("kw", [dict(epochs=2, sigma=1.1), dict(epochs=2, target_epsilon=4.0),
+                                dict(sigma=2.0, target_epsilon=3.0)])
+def test_value_is_the_safe_end_of_every_row(kw):
+    """Every sampler (the capped one too), every question: ``value`` is the safe end — ε: the certified upper end;
+    σ: the sufficient σ (the upper end); epochs: the epochs the certified upper end of ε allows (the lower end) —
+    and each row names the method of each end and its relation."""
+    df = dpsampling.audit(200, 20, delta=1e-5, max_batch_size=30, **kw)
+    assert set(df["sampler"]) == set(samplers.SAMPLERS)
+    safe = "lower" if df.attrs["question"] == "epochs" else "upper"
+    for r in df.to_dict("records"):
+        spec = samplers.get_spec(r["sampler"])
+        assert r["value"] == r[safe], (r["sampler"], df.attrs["question"])
+        assert r["lower"] <= r["value"] <= r["upper"] or r["kind"] == "exact", r["sampler"]
+        assert r["kind"] in ("interval", "exact") and r["upper_method"] and r["lower_method"], r["sampler"]
+        assert r["relation"] == spec.relation and r["upper_best_known"] == spec.upper_best_known
+        method = r["method"] if isinstance(r["method"], str) else None
+        assert method == spec.default_method  # the selector (None: no method choice)

@@ -18,10 +18,11 @@ def test_epsilon_json(capsys):
     code, out, _ = run(capsys, "epsilon", "--sigma", "0.8", "--q", "1e-3", "--steps", "10000", "--delta", "1e-6")
     d = json.loads(out)
     # default method: the certified interval (issue 23); the value is its upper end, the pessimistic PLD
-    assert code == 0 and d["kind"] == "upper" and d["method"] == "dominated PLD / pessimistic PLD"
+    assert code == 0 and d["kind"] == "interval" and d["method"] == "certified"  # the selector; per end:
+    assert (d["lower_method"], d["upper_method"]) == ("dominated PLD", "pessimistic PLD")
     assert 0.9472 <= d["value"] <= 0.9472 * 1.005
     assert d["accuracy"]["discretization"] > 0
-    assert d["accuracy"]["upper_method"] == "pessimistic PLD" and d["lower"] <= d["value"] <= d["lower"] * (1 + 1e-3)
+    assert d["value"] == d["upper"] and d["lower"] <= d["value"] <= d["lower"] * (1 + 1e-3)
     code, out, _ = run(capsys, "epsilon", "--sigma", "0.8", "--q", "1e-3", "--steps", "10000", "--delta", "1e-6",
                        "--method", "pld")
     d = json.loads(out)

@@ -111,8 +111,10 @@ def check_outcome(command, code, out, err, args):
     if code == 0:
         lines = out.strip().splitlines()
         assert len(lines) == 1 and not err.strip(), (args, out, err)
-        value = json.loads(lines[0])["value"]
+        d = json.loads(lines[0])
+        value = d["value"] if d["kind"] != "lower" else d["lower"]  # a one-sided lower answer: value null
         assert isinstance(value, (int, float)) and VALID_RANGE[command](value), (args, value)
+        assert (d["value"] is None) == (d["kind"] == "lower"), (args, d)  # value is never a lower end
     else:
         assert code in (1, 2), (args, code, err)
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1, (args, err)

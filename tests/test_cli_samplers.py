@@ -31,9 +31,10 @@ def test_shuffle_epsilon_is_a_lower_bound_from_ec_sets(capsys):
     code, out, _ = run(capsys, "epsilon", "--sampler", "shuffle", "--sigma", "0.5", *ONE_EPOCH, "--delta", "1e-6")
     d = strict_json(out)
     assert code == 0 and d["sampler"] == "shuffle"
-    assert d["kind"] == "lower" and d["method"] == "E_C sets"
+    assert d["kind"] == "interval" and d["method"] is None and d["lower_method"] == "E_C sets"
     assert d["upper"] == pytest.approx(10.99715, abs=5e-6)  # the interval's upper end: deterministic (Chua Thm 4.1)
-    assert d["value"] == pytest.approx(10.99478, abs=5e-6) and d["lower"] == d["value"]
+    assert d["upper_best_known"] and d["upper_method"] == "deterministic (Chua Thm 4.1)"
+    assert d["lower"] == pytest.approx(10.99478, abs=5e-6) and d["value"] == d["upper"]  # the safe end
     assert d["accuracy"] == {"c_grid": "0:0.01:100 (10001 values)", "argmax_c": 4.25}
 
 
@@ -41,7 +42,8 @@ def test_shuffle_delta(capsys):
     # Chua §4.3: σ=0.4, T=1e4: δ_S(4) ≥ 0.226 (ours 0.22605)
     code, out, _ = run(capsys, "delta", "--sampler", "shuffle", "--sigma", "0.4", *ONE_EPOCH, "--epsilon", "4")
     d = strict_json(out)
-    assert code == 0 and d["kind"] == "lower" and d["value"] == pytest.approx(0.22605, abs=5e-6)
+    assert code == 0 and d["kind"] == "interval" and d["lower"] == pytest.approx(0.22605, abs=5e-6)
+    assert d["value"] == d["upper"] == pytest.approx(chua.deterministic_delta(4.0, 0.4), rel=1e-12)
 
 
 def test_shuffle_zero_bound_prints_valid_json(capsys):
@@ -49,13 +51,13 @@ def test_shuffle_zero_bound_prints_valid_json(capsys):
     code, out, _ = run(capsys, "delta", "--sampler", "shuffle", "--sigma", "0.5", "--q", "0.1", "--steps", "10",
                        "--epsilon", "500")
     d = strict_json(out)
-    assert code == 0 and d["value"] == 0.0 and d["accuracy"]["argmax_c"] is None
+    assert code == 0 and d["lower"] == 0.0 and d["accuracy"]["argmax_c"] is None and d["value"] == d["upper"]
 
 
 def test_deterministic_is_exact(capsys):
     code, out, _ = run(capsys, "epsilon", "--sampler", "deterministic", "--sigma", "0.5", *ONE_EPOCH, "--delta", "1e-6")
     d = strict_json(out)
-    assert code == 0 and d["kind"] == "exact" and d["method"] == "analytic"
+    assert code == 0 and d["kind"] == "exact" and d["upper_method"] == d["lower_method"] == "analytic"
     assert d["value"] == pytest.approx(10.99715, abs=5e-6)  # Chua §1.1: ε_D ≈ 10.997
     code, out, _ = run(capsys, "delta", "--sampler", "deterministic", "--sigma", "0.4", *ONE_EPOCH, "--epsilon", "4")
     assert strict_json(out)["value"] == pytest.approx(0.24382, abs=5e-6)  # Chua §4.3: δ_D(4) ≈ 0.244
@@ -81,12 +83,13 @@ def test_theorem_4_1_and_poisson_gap_through_the_cli(capsys):
                            "--rel-tol", "0.1")
         assert code == 0
         vals[sampler] = strict_json(out)
-    assert vals["shuffle"]["value"] <= vals["deterministic"]["value"]
-    assert vals["poisson"]["kind"] == "upper" and vals["poisson"]["value"] < 2.0 < vals["shuffle"]["value"]
+    assert vals["shuffle"]["lower"] <= vals["deterministic"]["value"] == vals["shuffle"]["value"]
+    assert vals["poisson"]["kind"] == "interval" and vals["poisson"]["value"] < 2.0 < vals["shuffle"]["lower"]
 
 
 @pytest.mark.parametrize("argv,flag", [
-    (["sigma", "--sampler", "shuffle", *ONE_EPOCH, "--epsilon", "1", "--delta", "1e-5"], "--bound"),
+    (["sigma", "--sampler", "shuffle", *ONE_EPOCH, "--epsilon", "1", "--delta", "1e-5", "--bound", "exact"],
+     "--bound"),
     (["epsilon", "--sampler", "shuffle", "--sigma", "1", "--q", "1e-3", "--steps", "10000", "--delta", "1e-5"], "--q"),
     (["delta", "--sampler", "deterministic", "--sigma", "1", "--q", "0.5", "--steps", "10", "--epsilon", "1"], "--q"),
     (["epsilon", "--sampler", "shuffle", "--sigma", "1", "--q", "2", "--steps", "10000", "--delta", "1e-5"], "--q"),
@@ -111,7 +114,8 @@ def test_console_module_shuffle():
                           "--q", "1e-3", "--steps", "1000", "--epsilon", "4"], capture_output=True, text=True,
                          check=True)
     d = strict_json(out.stdout)
-    assert d["kind"] == "lower" and d["value"] == pytest.approx(4.38e-7, rel=1e-3)  # Chua App. A, Fig. 7
+    assert d["kind"] == "interval" and d["lower"] == pytest.approx(4.38e-7, rel=1e-3)  # Chua App. A, Fig. 7
+    assert d["value"] == d["upper"] > d["lower"]
 
 
 # ----------------------------------------------------------------------------- several epochs, balls_and_bins (issues 10, 11)
@@ -152,14 +156,16 @@ def test_shuffle_epochs_interval_and_persistent(capsys):
     code2, out, _ = run(capsys, *args, "--shuffle-mode", "persistent")
     pers = strict_json(out)
     det = chua.deterministic_epsilon(1e-5, 1.1 / 2.0)
-    assert code == code2 == 0 and dyn["kind"] == pers["kind"] == "lower"
-    assert dyn["upper"] == pers["upper"] == pytest.approx(det, rel=1e-12)
-    assert pers["value"] == chua.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
-    assert dyn["method"] == ms.PLD_METHOD and 0 < dyn["value"] < pers["value"] <= pers["upper"]
-    code, out, _ = run(capsys, "sigma", "--sampler", "shuffle", "--steps", "235", "--epochs", "2", "--epsilon", "2",
-                       "--delta", "1e-5", "--bound", "lower")
-    s = strict_json(out)
-    assert code == 0 and s["kind"] == "lower" and s["value"] < s["upper"]
+    assert code == code2 == 0 and dyn["kind"] == pers["kind"] == "interval"
+    assert dyn["upper"] == pers["upper"] == dyn["value"] == pers["value"] == pytest.approx(det, rel=1e-12)
+    assert pers["lower"] == chua.shuffle_epsilon_lower(1e-5, 1.1 / 2.0, 235)
+    assert dyn["lower_method"] == ms.PLD_METHOD and 0 < dyn["lower"] < pers["lower"] <= pers["upper"]
+    for bound in ("lower", "upper"):  # either bound: the interval, its value the sufficient (deterministic) σ
+        code, out, _ = run(capsys, "sigma", "--sampler", "shuffle", "--steps", "235", "--epochs", "2", "--epsilon",
+                           "2", "--delta", "1e-5", "--bound", bound)
+        s = strict_json(out)
+        assert code == 0 and s["kind"] == "interval" and s["lower"] < s["upper"] == s["value"]
+        assert s["value"] == pytest.approx(chua.deterministic_sigma_result(2.0, 1e-5).value * 2 ** 0.5, rel=1e-9)
 
 
 BNB = ["--sampler", "balls_and_bins", "--sigma", "1", "--steps", "10", "--epochs", "2"]
@@ -168,14 +174,14 @@ BNB = ["--sampler", "balls_and_bins", "--sigma", "1", "--steps", "10", "--epochs
 def test_balls_and_bins_certified_mc_and_max_statistic(capsys):
     code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6", "--method", "pld")
     up = strict_json(out)
-    assert code == 0 and up["kind"] == "upper" and up["method"] == "pld_accounting"
+    assert code == 0 and up["kind"] == "interval" and up["method"] == "pld" and up["upper_method"] == "pld_accounting"
     assert up["value"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="upper", method="pld").value
     assert up["lower"] == bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2, bound="lower", method="pld").value < up[
         "value"]
     code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6", "--method", "max_statistic")
     mx = strict_json(out)
-    assert code == 0 and mx["kind"] == "lower" and mx["value"] <= up["upper"]
-    assert mx["value"] == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 10, 2).value
+    assert code == 0 and mx["kind"] == "lower" and mx["value"] is None and mx["lower"] <= up["upper"]
+    assert mx["lower"] == ms.balls_and_bins_epsilon_lower(1e-6, 1.0, 10, 2).value
     code, out, _ = run(capsys, "delta", *BNB, "--epsilon", "1", "--method", "montecarlo", "--mc-samples", "20000",
                        "--mc-seed", "4", "--mc-failure-prob", "0.05")
     mc = strict_json(out)
@@ -252,7 +258,8 @@ def test_balls_and_bins_default_is_the_allocation_interval(capsys):
     code, out, _ = run(capsys, "epsilon", *BNB, "--delta", "1e-6")
     r = strict_json(out)
     ref = bnb.epsilon(1e-6, sigma=1.0, steps=10, epochs=2)
-    assert code == 0 and r["kind"] == "upper" and r["method"].endswith(" / allocation-spread")
+    assert code == 0 and r["kind"] == "interval" and r["method"] == "allocation"
+    assert (r["lower_method"], r["upper_method"]) == ("allocation-merge", "allocation-spread")
     assert (r["value"], r["lower"], r["upper"]) == (ref.value, ref.lower, ref.upper)
     assert (r["upper"] - r["lower"]) / r["upper"] <= 1e-2
 
@@ -278,3 +285,36 @@ def test_sigma_zero_is_a_non_private_run_with_infinite_epsilon(capsys, sampler, 
                        "--delta", "1e-5")
     res = json.loads(out)
     assert code == 0 and res["value"] == math.inf and res["kind"] == "exact"
+
+
+# ----------------------------------------------------------------------------- the one result model in the JSON
+
+from dpsampling import samplers as _samplers  # noqa: E402
+
+
+def _flags(sampler, steps=10):
+    batch = _samplers.get_spec(sampler).batch
+    return (["--q", str(1 / steps)] if batch == "rate"
+            else ["--q", "0.1", "--dataset-size", "100", "--max-batch-size", "12"] if batch == "capped" else [])
+
+
+@pytest.mark.parametrize("sampler", _samplers.SAMPLERS)
+def test_json_value_is_the_safe_end(capsys, sampler):
+    """epsilon, delta and sigma of every sampler: the JSON carries value, kind, lower, upper, lower_method,
+    upper_method, upper_best_known and relation, and value is the upper end (ε, δ: never below a lower end; σ: the
+    sufficient one), the same as the library's answer."""
+    spec = _samplers.get_spec(sampler)
+    for command, target in (("epsilon", ["--delta", "1e-5"]), ("delta", ["--epsilon", "1"]),
+                            ("sigma", ["--epsilon", "2", "--delta", "1e-5"])):
+        sigma = [] if command == "sigma" else ["--sigma", "1"]
+        code, out, err = run(capsys, command, "--sampler", sampler, *sigma, "--steps", "10", "--epochs", "2",
+                             *_flags(sampler), *target)
+        assert code == 0, err
+        d = strict_json(out)
+        for k in ("value", "kind", "lower", "upper", "lower_method", "upper_method", "upper_best_known", "relation",
+                  "method"):
+            assert k in d, (sampler, command, k)
+        assert d["value"] == d["upper"] and d["upper_method"], (sampler, command)
+        assert d["lower"] is None or d["lower"] <= d["value"], (sampler, command)
+        assert d["kind"] in ("interval", "exact", "upper") and d["relation"] == spec.relation
+        assert d["method"] == spec.default_method and d["upper_best_known"] == spec.upper_best_known

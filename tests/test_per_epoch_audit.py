@@ -19,8 +19,10 @@ def test_last_epoch_is_the_plain_row_and_first_is_one_epoch():
         rows = per[per["sampler"] == row["sampler"]].sort_values("epoch")
         assert list(rows["epoch"]) == [1, 2, 3]
         last = rows.iloc[-1]
-        for k in ("lower", "upper", "kind", "value"):
+        for k in ("lower", "upper", "kind", "value", "lower_method", "upper_method", "relation"):
             assert last[k] == row[k], (row["sampler"], k)
+        # every epoch's value is the safe end: the certified upper end, never the lower end
+        assert (rows["value"] == rows["upper"]).all() and (rows["value"] >= rows["lower"]).all(), row["sampler"]
         one = dpsampling.audit(600, 20, delta=1e-5, epochs=1, sigma=1.1, samplers=[row["sampler"]]).iloc[0]
         first = rows.iloc[0]
         for k in ("lower", "upper", "kind", "value"):  # epoch 1 is the one-epoch audit's row

@@ -88,8 +88,8 @@ def test_choose_reads_the_spec_not_the_name(clone):
 
 
 def test_choose_explains_a_missing_reference(clone):
-    ref, note = R.choose({**ROW, "sampler": clone("shuffle"), "method": "E_C sets / deterministic"}, delta=1e-5,
-                         sigma=1.0, epochs=2)
+    ref, note = R.choose({**ROW, "sampler": clone("shuffle"), "lower_method": "E_C sets",
+                          "upper_method": "deterministic"}, delta=1e-5, sigma=1.0, epochs=2)
     assert ref is None and "no cheap independent recomputation" in note
     ref, note = R.choose({**ROW, "sampler": clone("poisson", relation="zero_out")}, delta=1e-5, sigma=1.0, epochs=1)
     assert ref is None and note.startswith("no reference for sampler toy_poisson (no dominating Poisson pair")

@@ -189,9 +189,14 @@ def delta(epsilon, *, sigma, q, total_steps, direction="add_remove", method="pld
                                            finest_discretization)
     if up < RELIABLE_DELTA_FLOOR:
         return _below_floor("delta", eps, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc, flags)
-    return AccountingResult(value, bound, "pld", acc, lo, up, flags)
+    return AccountingResult(value, bound, "pld", acc, lo, up, flags, lower_method=PLD_LOWER_METHOD,
+                            upper_method=PLD_UPPER_METHOD)
 
 
+#: the per-end method labels of a PLD answer: the pessimistic PLD certifies the upper end; the optimistic one is an
+#: estimate of the lower end, not a certificate (see :func:`_converge`)
+PLD_UPPER_METHOD = "pessimistic PLD"
+PLD_LOWER_METHOD = "optimistic PLD (not certified)"
 #: Method label of a value that replaces a PLD value below the reliability floor.
 CF_CERTIFIED_METHOD = "cf_certified (pld below floor)"
 
@@ -233,7 +238,8 @@ def epsilon(delta, *, sigma, q, total_steps, direction="add_remove", method="pld
     if float(delta) < RELIABLE_DELTA_FLOOR:  # ε read off PLD δ below the floor: not reliable
         return _below_floor("epsilon", delta, s, q, total_steps, direction, bound, rel_tol, value, lo, up, acc,
                             flags)
-    return AccountingResult(value, bound, "pld", acc, lo, up, flags)
+    return AccountingResult(value, bound, "pld", acc, lo, up, flags, lower_method=PLD_LOWER_METHOD,
+                            upper_method=PLD_UPPER_METHOD)
 
 
 # --------------------------------------------------------------------------- calibration

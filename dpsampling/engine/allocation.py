@@ -442,6 +442,31 @@ def delta_of(pmf, epsilon):
     return max(0.0, float(pmf.inf + np.sum(pmf.probs[sel] * -np.expm1(epsilon - losses[sel]))) - pmf.err)
 
 
+def _as_dense(pmf):
+    """A LossPmf as dp_accounting's dense pmf (the same masses at the same losses (k0 + i)·step, +∞ mass ``inf``)."""
+    from dp_accounting.pld import pld_pmf
+
+    return pld_pmf.DensePLDPmf(float(pmf.step), int(pmf.k0), pmf.probs, float(pmf.inf), False)
+
+
+def epsilon_lower_of(pmf, delta):
+    """A lower end's ε(δ): the ε(δ + err) of the masses read for a lower bound by construction
+    (:func:`.reading.epsilon_for_delta_lower`, a proven float guard; :func:`epsilon_of` only says where to look)."""
+    from .reading import epsilon_for_delta_lower
+
+    target = math.nextafter(float(delta) + pmf.err, math.inf) if pmf.err else float(delta)
+    return max(0.0, epsilon_for_delta_lower(_as_dense(pmf), target, read=lambda _p, d: epsilon_of(pmf, d - pmf.err)))
+
+
+def delta_lower_of(pmf, epsilon):
+    """A lower end's δ(ε): the masses' δ(ε) read for a lower bound (:func:`.reading.delta_lower`) less ``err``,
+    rounded down (the subtraction within u of its result, taken off by (1 − 2u))."""
+    from .reading import delta_lower
+
+    d = float(delta_lower(_as_dense(pmf), float(epsilon))) - pmf.err
+    return max(0.0, d * (1.0 - 2.0 * np.finfo(float).eps / 2))
+
+
 def epsilon_of(pmf, delta):
     """Smallest ε ≥ 0 with δ(ε) ≤ delta (exact for the discrete loss distribution); inf if none.
 
@@ -528,16 +553,17 @@ class _Compositions:
         return self._lower[key]
 
 
-def _interval(comp, step, loss_step, query):
-    """(lower, upper, loss step, FFT floor) of ``query`` (a function of a composed LossPmf) maximised over both
-    directions, from the compositions ``comp`` at grid step ``step``; the floor is the largest FFT bound in the
-    upper ends plus the largest in the lower ends (δ: the width no finer grid step removes)."""
+def _interval(comp, step, loss_step, query, lower_query=None):
+    """(lower, upper, loss step, FFT floor) of ``query`` (a function of a composed LossPmf; ``lower_query`` for the
+    lower end's, default ``query``) maximised over both directions, from the compositions ``comp`` at grid step
+    ``step``; the floor is the largest FFT bound in the upper ends plus the largest in the lower ends (δ: the width
+    no finer grid step removes)."""
     composed = comp.upper(step)
     upper = max(query(p) for p in composed)
     if callable(loss_step):
         loss_step = loss_step(upper, composed)
     lows = comp.lower(step, loss_step)
-    lower = max(query(p) for p in lows)
+    lower = max((lower_query or query)(p) for p in lows)
     return lower, upper, loss_step, max(p.fft for p in composed) + max(p.err for p in lows)
 
 
@@ -620,7 +646,7 @@ def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
 
     def run(hh):
         return _interval(comp, hh, lambda e, _: _lower_loss_step(e, epochs, rel_width, hh),
-                         lambda pmf: epsilon_of(pmf, delta))[:3]
+                         lambda pmf: epsilon_of(pmf, delta), lambda pmf: epsilon_lower_of(pmf, delta))[:3]
 
     return _refine(run, h, fixed, rel_width)
 
@@ -669,7 +695,7 @@ def delta_curve(epsilons, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, 
 
         def run(hh):
             return _interval(comp, hh, auto_loss_step(hh) if loss_step is None else float(loss_step),
-                             lambda pmf: delta_of(pmf, eps))
+                             lambda pmf: delta_of(pmf, eps), lambda pmf: delta_lower_of(pmf, eps))
 
         return _refine(run, h, fixed, rel_width, refine_from)
 

@@ -49,7 +49,7 @@ from . import lazy
 from .errors import ParameterError
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_choice, check_int, check_positive
-from .reading import epsilon_for_delta_lower
+from .reading import delta_lower, epsilon_for_delta_lower
 
 geometric_kernel = lazy.function("dpsampling.engine.geometric_kernel", "geometric_kernel")
 _pld_epsilon = lazy.function("dpsampling.engine.pld", "epsilon")
@@ -515,9 +515,13 @@ def epsilon_result(delta, sigma, steps, epochs, bound, floor, both_ends=False, *
     lo, up, info, flags = epsilon_interval(float(delta), float(sigma), steps, epochs, ACCURACY[accuracy]["rel_width"],
                                            tail, ld, low.value)
     info = {**info, **lower_label(info["lower_pld"], low)}  # (info is cached: not mutated)
-    return AccountingResult(value=up if bound == "upper" else lo, kind=bound, method=METHOD,
-                            accuracy={"accuracy": accuracy, **info}, lower=lo if both_ends or bound == "lower" else None,
-                            upper=up if both_ends or bound == "upper" else None, flags=flags)
+    both = both_ends  # both ends certified: an interval, value its upper end
+    return AccountingResult(value=up if both or bound == "upper" else lo, kind="interval" if both else bound,
+                            method=METHOD, accuracy={"accuracy": accuracy, **info},
+                            lower=lo if both or bound == "lower" else None,
+                            upper=up if both or bound == "upper" else None, flags=flags,
+                            lower_method=info["lower_method"] if both or bound == "lower" else None,
+                            upper_method=METHOD if both or bound == "upper" else None)
 
 
 def delta_results(epsilons, sigma, steps, epochs, bound, floor, **settings) -> list:
@@ -527,7 +531,10 @@ def delta_results(epsilons, sigma, steps, epochs, bound, floor, **settings) -> l
     pld, s = allocation_pld(sigma, steps, epochs, bound, **settings)
     out = []
     for e in epsilons:
-        d = float(pld.get_delta_for_epsilon(float(e)))
+        if bound == "lower":  # read for a lower bound at any ε (engine/reading.py), max over the two directions
+            d = max(float(delta_lower(p, float(e))) for p in (pld._pmf_remove, pld._pmf_add))  # noqa: SLF001
+        else:
+            d = float(pld.get_delta_for_epsilon(float(e)))
         acc = s
         if bound == "lower":  # the lower end: the larger of the two certified lower bounds
             low = floor(float(e))
@@ -549,9 +556,10 @@ def delta_result(epsilon, sigma, steps, epochs, bound, floor, both_ends=False, *
                           **settings)[0]
     low = r if bound == "lower" else other
     lo, up = (r.value, other.value) if bound == "lower" else (other.value, r.value)
-    return AccountingResult(value=r.value, kind=r.kind, method=r.method,
+    return AccountingResult(value=up, kind="interval", method=r.method,
                             accuracy={**r.accuracy, **{k: low.accuracy[k] for k in LOWER_LABEL_KEYS}}, lower=lo,
-                            upper=up, flags=tuple(dict.fromkeys(r.flags + other.flags)))
+                            upper=up, flags=tuple(dict.fromkeys(r.flags + other.flags)),
+                            lower_method=low.accuracy["lower_method"], upper_method=METHOD)
 
 
 def sigma_search(epsilon, rel_tol, eps_at):

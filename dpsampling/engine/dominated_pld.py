@@ -61,7 +61,7 @@ from dp_accounting.pld import privacy_loss_mechanism as _plm
 
 from .errors import ParameterError
 from . import pld
-from .reading import epsilon_for_delta_lower
+from .reading import delta_lower, epsilon_for_delta_lower
 
 #: the tail mass dp_accounting's composition window leaves out (≤ τ), which the circular FFT folds back in
 FOLD_MASS = pld.TAIL_MASS_TRUNCATION
@@ -293,12 +293,13 @@ def _error_at(pmf, err2, total_steps, eps):
 
 
 def delta(epsilon, *, sigma, q, total_steps, direction, discretization):
-    """A lower bound on δ(ε) after ``total_steps`` compositions: per direction the composed dominated pmf's δ less
-    what it may exceed the pair's by (:func:`_error_at`), max over ``direction``."""
+    """A lower bound on δ(ε) after ``total_steps`` compositions: per direction the composed dominated pmf's δ (read
+    for a lower bound at any ε, :func:`.reading.delta_lower`) less what it may exceed the pair's by
+    (:func:`_error_at`), max over ``direction``."""
     vals = []
     for d in _directions(direction):
         pmf, err2 = composed(sigma, q, total_steps, discretization, d)
-        vals.append(float(pld.delta_for_epsilon(pmf, float(epsilon))) - _error_at(pmf, err2, total_steps, epsilon))
+        vals.append(float(delta_lower(pmf, float(epsilon))) - _error_at(pmf, err2, total_steps, epsilon))
     return max(0.0, max(vals))
 
 

@@ -429,7 +429,8 @@ def allocation_epsilon_each_epoch(delta, *, sigma, steps, epochs, step, loss_ste
     upper law dominates one epoch, the lower one is dominated) composed one epoch at a time
     (:func:`.allocation._compose`: each convolution's FFT rounding goes to +∞ for the upper end and is carried and
     subtracted for the lower end, each truncated tail goes to +∞ (upper) or is dropped (lower)), read by
-    :func:`.allocation.epsilon_of`.  Each end is valid for the reasons :mod:`.allocation` gives for its E-fold
+    :func:`.allocation.epsilon_of` (the lower end by :func:`.allocation.epsilon_lower_of`, a proven float guard).
+    Each end is valid for the reasons :mod:`.allocation` gives for its E-fold
     products, at any grid step, loss step and budget; the last epoch's settings make the earlier epochs at least
     as fine."""
     from . import allocation as al
@@ -442,7 +443,7 @@ def allocation_epsilon_each_epoch(delta, *, sigma, steps, epochs, step, loss_ste
         if e > 1:
             acc_u = [al._compose(a, p, True, tail) for a, p in zip(acc_u, ups)]  # noqa: SLF001
             acc_l = [al._compose(a, p, False, tail) for a, p in zip(acc_l, lows)]  # noqa: SLF001
-        out.append((max(al.epsilon_of(p, float(delta)) for p in acc_l),
+        out.append((max(al.epsilon_lower_of(p, float(delta)) for p in acc_l),
                     max(al.epsilon_of(p, float(delta)) for p in acc_u)))
     return out
 

@@ -40,7 +40,7 @@ from scipy import fft
 from . import dominated_pld, pld, poisson_interval
 from .errors import ParameterError
 from .numerics import fft_error
-from .reading import epsilon_for_delta_lower
+from .reading import delta_lower, epsilon_for_delta_lower
 from .result import RELIABLE_DELTA_FLOOR, AccountingResult
 
 _DIRECTIONS = {"add_remove": ("remove", "add"), "remove": ("remove",), "add": ("add",)}
@@ -186,9 +186,9 @@ def _lower_error(c, eps):
 
 
 def lower_delta(epsilon, run, direction, discretization) -> float:
-    """A lower bound on the run's δ(ε): the composed dominated pmf's δ less the folded mass and its rounding bound,
-    max over ``direction``."""
-    vals = [float(pld.delta_for_epsilon(c.pmf, float(epsilon))) - _lower_error(c, float(epsilon))
+    """A lower bound on the run's δ(ε): the composed dominated pmf's δ (read for a lower bound,
+    :func:`.reading.delta_lower`) less the folded mass and its rounding bound, max over ``direction``."""
+    vals = [float(delta_lower(c.pmf, float(epsilon))) - _lower_error(c, float(epsilon))
             for c in lower_pmfs(run, direction, float(discretization))]
     return max(0.0, max(vals))
 

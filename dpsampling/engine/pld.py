@@ -459,7 +459,7 @@ def composition_error(probs, total_steps, out):
                      power="cpow" if total_steps >= _CPOW_MIN_EXPONENT else "multiply")
 
 
-def rounding_at(pmf, err2, eps):
+def rounding_at(pmf, err2, epsilon):
     """What a composed pmf's δ(ε) = Σ_ℓ>ε (1 − e^{ε−ℓ})·p_ℓ may be off by when its masses p carry a rounding
     error of 2-norm ≤ ``err2``: ≤ ‖w‖₂·err2 by Cauchy–Schwarz, with the weights w = (1 − e^{ε−ℓ})_+ ∈ [0, 1)
     (so the bound is nonincreasing in ε).
@@ -467,12 +467,12 @@ def rounding_at(pmf, err2, eps):
     The losses (lower + i)·d increase with i, so those > ε are a suffix i ≥ k (:func:`_first_above`); only that
     suffix is formed, with the values the whole array would hold.  At ε = −∞ every weight is −expm1(−∞) = 1
     exactly, and ‖w‖₂ = √n (the dot product of n ones is the integer n, exact)."""
-    eps, n = float(eps), len(pmf._probs)
-    if eps == -math.inf:
+    epsilon, n = float(epsilon), len(pmf._probs)
+    if epsilon == -math.inf:
         return math.sqrt(n) * float(err2)
-    k = _first_above(pmf._lower_loss, pmf._discretization, n, eps)
+    k = _first_above(pmf._lower_loss, pmf._discretization, n, epsilon)
     losses = (np.arange(k, n) + pmf._lower_loss) * pmf._discretization
-    w = -np.expm1(eps - losses)
+    w = -np.expm1(epsilon - losses)
     return float(np.linalg.norm(w)) * float(err2)
 
 
@@ -569,14 +569,14 @@ def direction_pmfs(pld, direction: str):
     return pmfs[direction]
 
 
-def delta(eps, sigma, q, total_steps, direction, pessimistic, discretization):
-    """δ(ε) from the composed PLD; ``eps`` may be an array."""
+def delta(epsilon, sigma, q, total_steps, direction, pessimistic, discretization):
+    """δ(ε) from the composed PLD; ``epsilon`` may be an array."""
     pld = composed(float(sigma), float(q), int(total_steps), bool(pessimistic), float(discretization))
-    vals = [np.asarray(delta_for_epsilon(p, eps), dtype=float) for p in direction_pmfs(pld, direction)]
+    vals = [np.asarray(delta_for_epsilon(p, epsilon), dtype=float) for p in direction_pmfs(pld, direction)]
     return np.maximum.reduce(vals)
 
 
-def delta_for_epsilon(pmf, eps):
+def delta_for_epsilon(pmf, epsilon):
     """= ``pmf.get_delta_for_epsilon(ε)`` of dp_accounting 0.6, the same float, for a dense pmf and a scalar ε.
 
     dp_accounting forms every loss (i + lower)·d, masks those > ε and takes np.dot(−expm1(ε − loss), p) over
@@ -586,17 +586,17 @@ def delta_for_epsilon(pmf, eps):
     does, for the same dot.  On a composed pmf at small δ the suffix is a small part.  Sparse pmfs and
     arrays of ε go to dp_accounting unchanged.
     """
-    if not isinstance(pmf, _pmflib.DensePLDPmf) or not isinstance(eps, (int, float)):
-        return pmf.get_delta_for_epsilon(eps)
+    if not isinstance(pmf, _pmflib.DensePLDPmf) or not isinstance(epsilon, (int, float)):
+        return pmf.get_delta_for_epsilon(epsilon)
     lower, d, probs = pmf._lower_loss, pmf._discretization, pmf._probs
     size = len(probs)
-    k = _first_above(lower, d, size, eps)
+    k = _first_above(lower, d, size, epsilon)
     losses = (np.arange(k, size) + lower) * d
-    return pmf._infinity_mass + np.dot(-np.expm1(eps - losses), probs[k:].copy())
+    return pmf._infinity_mass + np.dot(-np.expm1(epsilon - losses), probs[k:].copy())
 
 
-def delta_for_epsilons(pmf, eps):
-    """= ``pmf.get_delta_for_epsilon(eps)`` of dp_accounting 0.6 for an array of ε sorted ascending, the same floats.
+def delta_for_epsilons(pmf, epsilon):
+    """= ``pmf.get_delta_for_epsilon(epsilon)`` of dp_accounting 0.6 for an array of ε sorted ascending, the same floats.
 
     Hand-written because dp_accounting reads an array in a Python loop, one loss per step (with an
     ``np.isposinf`` each): ~50 ms for one ε on a 15 000-entry pmf.  Its loop keeps two running sums from the
@@ -606,11 +606,11 @@ def delta_for_epsilons(pmf, eps):
     ε, and read at each ε's count of losses above it.  Sparse pmfs, scalars and arrays dp_accounting refuses
     (not sorted by its test, np.diff ≥ 0, which a repeated ±∞ fails) go to dp_accounting unchanged.
     """
-    e = np.asarray(eps, dtype=float)
+    e = np.asarray(epsilon, dtype=float)
     with np.errstate(invalid="ignore"):  # ∞ − ∞ in a repeated ±∞: nan, not sorted
         sorted_ = e.ndim == 1 and e.size and not np.isnan(e).any() and np.all(np.diff(e) >= 0)
     if not isinstance(pmf, _pmflib.DensePLDPmf) or not sorted_:
-        return pmf.get_delta_for_epsilon(eps)
+        return pmf.get_delta_for_epsilon(epsilon)
     probs = pmf._probs
     losses = (np.arange(probs.size) + pmf._lower_loss) * pmf._discretization
     start = int(np.searchsorted(losses, e[0], side="right"))  # losses > the smallest ε: the only ones summed
@@ -665,11 +665,11 @@ def _upper_error(pmf, err2, flat, eps):
     return (rounding_at(pmf, err2, eps) if err2 else 0.0) + flat
 
 
-def certified_delta(eps, sigma, q, total_steps, direction, discretization):
+def certified_delta(epsilon, sigma, q, total_steps, direction, discretization):
     """An upper bound on δ(ε) of the Poisson-subsampled Gaussian after ``total_steps`` compositions: the
     pessimistic (connect-the-dots) pmf's δ(ε) plus a bound on its composition's rounding, max over
     ``direction`` (the pessimistic pair dominates the true one; the rounding bound covers the arithmetic)."""
-    return max(float(delta_for_epsilon(pmf, float(eps))) + _upper_error(pmf, err2, flat, float(eps))
+    return max(float(delta_for_epsilon(pmf, float(epsilon))) + _upper_error(pmf, err2, flat, float(epsilon))
                for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction,
                                                   float(discretization)))
 
@@ -696,11 +696,14 @@ def epsilon_for_delta(pmf, delta: float):
     dp_accounting walks the pmf from its largest loss down in a Python loop (``pld_pmf._get_epsilon_for_delta``:
     per entry a ``math.log`` test, two additions and a ``math.exp``) until ε is passed: ~(largest loss − ε)/d
     iterations, up to ~10^6 on a composed PLD at d = 1e-5, 20-30% of an ε(δ) query.  Here the same running
-    sums come from ``np.cumsum`` (sequential, so the same additions in the same order, bit for bit), in
-    blocks from the top until the stop is found (:class:`EpsilonReader`); the losses are the same repeated
-    subtractions of d (dp_accounting's ``itertools.count``), the terms use ``math.exp`` itself; the stop test is
-    screened with ``np.log`` and decided with ``math.log`` wherever the two could disagree.  Sparse pmfs, losses
-    where ``math.exp`` would overflow and degenerate ends go to dp_accounting unchanged.
+    sums come from ``np.cumsum`` (sequential, so the same additions in the same order), in blocks from the top
+    until the stop is found (:class:`EpsilonReader`); the terms use ``math.exp`` itself; the stop test is screened
+    with ``np.log`` and decided with ``math.log`` wherever the two could disagree.  One difference: the losses are
+    the grid's own, (lower + i)·d (an integer times d, one rounding each), where dp_accounting subtracts d
+    repeatedly from the largest (``itertools.count``), which drifts (≈ 3.8e-9 at a loss of 280 after 10⁶ steps);
+    so the float is dp_accounting's to that drift.  Sparse pmfs, losses where ``math.exp`` would overflow and
+    degenerate ends go to dp_accounting unchanged.  A lower end is not read here: :mod:`.reading` reads it with a
+    proven guard.
     """
     return EpsilonReader(pmf)(delta)
 
@@ -718,22 +721,20 @@ class EpsilonReader:
         if self.dense:
             d, n = pmf._discretization, len(pmf._probs)  # noqa: SLF001 - see the module docstring
             self.probs = np.flip(pmf._probs)  # noqa: SLF001 - largest loss first, as dp_accounting iterates
-            # next block: (start, its first loss, masses before it (dp_accounting's mass_upper / mass_lower), size);
-            # later losses are the previous loss − d (x − d == x + (−d) in IEEE)
-            self._next = (0, (pmf._lower_loss + n - 1) * d, pmf._infinity_mass, 0, _EPS_BLOCK)  # noqa: SLF001
+            # next block: (start, masses before it (dp_accounting's mass_upper / mass_lower), size); entry j (from the
+            # top) has the loss (lower + n − 1 − j)·d: an integer times d, no drift
+            self._next = (0, pmf._infinity_mass, 0, _EPS_BLOCK)  # noqa: SLF001
         self.below_700 = False  # a block's losses went below −700: math.exp(−loss) could overflow there
 
     def _block(self, i):
         """The i-th block of the walk (computed on first use), or None past the pmf's end or below −700."""
         while len(self.blocks) <= i:
-            start, first, upper, lower, block = self._next
+            start, upper, lower, block = self._next
             n, d = len(self.probs), self.pmf._discretization
             if start >= n or self.below_700:
                 return None
             stop = min(n, start + block)
-            steps = np.full(stop - start, -d)
-            steps[0] = first
-            losses = np.cumsum(steps)
+            losses = (self.pmf._lower_loss + n - 1 - np.arange(start, stop)) * d  # noqa: SLF001 - the grid's own
             if losses[-1] < -700:  # dp_accounting raises only if it gets there: it reads this pmf itself
                 self.below_700 = True
                 return None
@@ -742,7 +743,7 @@ class EpsilonReader:
             ups = np.cumsum(np.concatenate(([upper], p)))  # ups[k]: before entry k of the block, ups[k + 1]: after
             lows = np.cumsum(np.concatenate(([lower], terms)))
             self.blocks.append((losses, ups, lows))
-            self._next = (stop, losses[-1] - d, ups[-1], lows[-1], min(2 * block, _EPS_BLOCK_MAX))
+            self._next = (stop, ups[-1], lows[-1], min(2 * block, _EPS_BLOCK_MAX))
         return self.blocks[i]
 
     def __call__(self, delta):

@@ -1,64 +1,189 @@
-"""ε(δ) read off a discrete privacy-loss pmf for a lower bound, valid where the losses are large.
+"""ε(δ) and δ(ε) read off a discrete privacy-loss pmf for a lower bound: valid by construction, at any loss.
 
-dp_accounting's reading (``pld_pmf._get_epsilon_for_delta``; :func:`.pld.epsilon_for_delta` is its float bit for bit)
-walks down from the largest loss summing U = Σ p and W = Σ p·e^{−ℓ}, and stops at ε = log((U − δ)/W).  Above
-ℓ ≈ 745, e^{−ℓ} is 0 in floating point; while every term walked is such, W = 0 and the walk returns the loss at which
-U first reaches δ.  That loss lies above the pmf's ε(δ) (there δ(ε) = U − e^ε·W < U), so it may stand for an upper end
-but not for a lower one: read that way, the shuffle lower bound after 60 epochs of σ = 0.2 came out at 915.17, above
-the exact deterministic ε 914.23, which bounds every shuffle ε from above (Chua et al. 2024, Thm 4.1).
+dp_accounting's reading (``pld_pmf._get_epsilon_for_delta``; :func:`.pld.epsilon_for_delta` is that walk on the
+grid's own losses) walks down from the largest loss summing U = Σ p and W = Σ p·e^{−ℓ}, and stops at
+ε = log((U − δ)/W).  Two things make that float a poor lower end: above ℓ ≈ 745, e^{−ℓ} is 0 in floating point,
+so while every term walked is such the walk returns the loss at which U first reaches δ (above the pmf's ε(δ): read
+that way, the shuffle lower bound after 60 epochs of σ = 0.2 came out at 915.17, above the exact deterministic ε
+914.23, Chua et al. 2024, Thm 4.1); and dp_accounting builds its losses by repeated subtraction of the grid step from
+the largest one, which drifts (≈ 3.8e-9 at a loss of 280 on a 10⁶-entry one-step pmf: a Poisson lower end 4.6e-10
+above the exact ε).
 
-δ(ε) = Σ p·(1 − e^{ε−ℓ})₊ depends on ℓ − ε only.  So where a reading lands at or above :data:`SAFE_EPSILON`, the
-losses are shifted down by a whole number k of grid steps (the masses unchanged), the shifted pmf is read (its ε near
-:data:`SHIFT_TARGET`, where every loss walked has a representable e^{−ℓ} up to 440 above it), and k steps are added
-back, less a relative 1e-12 for the rounding of the shifted grid.  Readings below :data:`SAFE_EPSILON` are returned
-unchanged: every loss within 145 of them has a representable e^{−ℓ}, and the terms beyond weigh at most e^{−145}
-relative, far below the rounding bounds the callers add to δ.
+Here the losses are the grid's own, ℓ_i = (lower + i)·Δ (an integer times Δ, one rounding each), and the reading
+rests on one inequality: for every set S of atoms and every ε,
+
+    δ_pmf(ε) = Σ p·(1 − e^{ε−ℓ})₊ ≥ Σ_{ℓ∈S} p·(1 − e^{ε−ℓ}) = U_S − e^{ε}·W_S
+
+(each term of the left is ≥ its term on the right, and the left has more nonnegative terms; the +∞ atom counts with
+e^{−∞} = 0).  Taking S_k = the atoms i ≥ k (and +∞) and writing W_S = e^{−ℓ_k}·V_k with V_k = Σ_{i≥k} p_i·e^{−(i−k)Δ}
+(≤ U_k: no overflow or underflow whatever the losses), every
+
+    ε_k = ℓ_k + log((U_k − δ)/V_k)      (U_k > δ)
+
+has δ_pmf(ε_k) ≥ δ, so ε_k ≤ the pmf's ε(δ) (δ_pmf decreases strictly where positive), and the largest ε_k is that
+ε(δ) exactly (the k of the cell it lies in).  Likewise δ_pmf(ε) ≥ U_k − e^{ε−ℓ_k}·V_k for the first k with ℓ_k > ε,
+with e^{ε−ℓ_k} ≤ 1: no e^{ε} overflows at ε ≥ 709.78.  Any k is valid, so no float decision (which cell, which stop)
+can make a reading too high; only the arithmetic of the one formula can, and that is bounded (:func:`_sums`,
+:func:`epsilon_lower_at`, :func:`delta_lower`) and taken off: :data:`GUARD` per operation, proven there.  Masses an
+FFT composition left slightly negative are split off first (:func:`_split`: read at δ plus their total).
 """
 
 from __future__ import annotations
 
 import math
 
-#: a reading at or above this is redone on shifted losses
-SAFE_EPSILON = 600.0
-#: where a shifted reading puts ε
-SHIFT_TARGET = 300.0
-#: relative amount taken off a shifted reading: the shifted grid's losses (lower − k + i)·d differ from
-#: (lower + i)·d − k·d by a few ulps of the largest loss (≤ 1e-13 relative)
-SHIFT_GUARD = 1e-12
+import numpy as np
+
+#: the unit roundoff u = 2⁻⁵³ (= numerics.UNIT_ROUNDOFF; not imported from there, which loads scipy: this module is
+#: imported by modules the registry loads)
+UNIT_ROUNDOFF = 2.0 ** -53
+#: the smallest positive subnormal float: an underflowed product is off by at most this, absolutely
+_TINY = 2.0 ** -1074
+#: the guard of :func:`epsilon_lower_at`, per unit of |ℓ̂_k| + |a| + |b| + 1: 16 unit roundoffs (proof there)
+GUARD = 16.0 * UNIT_ROUNDOFF
+#: where :func:`epsilon_for_delta_lower` first looks below the walk's reading, in grid steps (doubled while the
+#: largest ε_k sits at the window's lowest k)
+_WINDOW = 64
 
 
-def _plain(pmf, delta):
-    from . import pld
+def _split(probs):
+    """(p⁺, N) of masses that may hold small negative values (an FFT composition's rounding): p⁺ = max(p, 0) and
+    N ≥ Σ max(−p, 0).  For every ε, δ_p(ε) = δ_{p⁺}(ε) − Σ_{ℓ>ε} |p⁻|·(1 − e^{ε−ℓ}) ≥ δ_{p⁺}(ε) − N (weights ≤ 1),
+    so a lower reading of p⁺ at δ + N (of δ less N) is one of p.  N: the float sum of n nonnegative terms within
+    γ_n, taken up by 1.01 (n < 10¹³), plus n·2⁻¹⁰⁷⁴ for underflow."""
+    probs = np.asarray(probs, dtype=float)
+    if probs.size == 0 or probs.min() >= 0:
+        return probs, 0.0
+    neg = np.minimum(probs, 0.0)
+    return probs - neg, 1.01 * float(-neg.sum()) + probs.size * _TINY
 
-    return pld.epsilon_for_delta(pmf, delta)
+
+def _sums(probs, inf_mass, d):
+    """(U_lo, V_hi) over k = 0 … n − 1 of a pmf's masses ``probs`` (ascending losses): U_lo ≤ U_k = p_∞ + Σ_{i≥k} p_i
+    and V_hi ≥ V_k = Σ_{i≥k} p_i·e^{−(i−k)Δ} (Δ = ``d``), the exact sums of the float masses.
+
+    Proof of the bounds (running error bounds, Higham, Accuracy and Stability, §3.3; u = 2⁻⁵³).  Û is the sequential
+    sum from the top (``np.cumsum``), Û_j = (Û_{j−1} + p_j)(1 + θ_j), |θ_j| ≤ u, so each addition errs by at most
+    u/(1 − u)·Û_j and, telescoping, |Û_k − U_k| ≤ u/(1 − u)·Σ_{j from the top to k} Û_j.  V̂ is the recurrence
+    V̂_k = fl(p_k + fl(r̂·V̂_{k+1})) (``scipy.signal.lfilter``, a first-order recursive filter: one product and one
+    sum per step, or one fused rounding) with r̂ = fl(e^{−Δ}) within 2u·r of r = e^{−Δ} (``math.exp``, < 1 ulp), so
+    |V̂_k − V_k| ≤ r·|V̂_{k+1} − V_{k+1}| + c_k, c_k = u/(1 − u)·V̂_k + 3.01u·r̂V̂_{k+1}: the same filter applied to c
+    bounds it.  The bounds' own float evaluation (sums of ≤ m = n + 1 nonnegative terms, r̂ʲ for rʲ) is within
+    (1 + 4mu) of them, taken up by 1.03 (m < 10¹³); underflowed products err by ≤ 2⁻¹⁰⁷⁴ each (4m of them allowed);
+    the final subtraction (addition) and product round by ≤ u each, taken off by (1 − 2u) (on by (1 + 4u))."""
+    from scipy.signal import lfilter
+
+    u = UNIT_ROUNDOFF
+    top = np.asarray(probs, dtype=float)[::-1]
+    m = top.size + 1
+    r = math.exp(-float(d))
+    u_hat = np.cumsum(np.concatenate(([float(inf_mass)], top)))
+    u_err = 1.03 * u * np.cumsum(u_hat)
+    u_lo = ((u_hat - u_err) * (1.0 - 2.0 * u))[1:][::-1]
+    v_hat = lfilter([1.0], [1.0, -r], top)
+    c = u * v_hat + 3.01 * u * r * np.concatenate(([0.0], v_hat[:-1]))
+    v_err = 1.03 * lfilter([1.0], [1.0, -r], c)
+    v_hi = ((v_hat + v_err + 4.0 * m * _TINY) * (1.0 + 4.0 * u))[::-1]
+    return u_lo, v_hi
+
+
+def epsilon_lower_at(probs, first, lower, d, inf_mass, delta):
+    """(ε_k lower bounds, their k) for the atoms k ≥ ``first`` of a pmf (masses ``probs`` at losses (lower + i)·d,
+    +∞ mass ``inf_mass``): each ε_k of the module docstring less :data:`GUARD`'s bound on its arithmetic, so that
+    δ_pmf(ε) ≥ δ at every returned value (nan where U_k ≤ δ: no bound from that k).
+
+    Arithmetic.  With U_lo ≤ U_k and V_hi ≥ V_k (:func:`_sums`), δ_pmf ≥ U_k − e^{ε−ℓ_k}V_k ≥ δ at every
+    ε ≤ ℓ_k + log(U_lo − δ) − log(V_hi) (two logs: the quotient could overflow where V_hi underflowed).  Computed:
+    fl(U_lo − δ) within u relative, so its log (numpy, ≤ 4 ulp) within 8u|a| + 1.01u, a = log(U_lo − δ); log V_hi
+    within 8u|b|; their difference within u(|a| + |b|); ℓ̂_k = fl((lower + k)·d) within u|ℓ_k|; the sum ℓ̂_k + L̂
+    within u(|ℓ̂_k| + |a| + |b|), the guard's own subtraction as much again.  All of it is at most
+    GUARD·(|ℓ̂_k| + |a| + |b| + 1) with GUARD = 16u ≈ 1.8e-15 (≈ 5e-13 absolute at ε ≈ 280), which is subtracted."""
+    probs = np.asarray(probs, dtype=float)[first:]
+    u_lo, v_hi = _sums(probs, inf_mass, d)
+    k = np.arange(first, first + probs.size)
+    num = u_lo - float(delta)
+    ok = num > 0
+    a = np.where(ok, np.log(np.where(ok, num, 1.0)), np.nan)
+    b = np.log(v_hi)
+    losses = (k + lower) * float(d)
+    eps = losses + (a - b)
+    return eps - GUARD * (np.abs(losses) + np.abs(a) + np.abs(b) + 1.0), k
 
 
 def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
-    """ε(δ) of ``pmf`` (a dp_accounting PLD pmf) for a lower bound: ``read(pmf, δ)`` (default
-    :func:`.pld.epsilon_for_delta`), redone on losses shifted by whole grid steps where it lands at or above
-    :data:`SAFE_EPSILON` (module docstring).  Valid because δ(ε) depends on the losses only through ℓ − ε, so the
-    shifted reading is the same ε without the underflow that makes large readings too high; 0 (always a lower bound
-    on ε) if no shifted reading is positive."""
-    read = _plain if read is None else read
-    eps = float(read(pmf, delta))
-    if not SAFE_EPSILON <= eps < math.inf:
-        return eps
+    """A lower bound on the ε(δ) of ``pmf`` (a dp_accounting PLD pmf), valid by construction (module docstring):
+    the largest ε_k (:func:`epsilon_lower_at`) over k from a window below ``read(pmf, δ)`` (default
+    :func:`.pld.epsilon_for_delta`; only where to look, not trusted: the window is doubled downward while the
+    largest ε_k sits at its lowest k) up to the largest loss; +∞ where the +∞ mass exceeds δ (as dp_accounting), 0
+    (always a lower bound on ε) where no k gives a positive value."""
+    from dp_accounting.pld import pld_pmf
+
+    if read is None:
+        from . import pld
+
+        read = pld.epsilon_for_delta
+    dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
+    inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
+    lower = int(dense._lower_loss)  # noqa: SLF001
+    probs, neg = _split(dense._probs)  # noqa: SLF001
+    if inf_mass > delta:
+        return math.inf
+    if neg:  # read p⁺ at δ + N (rounded up): a lower reading of p (:func:`_split`)
+        delta = math.nextafter(float(delta) + neg, math.inf)
+    n = probs.size
+    if n == 0:
+        return 0.0
+    with np.errstate(over="ignore", divide="ignore"):  # the walk's (U − δ)/W overflows where W underflowed: then
+        hint = float(read(pmf, delta))                 # the hint is +∞ or too high, and the window widens below it
+    if math.isnan(hint) or hint == math.inf:
+        hint = (lower + n - 1) * d
+    top = n - 1
+    first = min(top, max(0, math.floor(hint / d) - lower - _WINDOW)) if math.isfinite(hint / d) else 0
+    width = max(_WINDOW, top - first)
+    while True:
+        eps, _ = epsilon_lower_at(probs, first, lower, d, inf_mass, delta)
+        if not np.any(np.isfinite(eps)):
+            best, at = -math.inf, None
+        else:
+            at = int(np.nanargmax(eps))
+            best = float(eps[at])
+        if first == 0 or (at is not None and at > 0):  # the largest ε_k is inside the window (ε_k is unimodal in k)
+            return max(0.0, best)
+        width *= 2
+        first = max(0, top - width)
+
+
+def delta_lower(pmf, epsilon):
+    """Lower bounds on the δ(ε) of ``pmf`` (a dp_accounting PLD pmf) at ``epsilon`` (a number or an array, any
+    order, any size of ε: no e^{ε} is formed), valid by construction (module docstring): with k the first atom whose
+    float loss exceeds ε, δ_pmf(ε) ≥ U_k − e^{x}·V_k, x = ε − ℓ_k ≲ 0 (any k is valid, so an exact ℓ_k a rounding
+    below ε costs nothing), and δ_pmf(ε) ≥ p_∞ beyond the largest loss.
+
+    Arithmetic.  x̂ = fl(ε − ℓ̂_k) is within u(|ℓ_k| + |x̂|) + u|ℓ_k| of x, so x ≤ x̂ + 3u(|ℓ̂_k| + |x̂| + 1) =: x_hi;
+    e^{x_hi} by numpy within 4 ulp (≤ 8u relative) and the product with V_hi within u: their product t is taken up
+    by (1 + 16u); fl(U_lo − t) ≥ (U_lo − t)(1 − u) when positive, taken down by (1 − 2u).  Each step rounds away
+    from the bound, so the result is ≤ U_k − e^{x}V_k ≤ δ_pmf(ε)."""
     from dp_accounting.pld import pld_pmf
 
     dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
-    d = dense._discretization
-    k = math.floor((eps - SHIFT_TARGET) / d)
-    while k > 0:
-        shifted = pld_pmf.DensePLDPmf(d, dense._lower_loss - k, dense._probs, dense._infinity_mass,
-                                      dense._pessimistic_estimate)
-        e1 = float(read(shifted, delta))
-        if e1 >= SAFE_EPSILON:  # the mass above ε + 445 would exceed δ, against the first reading's bound on ε
-            from .errors import InternalError
-
-            raise InternalError(f"a shifted ε reading landed at {e1!r} (shift {k} steps of {d!r})")
-        if e1 > 0:
-            out = e1 + k * d
-            return max(0.0, out - SHIFT_GUARD * abs(out))
-        k -= math.ceil(SHIFT_TARGET / d)  # the answer lies below the shift: shift less
-    return 0.0
+    inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
+    lower = int(dense._lower_loss)  # noqa: SLF001
+    probs, neg = _split(dense._probs)  # noqa: SLF001: δ_p ≥ δ_{p⁺} − N
+    e = np.asarray(epsilon, dtype=float)
+    flat = np.atleast_1d(e).ravel()
+    out = np.full(flat.shape, inf_mass)
+    if probs.size:
+        u_lo, v_hi = _sums(probs, inf_mass, d)
+        losses = (np.arange(probs.size) + lower) * d  # nondecreasing: an integer times d, one rounding each
+        k = np.searchsorted(losses, flat, side="right")  # first loss > ε
+        inside = k < probs.size
+        kk = k[inside]
+        lk = losses[kk]
+        x = flat[inside] - lk
+        x_hi = x + 3.0 * UNIT_ROUNDOFF * (np.abs(lk) + np.abs(x) + 1.0)
+        t = np.exp(x_hi) * v_hi[kk] * (1.0 + 16.0 * UNIT_ROUNDOFF)
+        out[inside] = np.maximum((u_lo[kk] - t) * (1.0 - 2.0 * UNIT_ROUNDOFF), 0.0)
+    if neg:  # less N, rounded down (the subtraction within u of its result, taken off by (1 − 2u))
+        out = np.maximum((out - neg) * (1.0 - 2.0 * UNIT_ROUNDOFF), 0.0)
+    out = np.minimum(out, 1.0)
+    return float(out[0]) if e.ndim == 0 else out.reshape(e.shape)

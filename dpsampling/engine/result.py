@@ -12,12 +12,18 @@ from dataclasses import asdict, dataclass, field
 
 from .errors import ParameterError
 
-#: ``upper``: a valid upper bound; ``lower``: a valid lower bound; ``exact``: closed form;
-#: ``estimate``: neither (reported with its error); ``interval``: an audit row whose ``lower`` and ``upper`` are both
-#: certified ends (``value`` is the safe one: the upper end of ε or σ, the lower end of the epochs allowed);
-#: ``lower_best_upper``: an audit row whose ``lower`` is a certified lower bound and whose ``upper`` is only the best
-#: known upper end, not a certified pair (shuffle: its lower bound and the deterministic value).
-KINDS = ("upper", "lower", "exact", "estimate", "interval", "lower_best_upper")
+#: What a result's numbers are (one meaning each, whatever the entry point):
+#: ``exact``: closed form (``lower`` = ``upper`` = ``value``);
+#: ``interval``: both ends certified, whatever the width — the true value lies in [``lower``, ``upper``]
+#: (``upper_best_known`` True when the upper end is certified but only the best known, not claimed tight: shuffle's
+#: deterministic end, Chua et al. ICML 2024 Thm 4.1);
+#: ``upper``: only the upper end is certified (a ``lower`` given beside it is an uncertified estimate, e.g. the
+#: optimistic PLD, named by ``lower_method``);
+#: ``lower``: only the lower end is certified (one-sided; ``value`` is None: a lower end is never the safe end);
+#: ``estimate``: not a bound (Monte Carlo, or a value with an error band in ``lower``/``upper``).
+KINDS = ("exact", "interval", "upper", "lower", "estimate")
+#: the kinds whose upper end is certified (``value`` = ``upper``)
+UPPER_CERTIFIED_KINDS = ("exact", "interval", "upper")
 
 #: PLD δ below this is not a reliable upper bound: results below it are flagged
 #: (``delta_below_<floor>``) and never reported as PLD bounds (the accountant replaces them by the φ
@@ -39,30 +45,102 @@ WIDTH_NOT_MET_FLAG = "rel_width_not_reached"
 
 @dataclass(frozen=True)
 class AccountingResult:
-    """A privacy parameter together with what it is and how it was obtained.
+    """A privacy parameter (ε, δ or σ) together with what it is and how it was obtained.
 
-    ``kind`` is ``upper`` (a valid upper bound), ``lower`` (a valid lower
-    bound), ``exact`` (closed form) or ``estimate``.  ``lower``/``upper``
-    bracket the true value when the method provides both.  ``flags`` lists
-    caveats, e.g. ``not_converged`` or :data:`BELOW_FLOOR_FLAG`.  ``relation``: the neighbouring relation the
-    value holds under (``dpsampling.samplers.spec.RELATIONS``; :func:`dpsampling.samplers.account` sets it from
-    the sampler's spec; None for an engine answer asked directly).
+    ``value`` is THE SAFE END, one rule everywhere: for ε and δ the certified upper end (the exact value if
+    ``exact``); for σ a σ that is sufficient (the upper end of the σ bracket: every σ ≥ it certifies the target).
+    ``value`` never holds a lower end: a one-sided lower answer (kind ``lower``) has ``value`` None.  An
+    ``estimate`` keeps its estimate in ``value`` (not a bound).
+
+    ``kind``: one of :data:`KINDS`.  ``lower``/``upper``: the ends (for σ: ``lower`` a provably insufficient σ,
+    ``upper`` a sufficient one); ``lower_method``/``upper_method``: the method that gives each end, a label such as
+    "dominated PLD", "pessimistic PLD", "deterministic (Chua Thm 4.1)" or "analytic" (None where the end is
+    absent).  ``method``: the selector the question was asked with (the ``method`` argument / ``--method``
+    choice, e.g. "certified", "pld", "rdp"; through :func:`dpsampling.samplers.account` the sampler's default
+    method when none was asked, None for a sampler without a method choice); an engine answer asked directly
+    carries its engine's label there.  ``upper_best_known``: the upper end is certified but only the best known,
+    not claimed tight.  ``flags`` lists caveats, e.g. ``not_converged`` or :data:`BELOW_FLOOR_FLAG`.
+    ``relation``: the neighbouring relation the numbers hold under (``dpsampling.samplers.spec.RELATIONS``;
+    :func:`dpsampling.samplers.account` sets it from the sampler's spec; None for an engine answer asked directly).
     """
 
-    value: float
+    value: float | None
     kind: str
-    method: str
+    method: str | None
     accuracy: dict = field(default_factory=dict)
     lower: float | None = None
     upper: float | None = None
     flags: tuple = ()
     relation: str | None = field(default=None, compare=False)  # not part of the value: equal answers compare equal
+    lower_method: str | None = field(default=None, compare=False)  # labels, not part of the value
+    upper_method: str | None = field(default=None, compare=False)
+    upper_best_known: bool = field(default=False, compare=False)
 
     def as_dict(self) -> dict:
         d = asdict(self)
         d["flags"] = ";".join(self.flags)
         return d
 
+
+def end_methods(result) -> tuple:
+    """(lower_method, upper_method) of ``result``: its own fields where set, else the engine's
+    ``accuracy["lower_method"]``/``["upper_method"]``, else the halves of a "<lower> / <upper>" label, else its
+    ``method`` label for each end it has (both for ``exact``)."""
+    lm, um = result.lower_method, result.upper_method
+    acc = result.accuracy or {}
+    lm = lm or acc.get("lower_method")
+    um = um or acc.get("upper_method")
+    label = result.method or ""
+    halves = label.split(" / ", 1) if " / " in label else None
+    if lm is None and result.lower is not None:
+        lm = halves[0] if halves else (label or None)
+    if um is None and result.upper is not None:
+        um = halves[1] if halves else (label or None)
+    if result.kind == "exact":
+        lm, um = lm or label or None, um or label or None
+    return lm, um
+
+
+def settle(result, *, method="keep", interval=None, upper_best_known=None):
+    """``result`` in the one result model (the answer of :func:`dpsampling.samplers.account`):
+
+    * ``kind``: ``interval`` when both ends are present and certified (``interval`` True, or None and recognised
+      by the certified brackets' per-end labels ``accuracy["lower_method"]``/``["upper_method"]`` or an existing
+      ``interval`` kind); a ``lower`` answer that carries an upper end which is certified but not its lower end
+      (the optimistic PLD beside the pessimistic one) is ``upper``;
+    * ``value``: the safe end (:class:`AccountingResult`): the upper end of an ``interval`` or ``upper`` answer, None
+      for a one-sided ``lower`` answer (its number is in ``lower``);
+    * ``lower_method``/``upper_method`` filled (:func:`end_methods`), None for an absent end;
+    * ``method`` the selector ``method`` (unless "keep"), ``upper_best_known`` set when given.
+    """
+    import dataclasses
+
+    lm, um = end_methods(result)
+    kind, lower, upper = result.kind, result.lower, result.upper
+    if kind == "lower" and lower is None:
+        lower = result.value
+    if kind == "upper" and upper is None:
+        upper = result.value
+    if interval is None:
+        acc = result.accuracy or {}
+        interval = kind == "interval" or ("lower_method" in acc and "upper_method" in acc)
+    if kind in ("upper", "lower", "interval") and lower is not None and upper is not None:
+        kind = "interval" if interval else "upper"
+    elif kind == "interval":  # an end is missing: one-sided
+        kind = "upper" if upper is not None else "lower"
+    if kind in ("interval", "upper"):
+        value = upper
+    elif kind == "lower":
+        value = None
+    else:
+        value = result.value
+    kw = dict(value=value, kind=kind, lower=lower, upper=upper, lower_method=lm if lower is not None else None,
+              upper_method=um if upper is not None else None)
+    if method != "keep":
+        kw["method"] = method
+    if upper_best_known is not None:
+        kw["upper_best_known"] = bool(upper_best_known)
+    return dataclasses.replace(result, **kw)
 
 
 def outward(x: float, digits: int, up: bool) -> float:

@@ -377,12 +377,12 @@ def _pairs(a):
     return [_upper_pmfs(*a, pair="combined" if p > 0 else "sensitivity2")]
 
 
-def upper_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
+def upper_delta(epsilon, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
     """An upper bound on δ(ε): per dominating pair its composed pessimistic PLD plus its rounding bound, max over
     the two directions; the smaller over the pairs (module docstring)."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
-    return min(max(float(pld.delta_for_epsilon(pmf, float(eps))) + (pld.rounding_at(pmf, e2, eps) if e2 else 0.0)
-                   for pmf, e2 in comp) for comp in _pairs(a))
+    return min(max(float(pld.delta_for_epsilon(pmf, float(epsilon)))
+                   + (pld.rounding_at(pmf, e2, epsilon) if e2 else 0.0) for pmf, e2 in comp) for comp in _pairs(a))
 
 
 def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
@@ -569,11 +569,12 @@ def lower_one_step(sigma, q, n, cap, d, cell=0.02, span=9.0, alpha=0.0):
             "add": dominated_from_atoms(lq - lp, qm, pm, d, _negated_order(loss, order))}
 
 
-def lower_delta(eps, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
+def lower_delta(epsilon, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
     """A lower bound on δ(ε): the two-axis pair's composed cell pmf less the folded mass and rounding bound, max
     over the directions."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
-    vals = [float(pmf.get_delta_for_epsilon(float(eps))) - dominated_pld._error_at(pmf, e2, a[4], eps)  # noqa: SLF001
+    err = dominated_pld._error_at  # noqa: SLF001
+    vals = [float(pmf.get_delta_for_epsilon(float(epsilon))) - err(pmf, e2, a[4], epsilon)
             for pmf, e2 in _lower_composed(*a).values()]
     return max(0.0, max(vals))
 

@@ -284,8 +284,10 @@ def _scaled(result, factor):
 
 def epsilon(strategy, num_examples: int, noise_multiplier: float, delta: float, *, relation=None, force=False):
     """ε(δ) of ``strategy`` on ``num_examples`` examples at ``noise_multiplier``: dpsampling's AccountingResult
-    (``value`` the certified end of its ``kind``: upper for poisson/wor/balls_and_bins and truncated Poisson, exact
-    for full batches, lower for shuffling with ``upper`` the deterministic value), carrying its neighbouring
+    (``value`` the safe end, the certified upper end — the number to log: kind ``interval`` for
+    poisson/wor/balls_and_bins, truncated Poisson and shuffling, whose upper end is the deterministic value,
+    ``upper_best_known``; ``exact`` for full batches; ``lower``/``upper`` the ends, ``lower_method``/``upper_method``
+    the method of each), carrying its neighbouring
     relation (``relation``: the one to account under; ``force=True`` runs a question predicted beyond the time
     limit)."""
     m = to_sampler(strategy, num_examples)
@@ -298,9 +300,9 @@ def epsilon(strategy, num_examples: int, noise_multiplier: float, delta: float, 
 
 
 def noise_multiplier(strategy, num_examples: int, epsilon: float, delta: float, *, relation=None, force=False):
-    """The noise multiplier for a target (ε, δ): dpsampling's AccountingResult; ``upper`` is a σ that certifies the
-    target (for a sampler whose σ calibration gives only a lower end, e.g. shuffling: ``value``, kind ``lower``, the
-    σ at or below which ε provably exceeds it, and ``upper`` a sufficient σ).  ``relation``, ``force``: as in
+    """The noise multiplier for a target (ε, δ): dpsampling's AccountingResult; ``value`` = ``upper`` is a σ that
+    certifies the target (the safe end, never an insufficient σ); ``lower``, where given, a σ at or below which ε
+    provably exceeds it (shuffling: kind ``interval``, ``upper`` the deterministic σ).  ``relation``, ``force``: as in
     :func:`epsilon`."""
     m = to_sampler(strategy, num_examples)
     rel = _relation(m, type(strategy).__name__, relation)

@@ -311,7 +311,7 @@ class DpsamplingAccountant(IAccountant):
             if self.spec.predict_seconds(question) > ENVELOPE_SECONDS:
                 return _envelope(self.SAMPLER, delta, sigma, q, total_steps, self.force)
         up = self._results(delta)[0]
-        if not self.spec.upper_certified and not self._told and not self._assigned:
+        if self.spec.upper_best_known and not self._told and not self._assigned:
             self._told = True
             warnings.warn(_best_known_line(self, delta, up), DpsamplingNote, stacklevel=2)
         return float(_ends(up)[1])
@@ -549,7 +549,7 @@ def _check(accountant, lk, reported, delta) -> Check:
         verdict = "still an upper bound for this run" + ("" if reported == upper else ", but a looser one")
     else:
         verdict = "not proven for this run"
-    note = (" (the upper end is the best known one)" if not spec.upper_certified else "") + (
+    note = (" (the upper end is the best known one)" if spec.upper_best_known else "") + (
         " (no lower bound is known for a shuffled loader that drops its last partial batch)"
         if lower is None else "")
     what = (f"accounts {assumed_words}, but the data loader draws {spec.drawn}" if mismatch

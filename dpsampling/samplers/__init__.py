@@ -98,7 +98,12 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     ``q`` (sampling rate) is required for samplers with a free rate (``spec.batch`` "rate" or "capped"); samplers
     with one batch per step have q = 1/steps (checked if given).  ``bound=None`` takes the sampler's default bound
     for the method (``spec.bounds[method][0]``), ``method=None`` its default method; what each answer is (its kind,
-    its ends and the method of each) is said by the sampler's module and its ``SPEC``.  σ = 0 is answered exactly
+    its ends and the method of each) is said by the sampler's module and its ``SPEC``.  Every answer is in the one
+    result model (:class:`~dpsampling.engine.result.AccountingResult`): ``value`` the safe end (ε, δ: the certified
+    upper end; σ: a sufficient σ; None for a one-sided lower answer), ``kind`` exact / interval / upper / lower /
+    estimate, ``lower_method``/``upper_method`` the method of each end, ``method`` the selector (the method asked,
+    or the sampler's default; None for a sampler without a method choice).  ``bound="lower"`` asks for the lower end:
+    it is answered as ``lower`` (with its method) beside the upper end when the method gives both.  σ = 0 is answered exactly
     (:func:`._checks.non_private`), and one step per epoch of a one-batch-per-step sampler is the Gaussian at
     σ/√epochs (:func:`_one_batch_per_epoch`).  Every result carries ``spec.relation``.
 
@@ -122,10 +127,10 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
     baseline = _checks.non_private(spec, quantity, target, sigma=sigma, steps=steps, epochs=epochs, q=q, bound=bound,
                                    direction=direction)  # σ = 0, answered exactly
     if baseline is not None:
-        return dataclasses.replace(baseline, relation=spec.relation)
+        return _settle(baseline, spec, method)
     one = _one_batch_per_epoch(spec, quantity, target, sigma, steps, epochs, q, bound, method)
     if one is not None:
-        return dataclasses.replace(one, relation=spec.relation)
+        return _settle(one, spec, method)
     check_cost(spec, Question(quantity, sigma=sigma, steps=steps, epochs=epochs, q=q, target=target, method=method,
                               options=options), force=force)
     kw = dict(steps=steps, epochs=epochs, q=q, direction=direction, **options)
@@ -133,11 +138,11 @@ def account(sampler, quantity, target, *, sigma=None, steps, epochs=1, q=None, b
         kw["method"] = method
     if quantity == "sigma":
         eps, dlt = target
-        return _with_relation(spec.sigma(eps, dlt, bound=bound, **kw), spec)
+        return _settle(spec.sigma(eps, dlt, bound=bound, **kw), spec, method)
     if method in spec.bracket_methods:
         kw["both_ends"] = True
     bound = spec.default_bound(method) if bound is None else bound
-    return _with_relation(getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw), spec)
+    return _settle(getattr(spec, quantity)(target, sigma=sigma, bound=bound, **kw), spec, method)
 
 
 def epsilon(sampler, delta, *, sigma, steps, epochs=1, q=None, **kw):
@@ -155,11 +160,18 @@ def sigma(sampler, epsilon, delta, *, steps, epochs=1, q=None, **kw):
     return account(sampler, "sigma", (epsilon, delta), steps=steps, epochs=epochs, q=q, **kw)
 
 
-def _with_relation(result, spec):
-    """``result`` carrying the neighbouring relation its sampler's analysis holds under (``spec.relation``)."""
-    from dpsampling.engine.result import AccountingResult
+def _settle(result, spec, method):
+    """``result`` in the one result model (:func:`dpsampling.engine.result.settle`): ``value`` the safe end, ``kind``
+    one of the KINDS, ``lower_method``/``upper_method`` the method of each end, ``method`` the selector asked
+    (``method``, the sampler's default when none was asked; None for a sampler without a method choice),
+    ``upper_best_known`` from the spec, and the neighbouring relation its sampler's analysis holds under
+    (``spec.relation``)."""
+    from dpsampling.engine.result import AccountingResult, settle
 
-    return dataclasses.replace(result, relation=spec.relation) if isinstance(result, AccountingResult) else result
+    if not isinstance(result, AccountingResult):
+        return result
+    best = spec.upper_best_known and result.kind != "exact" and result.upper is not None
+    return dataclasses.replace(settle(result, method=method, upper_best_known=best), relation=spec.relation)
 
 
 def _check_question(spec, quantity, target, sigma, steps, epochs, q, method, bound, direction, options):

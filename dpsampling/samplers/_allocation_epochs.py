@@ -40,7 +40,7 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
         acc = {**last.accuracy, "rel_width": width, "lower_method": al.LOWER_METHOD, "lower_merge": lo,
                "lower_max_statistic": None, "passes": 1}
         flags = () if width <= rel_width else (WIDTH_NOT_MET_FLAG,)
-        out.append(dataclasses.replace(last, value=up if last.kind == "upper" else lo,
+        out.append(dataclasses.replace(last, value=up,
                                        method=f"{al.LOWER_METHOD} / {al.UPPER_METHOD}", accuracy=acc, lower=lo,
                                        upper=up, flags=flags))
     return out

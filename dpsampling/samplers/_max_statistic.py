@@ -63,7 +63,8 @@ DIRECTIONS = ("add", "remove", "add_remove")
 DEFAULT_DISCRETIZATION = 1e-3
 #: log of the mass lumped into each tail atom (per distribution), before the log E correction.
 DEFAULT_LOG_TAIL = -40.0
-#: Mass the FFT composition may misplace (dp_accounting's default tail truncation).
+#: Mass the FFT composition may misplace (dp_accounting's default tail truncation: the circular convolution folds
+#: the mass outside its window, ≤ this, back in).  Its rounding is another matter: :func:`composition_rounding`.
 TAIL_MASS_TRUNCATION = 1e-15
 #: Below this, PLD δ is dominated by truncation / FFT round-off: flagged, not reported as a bound.
 from dpsampling.engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR  # noqa: E402  (the one floor of the library)
@@ -347,18 +348,39 @@ def optimistic_pmfs(mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DE
     for name in names:
         pmf = _optimistic_pmf(*pairs[name], float(discretization))
         if epochs > 1:
+            one = pmf
             pmf = _pld._self_compose(pmf, epochs, TAIL_MASS_TRUNCATION)
             pmf = _pmflib.DensePLDPmf(pmf._discretization, pmf._lower_loss, pmf._probs, 0.0, False)  # noqa: SLF001
+            # the proven bound on the 2-norm of the composed masses' rounding (numerics.fft_error), kept with them
+            pmf.rounding_err2 = _pld.composition_error(one._probs, epochs, pmf._probs)  # noqa: SLF001
         out[name] = pmf
     return out
+
+
+def composition_rounding(pmf, epsilon, epochs):
+    """What the composed pmf's δ(ε) may exceed the composed pair's by: 0 for one epoch (no composition), else the
+    folded mass ``TAIL_MASS_TRUNCATION`` plus the composition's rounding at ε
+    (:func:`dpsampling.engine.pld.rounding_at`:
+    ‖w_ε‖₂ times the proven 2-norm bound :func:`dpsampling.engine.pld.composition_error` of the FFT power, kept on
+    the pmf by :func:`optimistic_pmfs`; Cauchy–Schwarz, the weights w_ε = (1 − e^{ε−ℓ})₊ ≤ 1).  ε = −∞ gives the
+    bound at every ε (nonincreasing in ε)."""
+    if epochs <= 1:
+        return 0.0
+    err2 = getattr(pmf, "rounding_err2", None)
+    if err2 is None:
+        from dpsampling.engine.errors import InternalError
+
+        raise InternalError("a composed max-statistic pmf without its rounding bound (build it by optimistic_pmfs)")
+    return TAIL_MASS_TRUNCATION + _pld.rounding_at(pmf, err2, float(epsilon))
 
 
 def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discretization=DEFAULT_DISCRETIZATION,
                     direction="add_remove", log_tail=DEFAULT_LOG_TAIL, grid_step=None, pmfs=None):
     """Lower bound on δ(ε) for E epochs from the optimistic PLD of M (max over directions).
 
-    δ = max_dir [δ_pmf(ε) − tail] (≥ 0), tail = ``TAIL_MASS_TRUNCATION`` for E > 1 (mass the FFT
-    may have moved), 0 for E = 1.  Returns ``(delta, per_direction)`` (floats or arrays like
+    δ = max_dir [δ_pmf(ε) − :func:`composition_rounding`] (≥ 0): for E > 1 the mass the FFT may have folded
+    (``TAIL_MASS_TRUNCATION``) and its proven rounding bound at ε, 0 for E = 1.  Returns ``(delta, per_direction)``
+    (floats or arrays like
     ``epsilon``; ``per_direction`` a dict).  Values below :data:`RELIABLE_DELTA_FLOOR` are valid
     only up to FFT round-off: callers flag them.
     """
@@ -366,18 +388,12 @@ def pld_delta_lower(epsilon, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
     if pmfs is None:
         pmfs = optimistic_pmfs(mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
                                direction=direction, log_tail=log_tail, grid_step=grid_step)
-    tail = TAIL_MASS_TRUNCATION if epochs > 1 else 0.0
     eps = np.atleast_1d(np.asarray(epsilon, dtype=float)).ravel()
     per = {}
     for name, pmf in pmfs.items():
-        # beyond the largest loss of an optimistic pmf (no mass at +∞) δ is exactly 0; dp_accounting would
-        # compute e^ε·0 = nan for ε that overflow, so those ε are not passed on
-        max_loss = (pmf._lower_loss + pmf._probs.size - 1) * pmf._discretization  # noqa: SLF001
-        beyond = eps >= max_loss
-        d = np.zeros(eps.shape)
-        if not np.all(beyond):
-            d[~beyond] = np.asarray(_pld.delta_for_epsilons(pmf, eps[~beyond]), dtype=float)  # dp_accounting's floats
-        d = np.maximum(d - tail, 0.0)
+        # a lower bound on the pmf's δ at any ε, no e^ε formed (engine/reading.py: at ε ≥ 709.78 e^ε overflows)
+        d = np.atleast_1d(np.asarray(_reading.delta_lower(pmf, eps), dtype=float))
+        d = np.maximum(d - np.array([composition_rounding(pmf, e, epochs) for e in eps]), 0.0)
         per[name] = float(d[0]) if np.ndim(epsilon) == 0 else d.reshape(np.shape(epsilon))
     best = np.max(np.stack([np.atleast_1d(v) for v in per.values()]), axis=0)
     best = float(best[0]) if np.ndim(epsilon) == 0 else best.reshape(np.shape(epsilon))
@@ -388,16 +404,20 @@ def pld_epsilon_lower(delta, mean_p, mean_q, sigma, steps, *, epochs=1, discreti
                       direction="add_remove", log_tail=DEFAULT_LOG_TAIL, grid_step=None, pmfs=None):
     """Lower bound on ε(δ) for E epochs from the optimistic PLD of M (max over directions).
 
-    ε_low = smallest ε with δ_pmf(ε) ≤ δ + tail: for every ε < ε_low, δ(ε) ≥ δ_pmf(ε) − tail > δ,
-    so the mechanism is not (ε, δ)-DP.  dp_accounting solves δ_pmf(ε) = δ exactly on the
+    ε_low = smallest ε with δ_pmf(ε) ≤ δ + err (err: :func:`composition_rounding`, first over all ε, then at the
+    first reading ε₀, which bounds it on [ε₀, ∞)): for every ε < ε_low, δ(ε) ≥ δ_pmf(ε) − err > δ, so the
+    mechanism is not (ε, δ)-DP.  dp_accounting solves δ_pmf(ε) = δ exactly on the
     piecewise-exponential curve of a discrete pmf.  Returns ``(epsilon, per_direction)``.
     """
     check_quantity("epsilon", delta)
     if pmfs is None:
         pmfs = optimistic_pmfs(mean_p, mean_q, sigma, steps, epochs=epochs, discretization=discretization,
                                direction=direction, log_tail=log_tail, grid_step=grid_step)
-    tail = TAIL_MASS_TRUNCATION if epochs > 1 else 0.0
-    per = {name: max(0.0, _reading.epsilon_for_delta_lower(pmf, float(delta) + tail)) for name, pmf in pmfs.items()}
+    per = {}
+    for name, pmf in pmfs.items():  # two readings, as dominated_pld.epsilon: at the bound over all ε, then at ε₀'s
+        eps0 = _reading.epsilon_for_delta_lower(pmf, float(delta) + composition_rounding(pmf, -math.inf, epochs))
+        eps1 = _reading.epsilon_for_delta_lower(pmf, float(delta) + composition_rounding(pmf, eps0, epochs))
+        per[name] = max(0.0, eps0, eps1)
     return max(per.values()), per
 
 

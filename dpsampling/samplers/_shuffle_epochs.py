@@ -31,7 +31,7 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
         return None
     d = last.accuracy.get("discretization")
     if (mode != "dynamic" or len(shared) < 2 or d is None or options.get("discretization") not in (None, d)
-            or float(delta) < ms.RELIABLE_DELTA_FLOOR or last.method != ms.PLD_METHOD):
+            or float(delta) < ms.RELIABLE_DELTA_FLOOR or last.lower_method != ms.PLD_METHOD):
         return None
     edges = ms.slice_edges(2.0, 1.0, sigma, steps, discretization=d, epochs=int(last_epoch))
     lp, lq = ms.slice_log_masses(edges, 2.0, sigma, steps), ms.slice_log_masses(edges, 1.0, sigma, steps)
@@ -46,5 +46,5 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
         acc = {**last.accuracy, "epochs": e, "max_rounding_slack": e * float(d),
                **{f"value_{k}": float(x) for k, x in per.items()}}
         up = deterministic.epsilon(delta, sigma=sigma, steps=steps, epochs=e).value
-        out.append(dataclasses.replace(last, value=lo, accuracy=acc, lower=lo, upper=up))
+        out.append(dataclasses.replace(last, value=up, accuracy=acc, lower=lo, upper=up))
     return out

@@ -19,7 +19,9 @@ Bounds and why each is one (the engine modules named argue each side):
 * ``method="pld"``: PLD_accounting's dominating (upper) and dominated (lower) PLDs of the pair above and the
   certified ε(δ) interval refined from them, :mod:`dpsampling.engine.allocation_pld`.  Needs the ``pipeline``
   extra.
-* Both: the lower end is the larger of the method's and the max-statistic lower bound below.
+* Both: the lower end is the larger of the method's and the max-statistic lower bound below; the upper end is the
+  smaller of the method's and the exact deterministic value (the Gaussian at σ/√E; by joint convexity, as Chua et
+  al. Thm 4.1 for shuffling: :func:`_at_most_deterministic`), named ``deterministic (joint convexity)`` where used.
 * ``method="montecarlo"``: an ``estimate`` of δ(ε) (or of ε(δ), by inverting δ(ε) and its band) with a
   two-sided Chernoff–KL confidence interval (``lower``/``upper`` of the result) that holds with probability
   ≥ 1 − ``mc_failure_prob`` for both directions together, :mod:`dpsampling.samplers.balls_and_bins_mc`.
@@ -29,7 +31,9 @@ Bounds and why each is one (the engine modules named argue each side):
   is post-processing, so its divergence is ≤ the true one (:mod:`dpsampling.samplers._max_statistic`).
 
 Through :func:`dpsampling.samplers.account` the certified bounds come with both ends of the interval filled
-(``lower`` and ``upper``; ``value`` = the end asked for by ``bound``).
+(``lower`` and ``upper``, kind ``interval``, ``value`` = the upper end whatever ``bound`` asks, the method of each
+end in ``lower_method``/``upper_method``); called directly, this module's ``value`` is the end asked for by
+``bound`` (the pipeline's one-sided curves).
 """
 
 from __future__ import annotations
@@ -119,11 +123,63 @@ def _allocation_result(quantity, target, sigma, steps, epochs, bound, options, i
         return deterministic.one_batch_per_epoch(quantity, target, sigma, epochs)
     if interval is None:
         interval = _allocation_interval(quantity, float(target), float(sigma), steps, epochs, rel_width)
+    interval = _at_most_deterministic(quantity, float(target), float(sigma), steps, epochs, interval)
     floor = _max_statistic_floor(quantity, float(target), float(sigma), steps, epochs)
     if floor.value > interval[1]:  # a lower bound above a certified upper end is broken: never printed
         raise InternalError(f"the max-statistic lower end {floor.value!r} exceeds the certified upper end "
                             f"{interval[1]!r}: not valid at σ = {sigma!r}, {epochs} epochs; not reported")
     return allocation.interval_result(quantity, interval, floor, bound, accuracy, rel_width)
+
+
+#: the name of an upper end that is the deterministic value (:func:`_at_most_deterministic`)
+DETERMINISTIC_UPPER_METHOD = "deterministic (joint convexity)"
+
+
+def _deterministic_value(quantity, target, sigma, steps, epochs):
+    """The exact deterministic ε(δ) or δ(ε) (the Gaussian at σ/√E, :mod:`.deterministic`)."""
+    f = deterministic.epsilon if quantity == "epsilon" else deterministic.delta
+    return float(f(float(target), sigma=float(sigma), steps=steps, epochs=epochs).value)
+
+
+def _looser(upper, det):
+    """Whether an upper end is infinite, nan or above the deterministic value by more than float noise (1e-9
+    relative: at one epoch the allocation's closed form is the same Gaussian, computed otherwise)."""
+    return not upper <= det * (1 + 1e-9)
+
+
+def _at_most_deterministic(quantity, target, sigma, steps, epochs, interval):
+    """``interval`` (lower, upper, info) with its upper end replaced by the deterministic value where that is smaller
+    (:func:`_looser`: or the upper end is infinite or nan), named :data:`DETERMINISTIC_UPPER_METHOD` in
+    ``info["method_upper"]``.
+
+    Valid: given where every record lands (the other records' steps and the differing record's), one epoch is
+    deterministic batching with the differing record in exactly one step, so E epochs are the Gaussian at σ/√E
+    whatever the batch sizes; balls-and-bins is the mixture of these over the placement, with the same mixing law
+    in both neighbours, and the hockey-stick divergence is jointly convex, so its δ(ε) is at most the mixture of
+    equal deterministic δ(ε), at every ε (hence its ε(δ) too): Chua et al. Thm 4.1's argument for shuffling."""
+    lo, up, info = interval
+    det = _deterministic_value(quantity, target, sigma, steps, epochs)
+    if not _looser(up, det):
+        return interval
+    return lo, det, {**info, "method_upper": DETERMINISTIC_UPPER_METHOD}
+
+
+def _result_at_most_deterministic(quantity, target, sigma, steps, epochs, r):
+    """A result's upper end (and value, for kind ``upper``) replaced by the deterministic value where that is smaller,
+    named in ``upper_method`` and ``accuracy["upper_method"]`` (valid: :func:`_at_most_deterministic`); results
+    without an upper end unchanged."""
+    import dataclasses
+
+    if r.upper is None:
+        return r
+    det = _deterministic_value(quantity, target, sigma, steps, epochs)
+    if not _looser(r.upper, det):
+        return r
+    method = f"{r.method.split(' / ')[0]} / {DETERMINISTIC_UPPER_METHOD}" if " / " in (r.method or "") else r.method
+    safe = r.kind in ("upper", "interval") and r.value is not None  # value: the safe end, the upper one
+    return dataclasses.replace(r, value=det if safe else r.value, upper=det, method=method,
+                               accuracy={**r.accuracy, "upper_method": DETERMINISTIC_UPPER_METHOD},
+                               upper_method=DETERMINISTIC_UPPER_METHOD)
 
 
 def _allocation_sigma(epsilon, delta, steps, epochs, rel_tol, options):
@@ -173,9 +229,11 @@ def delta(epsilon, *, sigma, steps, epochs=1, bound="upper", method="allocation"
     method "montecarlo": :func:`dpsampling.samplers.balls_and_bins_mc.mc_delta` (kind ``estimate``)."""
     steps, epochs, both_ends = _query_options(sigma, steps, epochs, bound, method, options)
     r = _answer("delta", epsilon, sigma, steps, epochs, bound, method, options)
-    return r if r is not None else pld_alloc.delta_result(epsilon, sigma, steps, epochs, bound,
-                                                          _floor("delta", sigma, steps, epochs), both_ends,
-                                                          **options)
+    if r is not None:
+        return r
+    r = pld_alloc.delta_result(epsilon, sigma, steps, epochs, bound, _floor("delta", sigma, steps, epochs), both_ends,
+                               **options)
+    return _result_at_most_deterministic("delta", epsilon, sigma, steps, epochs, r)
 
 
 def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allocation", **options):
@@ -197,8 +255,9 @@ def delta_curve(epsilons, *, sigma, steps, epochs=1, bound="upper", method="allo
         return [_allocation_result("delta", e, sigma, steps, epochs, bound, dict(options), iv)
                 for e, iv in zip(epsilons, intervals)]
     pld_alloc.require(f"method 'pld' of sampler '{NAME}'")
-    return pld_alloc.delta_results(epsilons, sigma, steps, epochs, bound, _floor("delta", sigma, steps, epochs),
-                                   **options)
+    rs = pld_alloc.delta_results(epsilons, sigma, steps, epochs, bound, _floor("delta", sigma, steps, epochs),
+                                 **options)
+    return [_result_at_most_deterministic("delta", e, sigma, steps, epochs, r) for e, r in zip(epsilons, rs)]
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="allocation", **options):
@@ -214,8 +273,8 @@ def epsilon(delta, *, sigma, steps, epochs=1, bound="upper", method="allocation"
     if r is not None:
         return r
     floor = _floor("epsilon", sigma, steps, epochs)
-    return pld_alloc.epsilon_result(delta, sigma, steps, epochs, bound, lambda: floor(delta), both_ends,
-                                    **options)
+    r = pld_alloc.epsilon_result(delta, sigma, steps, epochs, bound, lambda: floor(delta), both_ends, **options)
+    return _result_at_most_deterministic("epsilon", delta, sigma, steps, epochs, r)
 
 
 def epsilon_range(delta, *, sigma, steps, epochs=1, **options):
@@ -240,7 +299,9 @@ def sigma(epsilon, delta, *, steps, epochs=1, rel_tol=1e-3, q=None, direction="a
 
     lo, hi = pld_alloc.sigma_search(epsilon, rel_tol, eps_at)
     return AccountingResult(value=hi, kind="upper", method=pld_alloc.METHOD,
-                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi)
+                            accuracy={"rel_tol": rel_tol, **options}, lower=lo, upper=hi,
+                            lower_method="bisection bracket (not certified insufficient)",
+                            upper_method=pld_alloc.METHOD + " (sufficient σ)")
 
 
 epsilon_fn = epsilon

@@ -1,7 +1,7 @@
 """ε after every epoch of one run: :func:`epsilon_per_epoch`.
 
 The answer after epoch e is the one :func:`dpsampling.samplers.account` gives for ``epochs=e`` at the sampler's
-default method (the same AccountingResult, so each end keeps its side and its method).  A sampler whose spec has
+default method (the same AccountingResult, so each end keeps its side and its method; ``value`` the safe end).  A sampler whose spec has
 ``epsilon_epochs`` answers the first and the last epoch alone (account's answer, or its own where it is account's
 bit for bit: ``last=None``) and the epochs between at once, given the last epoch's answer, sharing work between
 them (poisson and wor: one transform per end at the last epoch's discretisation, :mod:`dpsampling.engine.epochs`;
@@ -53,7 +53,7 @@ def epsilon_per_epoch(sampler, delta, *, sigma, steps, epochs, q=None, force=Fal
     ``bound``); the spec's ``epsilon_epochs`` is used at the default method and bound, every other question is
     asked epoch by epoch.  The cost limit applies to the last epoch's question (``force=True`` runs beyond).
     Answers are cached (module docstring)."""
-    from . import _method, _one_batch_per_epoch, account, get_spec
+    from . import _method, _one_batch_per_epoch, _settle, account, get_spec
     from .spec import Question, check_cost
 
     spec = get_spec(sampler)
@@ -66,6 +66,7 @@ def epsilon_per_epoch(sampler, delta, *, sigma, steps, epochs, q=None, force=Fal
     if missing:
         found = _compute(spec, method, delta, sigma, steps, q, force, missing, options, account, _one_batch_per_epoch,
                          Question, check_cost)
+        found = {e: _settle(r, spec, method) for e, r in found.items()}  # the one result model, as account's
     out = []
     for e in range(1, epochs + 1):
         if e in found:

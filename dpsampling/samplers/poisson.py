@@ -44,7 +44,7 @@ def answer(quantity, target, sigma, bound, direction, kw):
     """ε(δ) (``quantity="epsilon"``) or δ(ε) of the Poisson-subsampled Gaussian at ``sigma`` for the engine's
     keyword arguments ``kw`` (:func:`_kw`; shared with :mod:`.wor`, which passes σ/2).  Default method: the
     certified interval of :mod:`dpsampling.engine.poisson_interval` (value = its upper end; ``bound="lower"``
-    reports the lower end, kind ``lower``); ``method`` pld/rdp/analytic/cf: :mod:`dpsampling.engine.accountant`."""
+    gives the same interval: its lower end is ``lower``); ``method`` pld/rdp/analytic/cf: :mod:`dpsampling.engine.accountant`."""
     if kw["method"] != INTERVAL:
         call = accountant.epsilon if quantity == "epsilon" else accountant.delta
         return call(target, sigma=sigma, bound=bound, direction=direction, **kw)
@@ -52,9 +52,7 @@ def answer(quantity, target, sigma, bound, direction, kw):
     extra = {k: kw[k] for k in ("discretization", "finest_discretization") if k in kw}
     r = fn(target, sigma=float(sigma), q=float(kw["q"]), total_steps=int(kw["total_steps"]), direction=direction,
            rel_tol=kw["rel_tol"], **extra)
-    if bound == "lower" and r.kind == "upper":
-        return dataclasses.replace(r, value=r.lower, kind="lower")
-    return r
+    return r  # bound="lower": the same interval (account answers its lower end beside the safe upper end)
 
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", method=None, direction="add_remove",

@@ -157,7 +157,7 @@ def account(sampler, quantity, target, *, relation, sigma=None, **kw):
         _, up = _ends(r)
         why = f"{_method_of(r, 'upper')} under replace-one (zero-out pairs are replace-one pairs)"
         acc = {k: v for k, v in (r.accuracy or {}).items() if k != "lower_method"}
-        return _relabel(r, relation, value=up, kind="upper", lower=None, upper=up, method=why,
+        return _relabel(r, relation, value=up, kind="upper", lower=None, upper=up,
                         lower_method=None, upper_method=why, accuracy={**acc, "upper_method": why})
     if cov.how == "sensitivity_2":
         return _sensitivity_2(spec, quantity, target, sigma, relation, kw)
@@ -176,22 +176,22 @@ def _sensitivity_2(spec, quantity, target, sigma, relation, kw):
         up = 2.0 * up1  # σ sufficient at sensitivity 1 → 2σ at sensitivity 2
         if r.kind == "exact":
             m = f"{r.method} at sensitivity 2 (2σ)"
-            return _relabel(r, relation, value=up, lower=up, upper=up, method=m, lower_method=m, upper_method=m)
+            return _relabel(r, relation, value=up, lower=up, upper=up, lower_method=m, upper_method=m)
         lo, _ = _ends(r)  # provably insufficient under zero-out, so under replace-one
         lm = f"{_method_of(r, 'lower')} (zero-out; zero-out pairs are replace-one pairs)"
         um = f"{_method_of(u, 'upper')} at sensitivity 2 (2σ)"
-        return _relabel(r, relation, value=_value_on(r, lo, up), lower=lo, upper=up, method=f"{lm} / {um}",
+        return _relabel(r, relation, value=_value_on(r, lo, up), lower=lo, upper=up,
                         lower_method=lm, upper_method=um)
     half = _account(upper_sampler, quantity, target, sigma=sigma / 2.0, **(kw if upper_sampler == spec.name else ukw))
     if upper_sampler == spec.name and half.kind == "exact":
         m = f"{half.method} at sensitivity 2 (σ/2)"
-        return _relabel(half, relation, method=m, lower_method=m, upper_method=m)
+        return _relabel(half, relation, lower_method=m, upper_method=m)
     r = _account(spec.name, quantity, target, sigma=sigma, **kw)
     lo, _ = _ends(r)
     _, up = _ends(half)
     lm = f"{_method_of(r, 'lower')} (zero-out; zero-out pairs are replace-one pairs)"
     um = f"{_method_of(half, 'upper')} at sensitivity 2 (σ/2)"
-    return _relabel(r, relation, value=_value_on(r, lo, up), lower=lo, upper=up, method=f"{lm} / {um}",
+    return _relabel(r, relation, value=_value_on(r, lo, up), lower=lo, upper=up,
                     lower_method=lm, upper_method=um)
 
 
@@ -219,10 +219,10 @@ def _pld_replace_one(sampler, quantity, target, sigma, relation, kw):
                                           discretization=d)
     um = replace_one.UPPER_METHOD + (" (sufficient σ)" if quantity == "sigma" else "")
     if lo is None:
-        return _relabel(r, relation, value=up, kind="upper", lower=None, upper=up, method=um, lower_method=None,
+        return _relabel(r, relation, value=up, kind="upper", lower=None, upper=up, lower_method=None,
                         upper_method=um, accuracy={**r.accuracy, "discretization": d})
     lm = f"{_method_of(r, 'lower')} (zero-out; zero-out pairs are replace-one pairs)"
-    return _relabel(r, relation, value=up, lower=lo, upper=up, method=f"{lm} / {um}", lower_method=lm,
+    return _relabel(r, relation, value=up, lower=lo, upper=up, lower_method=lm,
                     upper_method=um, accuracy={**r.accuracy, "discretization": d, "lower_method": lm,
                                                "upper_method": um})
 

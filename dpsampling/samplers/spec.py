@@ -37,7 +37,7 @@ LOADERS = ("poisson", "shuffle", "fixed_order", "balls_and_bins", "truncated_poi
 #: what a sampler stands for in the upper layers (``SamplerSpec.role``): ``baseline`` = the sampler every other is
 #: compared with (the audit's verdicts, the statement's "assuming Poisson sampling" line: the first registered
 #: sampler with this role); ``once_per_epoch`` = each example exactly once per epoch in the same batches, an exact
-#: value (the statement's first line, and the best known upper end of a sampler whose upper end is not certified)
+#: value (the statement's first line, and the certified, best known upper end of a sampler with ``upper_best_known``)
 ROLES = ("baseline", "once_per_epoch")
 
 
@@ -144,13 +144,14 @@ class SamplerSpec:
     ``cost``: the cost model, Question -> :class:`Cost`; ``relation``: the neighbouring relation its bounds hold
     under (:data:`RELATIONS`); ``drawn``: how it draws batches, in words (a statement's first sentence);
     ``loader``: the training-library loader it accounts (:data:`LOADERS`; None: no common loader draws so);
-    ``upper_certified``: False when the upper end is only the best known one (shuffle), not a certified bound.
+    ``upper_best_known``: True when the upper end is certified but only the best known one, not claimed tight
+    (shuffle: the deterministic value, Chua et al. ICML 2024 Thm 4.1); its answers carry ``upper_best_known``.
 
     How the upper layers word it (no layer above ``samplers`` names a sampler): ``role`` (:data:`ROLES` or None);
     ``label``: its name in verdicts and footnotes ("" = the name with '-' for '_'); ``run_words``: a run drawn so
     ("" = "a <label> run"); ``lower_source``: where a lower bound comes from (cited after it); ``upper_source``: for
-    an upper end that is not certified, what it is and why it is the best known (cited after it); ``upper_method``:
-    the method label of that upper end in an audit row.
+    an upper end that is only the best known, what it is and why it bounds (cited after it); ``upper_method``:
+    the short label of that upper end in an audit's words.
     """
 
     name: str
@@ -170,7 +171,7 @@ class SamplerSpec:
     relation: str
     drawn: str
     loader: str | None = None
-    upper_certified: bool = True
+    upper_best_known: bool = False
     default_method: str | None = None
     bracket_methods: tuple = ()
     quantities: dict = field(default_factory=dict)

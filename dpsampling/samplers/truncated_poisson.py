@@ -15,7 +15,10 @@ Each answer is a certified interval (:mod:`dpsampling.engine.truncated`):
   set of others kept (per count a subsampled Gaussian with its own rate and mass ratio), and (c) R₁: the count
   of others kept revealed only below B − 1 (Poisson's pair there; above, a one-dimensional three-atom pair, the
   supremum over the angle between the differing record's gradient and the B-th other's proved to lie at 0 or
-  π); composed by PLD with a proven rounding bound.  At most dp_accounting's value.
+  π); composed by PLD with a proven rounding bound; where that is above dp_accounting's value for the same
+  question (its ``TruncatedSubsampledGaussianDpEvent``, also at a cap ≥ n, where ours is Poisson's certified end), or
+  infinite, dp_accounting's value, named ``dp_accounting TruncatedSubsampledGaussianDpEvent``: of two upper bounds
+  the smaller is one.
 * the limit of this route, and the conjecture: every pair above reveals the order of the other records, and no
   such argument certifies below the "folded path" (the first B − 1 others' gradients along the differing
   record's, the B-th opposite): about 6.72 at MNIST (n = 60000, q = 256/60000, σ 1.1, 14100 steps, δ 1e-5) cap
@@ -67,23 +70,58 @@ def _kw(q, steps, epochs, rel_tol, direction, options):
 
 
 def _bounded(r, bound):
-    if bound == "lower" and r.kind == "upper":
-        return dataclasses.replace(r, value=r.lower, kind="lower")
-    return r
+    return r  # bound="lower": the same interval, its lower end in ``lower``
+
+
+#: the name of an upper end that is dp_accounting's value for the same question (:func:`_at_most_dp_accounting`)
+DP_ACCOUNTING_UPPER_METHOD = "dp_accounting TruncatedSubsampledGaussianDpEvent"
+
+
+def dp_accounting_value(quantity, target, *, sigma, q, dataset_size, max_batch_size, total_steps):
+    """dp_accounting's ε(δ) (``quantity="epsilon"``, target δ) or δ(ε) of ``total_steps`` self-composed
+    ``TruncatedSubsampledGaussianDpEvent``\ s (its ``PLDAccountant`` at its default discretisation 1e-4, pessimistic
+    estimate): the analysis JAX Privacy's truncated sampler is accounted by, an upper bound under the same
+    neighbouring relation (add or remove one record, the larger dataset of ``dataset_size``)."""
+    import dp_accounting
+
+    acc = dp_accounting.pld.PLDAccountant()
+    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.TruncatedSubsampledGaussianDpEvent(
+        int(dataset_size), float(q), int(max_batch_size), float(sigma)), int(total_steps)))
+    return float(acc.get_epsilon(float(target)) if quantity == "epsilon" else acc.get_delta(float(target)))
+
+
+def _at_most_dp_accounting(quantity, target, sigma, kw, r):
+    """``r`` with its upper end (and value, kind ``upper``) replaced by dp_accounting's value for the same question
+    (:func:`dp_accounting_value`) where ours is larger, infinite, nan or missing — two upper bounds, the smaller is
+    one — named :data:`DP_ACCOUNTING_UPPER_METHOD` in ``upper_method`` and ``accuracy["upper_method"]`` (ours kept as
+    ``accuracy["upper_ours"]``)."""
+    theirs = dp_accounting_value(quantity, target, sigma=sigma, q=kw["q"], dataset_size=kw["dataset_size"],
+                                 max_batch_size=kw["max_batch_size"], total_steps=kw["total_steps"])
+    if r.upper is not None and r.upper <= theirs:
+        return r
+    acc = {**r.accuracy, "upper_method": DP_ACCOUNTING_UPPER_METHOD, "upper_ours": r.upper}
+    method = f"{r.method.split(' / ')[0]} / {DP_ACCOUNTING_UPPER_METHOD}" if " / " in (r.method or "") else r.method
+    safe = r.kind in ("upper", "interval") and r.value is not None  # value: the safe end, the upper one
+    return dataclasses.replace(r, value=theirs if safe else r.value, upper=theirs, method=method, accuracy=acc,
+                               upper_method=DP_ACCOUNTING_UPPER_METHOD)
 
 
 def delta(epsilon, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
           **options) -> AccountingResult:
-    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower)."""
+    """δ(ε) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval); the
+    upper end at most dp_accounting's (:func:`_at_most_dp_accounting`)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
-    return _bounded(truncated.delta(epsilon, sigma=float(sigma), **kw), bound)
+    r = _at_most_dp_accounting("delta", epsilon, float(sigma), kw, truncated.delta(epsilon, sigma=float(sigma), **kw))
+    return _bounded(r, bound)
 
 
 def epsilon(delta, *, sigma, steps, epochs=1, q=None, bound="upper", direction="add_remove", rel_tol=None,
             **options) -> AccountingResult:
-    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the lower)."""
+    """ε(δ) after steps·epochs steps, a certified interval (value = upper end; ``bound="lower"``: the same interval); the
+    upper end at most dp_accounting's (:func:`_at_most_dp_accounting`)."""
     kw = _kw(q, steps, epochs, rel_tol, direction, options)
-    return _bounded(truncated.epsilon(delta, sigma=float(sigma), **kw), bound)
+    r = _at_most_dp_accounting("epsilon", delta, float(sigma), kw, truncated.epsilon(delta, sigma=float(sigma), **kw))
+    return _bounded(r, bound)
 
 
 def sigma(epsilon, delta, *, steps, epochs=1, q=None, bound=None, direction="add_remove", rel_tol=None,
@@ -122,18 +160,23 @@ def smallest_cap(delta, *, sigma, steps, epochs=1, q, dataset_size, factor=0.01)
 # mean + 4 sd), 0.7-1.2 s at T = 50 050 (ImageNet-like, 10 epochs: a smaller rate, a narrower loss support),
 # 3.4-3.5 s there where the interval is refined once to a finer discretisation (caps ≥ mean + 3 sd); about 0.4 s
 # more in the query during which the process first imports numba for the hulls.
-# σ: a bisection of about 10 upper-end and 10 lower-end evaluations.
+# σ: a bisection of about 10 upper-end and 10 lower-end evaluations.  dp_accounting's value of the same question
+# (the upper end's second bound, _at_most_dp_accounting) adds 2.2-2.4 CPU s at T = 14 100 and 141 000 (MNIST, cap
+# +2 sd), 0.2 s at T = 6151 (σ 2.29), 7.6 s at σ 0.414, T = 23 (measured on the shared machine).
 _SECONDS_PER_QUERY = 3.5
+_DP_ACCOUNTING_SECONDS = 2.5
 _REFERENCE_STEPS = 14_100
 
 
 def cost(question):
     """Predicted seconds: ~3.5 s per ε/δ query at 14 100 steps (a refined one included), growing like √T at most,
-    ×15 for σ."""
+    plus ~2.5 s for dp_accounting's value of the same question; ×15 for σ (without dp_accounting's)."""
     from .spec import Cost
 
     steps = max(1, int(question.steps)) * max(1, int(question.epochs))
     seconds = _SECONDS_PER_QUERY * max(1.0, math.sqrt(steps / _REFERENCE_STEPS))
+    if question.quantity != "sigma":
+        seconds += _DP_ACCOUNTING_SECONDS
     if question.quantity == "sigma":
         seconds *= 15
     return Cost(seconds, drivers=("steps", "epochs"))

@@ -103,6 +103,19 @@ def test_delta_for_epsilon_is_dp_accountings_bit_for_bit(sigma, q, d, steps):
         assert np.array_equal(pld.delta_for_epsilon(pmf, eps), pmf.get_delta_for_epsilon(eps))
 
 
+def _walk(pmf, delta):
+    """dp_accounting 0.6's ε(δ) walk (``pld_pmf._get_epsilon_for_delta``, its own function) over the grid's own losses
+    (lower + i)·d (dp_accounting's ``get_epsilon_for_delta`` feeds it repeated subtractions of d, which drift); pmfs
+    with losses below −700 (pld hands those to dp_accounting) and sparse pmfs: dp_accounting's reading itself."""
+    from dp_accounting.pld import pld_pmf
+
+    if not isinstance(pmf, pld_pmf.DensePLDPmf) or pmf._lower_loss * pmf._discretization < -700:
+        return pmf.get_epsilon_for_delta(delta)
+    n, d, lo = len(pmf._probs), pmf._discretization, pmf._lower_loss
+    losses = ((lo + n - 1 - j) * d for j in range(n))
+    return pld_pmf._get_epsilon_for_delta(pmf._infinity_mass, losses, np.flip(pmf._probs), delta)
+
+
 @pytest.mark.parametrize("sigma,q,d,steps,pessimistic", [(0.9, 0.02, 1e-3, 100, True), (2.0, 1e-3, 1e-4, 1000, True),
                                                          (0.7, 0.03, 1e-3, 10, False), (1.0, 1.0, 1e-3, 50, True)])
 def test_delta_for_epsilons_is_dp_accountings_vectorised_reading_bit_for_bit(sigma, q, d, steps, pessimistic):
@@ -297,15 +310,17 @@ def test_directions_composed_is_dp_accountings(mechanism, sampler):
 @pytest.mark.parametrize("sigma,q,d,steps,pessimistic", [(0.9, 0.02, 1e-3, 100, True), (1.0, 0.0126, 1e-4, 1000, True),
                                                          (1.0, 0.0126, 1e-4, 1000, False), (0.7, 0.03, 1e-3, 10, True),
                                                          (30.0, 1e-3, 1e-2, 3, True), (1.0, 1.0, 1e-3, 50, True)])
-def test_epsilon_for_delta_is_dp_accountings_bit_for_bit(sigma, q, d, steps, pessimistic, monkeypatch):
+def test_epsilon_for_delta_is_dp_accountings_walk_bit_for_bit(sigma, q, d, steps, pessimistic, monkeypatch):
     """Dense and sparse pmfs, δ from above the largest hockey-stick value (ε = 0) to below the infinity mass
-    (ε = inf); small blocks so that the stop falls in a later block than the first."""
+    (ε = inf); small blocks so that the stop falls in a later block than the first.  The same float as
+    dp_accounting's walk over the drift-free grid (:func:`_walk`), and within 1e-9 of dp_accounting's reading."""
     monkeypatch.setattr(pld, "_EPS_BLOCK", 64)
     composed = pld.composed(sigma, q, steps, pessimistic, d)
     for pmf in _distinct_direction_pmfs(composed):
         for delta in (0.999, 0.5, 1e-2, 1e-4, 1e-6, 1e-8, 1e-10, 1e-13, 1e-16):
-            ours, ref = pld.epsilon_for_delta(pmf, delta), pmf.get_epsilon_for_delta(delta)
+            ours, ref = pld.epsilon_for_delta(pmf, delta), _walk(pmf, delta)
             assert ours == ref and type(ours) is type(ref) or (ours == ref == 0), (delta, ours, ref)
+            assert ours == pytest.approx(pmf.get_epsilon_for_delta(delta), rel=1e-9, abs=1e-12)
 
 
 def test_sparse_result_test_is_dp_accountings_power_test():
@@ -369,8 +384,9 @@ def _reading(read, delta):
 
 
 def test_a_reader_reads_dp_accountings_floats_at_any_sequence_of_deltas(monkeypatch):
-    """EpsilonReader keeps one pmf's walk for several δ: each reading is dp_accounting's get_epsilon_for_delta, the
-    same float (or the same error), for any order of δ, on composed pessimistic and optimistic pmfs (dominating and
+    """EpsilonReader keeps one pmf's walk for several δ: each reading is dp_accounting's walk over the drift-free grid
+    (:func:`_walk`), the same float (or the same error), for any order of δ, on composed pessimistic and optimistic
+    pmfs (dominating and
     dominated ends), a one-step pmf, δ at and around the mass at infinity, δ = 0 and 1, a pmf with losses below
     −700 (handed to dp_accounting) and one without mass; small blocks, so that readings span several kept blocks.
     ``read(pmf, δ)`` reads another pmf afresh."""
@@ -389,6 +405,6 @@ def test_a_reader_reads_dp_accountings_floats_at_any_sequence_of_deltas(monkeypa
         for order in (deltas, deltas[::-1], sorted(deltas)):
             reader = pld.EpsilonReader(pmf)
             for delta in order:
-                assert _reading(reader, float(delta)) == _reading(pmf.get_epsilon_for_delta, float(delta))
+                assert _reading(reader, float(delta)) == _reading(lambda x: _walk(pmf, x), float(delta))
     other = pmfs[1]
-    assert pld.EpsilonReader(pmfs[0]).read(other, 1e-5) == other.get_epsilon_for_delta(1e-5)
+    assert pld.EpsilonReader(pmfs[0]).read(other, 1e-5) == _walk(other, 1e-5)

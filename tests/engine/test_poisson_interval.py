@@ -102,7 +102,9 @@ def test_width_at_default_accuracy(sigma, q, steps):
     r = account("poisson", "epsilon", 1e-5, sigma=sigma, steps=steps, q=q)
     assert r.lower <= r.upper and (r.upper - r.lower) <= 1e-3 * r.upper, r
     assert "not_converged" not in r.flags
-    assert r.accuracy["lower_method"] and r.accuracy["upper_method"] and r.kind == "upper"
+    assert r.accuracy["lower_method"] and r.accuracy["upper_method"] and r.kind == "interval"
+    assert (r.lower_method, r.upper_method) == (r.accuracy["lower_method"], r.accuracy["upper_method"])
+    assert r.value == r.upper and r.method == "certified"  # the safe end; the selector
 
 
 def test_mnist_interval_contains_cf():
@@ -129,7 +131,8 @@ def test_sigma_interval_brackets_the_smallest_sigma():
 
 def test_below_floor_is_phi_only():
     r = account("poisson", "epsilon", 1e-12, sigma=1.1, steps=100, q=0.01)
-    assert r.method == poisson_interval.CF and "delta_below_1e-10" in r.flags and r.lower <= r.upper
+    assert r.lower_method == r.upper_method == poisson_interval.CF and "delta_below_1e-10" in r.flags
+    assert r.lower <= r.upper == r.value and r.kind == "interval"
 
 
 def test_explicit_pld_method_unchanged():

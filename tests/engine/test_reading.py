@@ -40,10 +40,58 @@ def test_large_losses_read_below_the_exact_value_where_the_plain_reading_is_abov
     assert exact - 0.1 < low <= exact
 
 
-def test_small_losses_are_read_as_before_bit_for_bit():
+def test_small_losses_are_read_at_most_a_proven_guard_below_the_plain_reading():
     pmf = optimistic_gaussian_pmf(1.0, 1e-4)
     for delta in (1e-3, 1e-5, 1e-9):
-        assert reading.epsilon_for_delta_lower(pmf, delta) == pld.epsilon_for_delta(pmf, delta)
+        low, plain = reading.epsilon_for_delta_lower(pmf, delta), pld.epsilon_for_delta(pmf, delta)
+        assert plain * (1 - 1e-10) < low <= plain
+
+
+def _exact_pmf_epsilon(pmf, delta):
+    """The pmf's own ε(δ) in mpmath: losses (lower + i)·Δ exactly, δ(ε) = p_∞ + Σ p·(1 − e^{ε−ℓ})₊, bisection."""
+    d, lo = mpmath.mpf(pmf._discretization), pmf._lower_loss
+    atoms = [((lo + i) * d, mpmath.mpf(float(p))) for i, p in enumerate(pmf._probs) if p > 0]
+
+    def dlt(eps):
+        return mpmath.mpf(pmf._infinity_mass) + mpmath.fsum(p * -mpmath.expm1(eps - l) for l, p in atoms if l > eps)
+
+    a, b = mpmath.mpf(0), atoms[-1][0]
+    for _ in range(120):
+        mid = (a + b) / 2
+        a, b = (mid, b) if dlt(mid) > delta else (a, mid)
+    return a, dlt
+
+
+@pytest.mark.parametrize("lower, d, seed", [(-200, 0.01, 1), (90_000, 0.01, 2), (700_000, 1e-3, 3), (3, 0.7, 4)])
+def test_lower_readings_never_exceed_the_pmfs_own_exact_values(lower, d, seed):
+    """Random pmfs (losses up to ~900, where e^{−ℓ} underflows, and small ones) against their exact ε(δ) and δ(ε) in
+    mpmath: the lower ε is ≤ the exact one and within 1e-9 relative; the lower δ is ≤ the exact one."""
+    import numpy as np
+    from dp_accounting.pld import pld_pmf
+
+    rng = np.random.default_rng(seed)
+    probs = rng.exponential(size=400) * (rng.random(400) < 0.7)
+    probs = probs / probs.sum() * 0.999
+    pmf = pld_pmf.DensePLDPmf(d, lower, probs, 1e-9, False)
+    for delta in (1e-2, 1e-5):
+        exact, dlt = _exact_pmf_epsilon(pmf, delta)
+        low = reading.epsilon_for_delta_lower(pmf, delta)
+        assert low <= exact and float(exact) - low <= 1e-9 * abs(float(exact)) + 1e-12
+        eps = np.array([float(exact) - 3 * d, float(exact), float(exact) + 0.5 * d])
+        for e, got in zip(eps, reading.delta_lower(pmf, eps)):
+            ref = dlt(mpmath.mpf(e))
+            assert got <= ref and float(ref) - got <= 1e-9 * float(ref)
+
+
+def test_delta_lower_at_losses_whose_exponential_overflows():
+    """ε = 710 and 800 (e^ε overflows): the lower δ is a number ≤ the Gaussian's exact δ, not nan."""
+    sigma = 0.2 / math.sqrt(60)
+    pmf = optimistic_gaussian_pmf(sigma, 1e-2)
+    mu = 1 / mpmath.mpf(sigma)
+    for eps in (700.0, 710.0, 800.0):
+        exact = mpmath.ncdf(mu / 2 - eps / mu) - mpmath.exp(eps) * mpmath.ncdf(-mu / 2 - eps / mu)
+        got = reading.delta_lower(pmf, eps)
+        assert 0 < got <= exact and got > 0.5 * exact
 
 
 @pytest.mark.parametrize("sigma", [0.5 / math.sqrt(3), 0.02, 0.01])

@@ -41,3 +41,37 @@ def test_bound_text_puts_every_bound_on_its_side():
     assert bound_text(float("inf"), "upper") == "inf" and bound_text(float("nan"), "lower") == "nan"
     with pytest.raises(ValueError, match="side"):
         bound_text(1.0, "sideways")
+
+
+# ----------------------------------------------------------------------------- the one result model (settle)
+
+
+def test_settle_puts_the_safe_end_in_value():
+    """value is the safe end: an interval's or an upper bound's upper end, None for a one-sided lower answer (its
+    number in lower); a certified bracket (per-end labels in accuracy) is an interval; each end gets its method."""
+    from dpsampling.engine.result import KINDS, AccountingResult, settle
+
+    assert KINDS == ("exact", "interval", "upper", "lower", "estimate")
+    acc = {"lower_method": "dominated PLD", "upper_method": "pessimistic PLD"}
+    r = settle(AccountingResult(1.0, "lower", "dominated PLD / pessimistic PLD", acc, 1.0, 1.2), method="certified")
+    assert (r.kind, r.value, r.lower, r.upper, r.method) == ("interval", 1.2, 1.0, 1.2, "certified")
+    assert (r.lower_method, r.upper_method) == ("dominated PLD", "pessimistic PLD")
+    # an upper bound with an uncertified estimate of the lower end (the optimistic PLD): kind upper, value upper
+    p = settle(AccountingResult(0.9, "lower", "pld", {}, 0.9, 1.1, lower_method="optimistic PLD (not certified)",
+                                upper_method="pessimistic PLD"))
+    assert (p.kind, p.value, p.lower, p.upper) == ("upper", 1.1, 0.9, 1.1)
+    # a lower bound alone: no value, never the lower end
+    lo = settle(AccountingResult(0.7, "lower", "max-statistic events", {}, 0.7, None))
+    assert (lo.kind, lo.value, lo.lower, lo.upper) == ("lower", None, 0.7, None)
+    assert (lo.lower_method, lo.upper_method) == ("max-statistic events", None)
+    up = settle(AccountingResult(2.0, "upper", "rdp", {}, None, 2.0))
+    assert (up.kind, up.value, up.upper_method, up.lower_method) == ("upper", 2.0, "rdp", None)
+    ex = settle(AccountingResult(3.0, "exact", "analytic", {}, 3.0, 3.0))
+    assert (ex.kind, ex.value, ex.lower_method, ex.upper_method) == ("exact", 3.0, "analytic", "analytic")
+    est = settle(AccountingResult(0.5, "estimate", "montecarlo", {}, 0.4, 0.6))
+    assert (est.kind, est.value) == ("estimate", 0.5)  # an estimate is not a bound: its own value, its band
+    # an interval of a best-known upper end (shuffle): the flag travels; settle is idempotent
+    sh = settle(AccountingResult(5.0, "interval", "E_C sets / deterministic", {}, 4.0, 5.0), upper_best_known=True)
+    assert sh.upper_best_known and settle(sh) == sh and (sh.lower_method, sh.upper_method) == ("E_C sets",
+                                                                                               "deterministic")
+    assert sh.as_dict()["upper_best_known"] is True and sh.as_dict()["lower_method"] == "E_C sets"

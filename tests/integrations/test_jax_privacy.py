@@ -43,7 +43,7 @@ def test_poisson_agrees_with_jax_privacy(cycle_length):
     s = bs.CyclicPoissonSampling(sampling_prob=batch / group, iterations=steps, cycle_length=cycle_length)
     ours = djp.epsilon(s, n, sigma, DELTA)
     theirs = _jax_epsilon(n, batch, steps, sigma, cycle_length=cycle_length)
-    assert ours.kind == "upper" and ours.value == pytest.approx(theirs, rel=1e-3)
+    assert ours.kind == "interval" and ours.value == ours.upper == pytest.approx(theirs, rel=1e-3)
     # the pattern: an example is only ever in batches of one residue class mod cycle_length
     m = _participations(s, n)
     residues = [{t % cycle_length for t in np.flatnonzero(m[:, i])} for i in range(n)]
@@ -80,7 +80,7 @@ def test_persistent_partition_is_a_persistent_shuffle():
     assert (m[:c] == m[c:]).all() and (m[:c].sum(axis=0) == 1).all()  # one partition, reused
     r = djp.epsilon(s, n, 1.0, DELTA)
     det = account("deterministic", "epsilon", DELTA, sigma=1.0, steps=c, epochs=2).value
-    assert r.kind == "lower" and r.value <= r.upper == det
+    assert r.kind == "interval" and r.lower <= r.upper == det == r.value and r.upper_best_known
 
 
 def test_noise_multiplier_certifies_the_target():
@@ -159,3 +159,17 @@ def test_cost_refusal_names_the_keyword_and_overflow_is_a_clean_error():
         assert getattr(exc, "param", None) in ("noise_multiplier", "sigma", "iterations"), exc
     else:
         assert r.value == math.inf or r.value > 100
+
+
+@pytest.mark.parametrize("strategy,n", [
+    (bs.CyclicPoissonSampling(sampling_prob=0.01, iterations=200), 6000),  # poisson
+    (bs.BallsInBinsSampling(iterations=8, cycle_length=4), 64),  # balls_and_bins
+    (bs.CyclicPoissonSampling(sampling_prob=1.0, iterations=8, cycle_length=4), 64),  # a partition: shuffle
+    (bs.FixedBatchSampling(batch_size=60, iterations=400), 6000),  # wor
+])
+def test_the_logged_number_is_the_safe_end(strategy, n):
+    """epsilon's value is the certified upper end (never a lower end); noise_multiplier's value a sufficient σ."""
+    r = djp.epsilon(strategy, n, 1.0, DELTA)
+    assert r.value == r.upper and (r.lower is None or r.lower <= r.value) and r.upper_method
+    s = djp.noise_multiplier(strategy, n, 3.0, DELTA)
+    assert s.value == s.upper and djp.epsilon(strategy, n, s.value, DELTA).value <= 3.0 * (1 + 1e-6)

@@ -41,7 +41,7 @@ def test_upper_end_is_at_most_jax_privacys_truncated_accounting(cap):
     assert max(len(b) for b in s.batch_iterator(N, rng=0)) <= cap  # batches are cut to the cap
     ours = djp.epsilon(s, N, SIGMA, DELTA)
     theirs = _jax_truncated_epsilon(N, Q, cap, STEPS, SIGMA)
-    assert ours.kind == "upper" and ours.relation == "add_remove"
+    assert ours.kind == "interval" and ours.relation == "add_remove" and ours.value == ours.upper
     assert ours.upper <= theirs * (1 + ROUNDING)
     assert ours.lower <= ours.upper and ours.lower <= theirs  # theirs is an upper bound: no valid lower end exceeds it
 

@@ -14,7 +14,7 @@ from opacus import PrivacyEngine as OpacusPrivacyEngine
 from opacus.accountants.utils import get_noise_multiplier
 from torch.utils.data import DataLoader, TensorDataset
 
-from dpsampling import audit, cli
+from dpsampling import audit, cli, samplers
 from dpsampling.integrations import opacus as dpo
 from dpsampling.samplers import account
 
@@ -280,3 +280,20 @@ def test_a_float32_sample_rate_of_one_over_steps_is_accepted():
     assert a.get_epsilon(1e-5) == b.get_epsilon(1e-5)
     with pytest.raises(ValueError, match="sample_rate must be 1/steps"):
         dpo.steps_of_rate(0.3, "deterministic")
+
+
+@pytest.mark.parametrize("sampler", ["poisson", "wor", "shuffle", "deterministic", "balls_and_bins"])
+def test_get_epsilon_is_the_safe_end(sampler):
+    """What Opacus logs (get_epsilon) is the certified upper end — the library's value — never a lower end."""
+    from opacus.accountants.registry import create_accountant
+
+    acc = create_accountant(f"dpsampling_{sampler}")
+    for _ in range(2 * T):
+        acc.step(noise_multiplier=1.0, sample_rate=1 / T)
+    rate = samplers.get_spec(sampler).batch == "rate"
+    ref = account(sampler, "epsilon", DELTA, sigma=1.0, steps=T, epochs=2, q=1 / T if rate else None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", dpo.DpsamplingWarning)
+        eps = acc.get_epsilon(DELTA)
+        lo, up = acc.get_epsilon_interval(DELTA)
+    assert eps == up == ref.value == ref.upper >= lo == ref.lower

@@ -40,8 +40,9 @@ def test_eps_vs_sigma_points_paper_values(scripts):
     evs = scripts[0]
     s = evs.compute_point(point(delta=1e-6, steps=10000, sigma=0.5, sampler="shuffle"),
                           c_grid={"start": 0, "stop": 100, "step": 0.01})
-    assert s["kind"] == "lower" and s["method"] == "E_C sets"
-    assert s["value"] == pytest.approx(10.99478, abs=5e-6)  # Chua §1.1: > 10.994
+    assert s["kind"] == "interval" and s["lower_method"] == "E_C sets"
+    assert s["lower"] == pytest.approx(10.99478, abs=5e-6)  # Chua §1.1: > 10.994
+    assert s["value"] == s["upper"] == pytest.approx(10.99715, abs=5e-6)  # the safe end: deterministic (Thm 4.1)
     assert s["argmax_c"] == pytest.approx(4.25) and s["c_grid"] == "0:0.01:100 (10001 values)"
     assert s["thm41_holds"] and s["thm41_deterministic"] == pytest.approx(10.99715, abs=5e-6)
     assert s["thm41_margin"] == pytest.approx(10.99715 - 10.99478, abs=1e-5)
@@ -62,7 +63,7 @@ def test_shuffle_c_grid_setting_changes_the_bound(scripts):
     coarse = evs.compute_point(point(delta=1e-6, steps=10000, sigma=0.5, sampler="shuffle"),
                                c_grid={"start": 0, "stop": 20, "step": 0.5})
     assert coarse["c_grid"] == "0:0.5:20 (41 values)"
-    assert coarse["value"] < 10.99478  # fewer sets, weaker (still valid) lower bound
+    assert coarse["lower"] < 10.99478  # fewer sets, weaker (still valid) lower bound
     with pytest.raises(ValueError, match="c_grid"):
         evs.compute_point(point(delta=1e-6, steps=100, sigma=0.5, sampler="shuffle"), c_grid=[1.0, 0.5])
 
@@ -89,7 +90,7 @@ def test_theorem_4_1_violation_raises_and_writes_nothing(scripts, tmp_path):
     df = curve_rows(evs, "sigma", [0.6, 1.0], {"delta": 1e-5, "steps": 30}, {"rel_tol": 0.1})
     bad = df.copy()
     sel = bad["sampler"] == "shuffle"
-    bad.loc[sel, "value"] = bad.loc[sel, "value"] * 1.5  # a "lower bound" above the exact deterministic curve
+    bad.loc[sel, "lower"] = bad.loc[sel, "lower"] * 1.5  # a lower bound above the exact deterministic curve
     out = tmp_path / "checks.csv"
     with pytest.raises(RuntimeError, match="Theorem 4.1"):
         evs.plot(bad, [tmp_path / "f.png"], out)

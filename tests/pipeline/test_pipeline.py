@@ -42,8 +42,8 @@ def test_every_computation_has_grid_csv_and_figure(smoke):
         # every grid point has its row(s) (a curve may give several), in grid order
         assert list(dict.fromkeys(df["point_id"])) == list(grid["point_id"])
         assert RESULT_COLUMNS <= set(df.columns)
-        assert df["kind"].isin(["upper", "lower", "estimate", "exact", "interval", "lower_best_upper"]).all()
-        interval = df[df["kind"].isin(["interval", "lower_best_upper"])]  # [lower, upper], both finite
+        assert df["kind"].isin(["upper", "lower", "estimate", "exact", "interval"]).all()
+        interval = df[df["kind"] == "interval"]  # [lower, upper], both finite
         if len(interval):
             assert (interval["lower"] <= interval["upper"]).all()
         assert df["value"].notna().all()

@@ -16,9 +16,10 @@ def script(pipeline_script):
 
 def fake_audit(poisson_flags):
     def audit(*args, samplers, **kw):
-        rows = {"poisson": (1.0, 0.9, 1.1), "wor": (2.0, 1.9, 2.1), "shuffle": (1.5, 1.5, 3.0),
-                "deterministic": (3.0, 3.0, 3.0)}
-        return pd.DataFrame([{"sampler": s, "value": v, "kind": "upper", "method": "m", "lower": lo, "upper": up,
+        rows = {"poisson": (1.1, 0.9, 1.1), "wor": (2.1, 1.9, 2.1), "shuffle": (3.0, 1.5, 3.0),
+                "deterministic": (3.0, 3.0, 3.0)}  # value: the safe (upper) end; shuffle's lower end 1.5 > 1.1
+        return pd.DataFrame([{"sampler": s, "value": v, "kind": "interval", "method": "m", "lower": lo, "upper": up,
+                              "lower_method": "a", "upper_method": "b", "upper_best_known": s == "shuffle",
                               "steps": 4, "total_steps": 8, "q": 0.25, "discretization": 1e-4, "rel_tol": 1e-3,
                               "est_rel_error": 0.0, "flags": poisson_flags if s == "poisson" else ""}
                              for s, (v, lo, up) in rows.items() if s in samplers])

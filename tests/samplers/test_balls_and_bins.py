@@ -609,3 +609,41 @@ def test_mc_bad_inputs_raise_parameter_errors_naming_them():
     with pytest.raises(ParameterError) as e:  # an option montecarlo does not take (n: never a keyword)
         account("balls_and_bins", "delta", 1.0, sigma=1.0, steps=10, method="montecarlo", n=10)
     assert e.value.param == "n"
+
+
+def _mp_gaussian_epsilon(sigma, delta):
+    """ε(δ) of the Gaussian mechanism N(0, σ²) vs N(1, σ²) in mpmath (bisection of the closed form)."""
+    import mpmath
+
+    with mpmath.workdps(50):
+        mu = 1 / mpmath.mpf(sigma)
+        d = lambda e: mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)  # noqa: E731
+        lo, hi = mpmath.mpf(0), mu * mu + 40 * mu
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if d(mid) > delta else (lo, mid)
+        return hi
+
+
+def test_upper_end_at_most_the_deterministic_value(monkeypatch):
+    """Issue 38: σ 17, 3 steps, 867 epochs, δ 1.29e-12 answered [6.37, ∞]; balls-and-bins is a mixture of
+    deterministic batchings (joint convexity), so the upper end is at most the Gaussian's ε at σ/√E (13.22, mpmath
+    here).  The allocation interval's upper end is injected as ∞ (the case itself takes a minute)."""
+    import math
+
+    from dpsampling.samplers import balls_and_bins as bb
+
+    sigma, steps, epochs, delta = 17.0, 3, 867, 1.29e-12
+    exact = _mp_gaussian_epsilon(sigma / math.sqrt(epochs), delta)
+    assert abs(float(exact) - 13.22289394605429) < 1e-9
+    lo, up, info = bb._at_most_deterministic("epsilon", delta, sigma, steps, epochs, (6.37, math.inf, {"x": 1}))
+    assert (lo, info["method_upper"]) == (6.37, bb.DETERMINISTIC_UPPER_METHOD) and up == pytest.approx(float(exact),
+                                                                                                        rel=1e-12)
+    assert bb._at_most_deterministic("epsilon", delta, sigma, steps, epochs, (1.0, 2.0, {}))[1] == 2.0  # tighter kept
+    fake = (0.5, math.inf, {"step": 0.1, "loss_step": 0.1, "passes": [1], "method_upper": "allocation-spread"})
+    monkeypatch.setattr(bb, "_allocation_interval", lambda *a: fake)
+    r = bb.epsilon(1e-5, sigma=2.0, steps=3, epochs=4, bound="upper")
+    det = float(_mp_gaussian_epsilon(2.0 / 2, 1e-5))
+    assert r.upper == r.value == pytest.approx(det, rel=1e-12)
+    assert r.accuracy["upper_method"] == bb.DETERMINISTIC_UPPER_METHOD
+    assert r.lower <= r.upper

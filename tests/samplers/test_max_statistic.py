@@ -137,3 +137,28 @@ def test_multi_epoch_pld_converges_within_the_rounding_slack():
     assert vals[1e-4] - vals[1e-3] < 0.2 * (vals[1e-3] - vals[1e-2])
     for d in (1e-2, 1e-3):
         assert vals[1e-4] - vals[d] <= epochs * d
+
+
+def test_composed_lower_end_subtracts_the_proven_fft_rounding_bound():
+    """Issue 38: the E-epoch lower end took 1e-15 off δ for the FFT where the project's own bound on that
+    composition's rounding (numerics.fft_error via pld.composition_error, ‖w_ε‖₂ times it) is ~3.7e-12.  Now δ is at
+    most the pmf's δ less that bound (computed here from the one-epoch pmf), and ε is read at δ plus it."""
+    import math
+
+    from dpsampling.engine import pld, reading
+
+    sigma, steps, epochs, eps = 1.1, 1000, 60, 1.0
+    one = ms.optimistic_pmfs(2.0, 1.0, sigma, steps, epochs=1)
+    pmfs = ms.optimistic_pmfs(2.0, 1.0, sigma, steps, epochs=epochs)
+    for name, pmf in pmfs.items():
+        err2 = pld.composition_error(one[name]._probs, epochs, pmf._probs)
+        bound = pld.rounding_at(pmf, err2, eps)
+        assert bound > 1e-13 and pld.rounding_at(pmf, err2, -math.inf) > 1e-12
+        d, per = ms.pld_delta_lower(eps, 2.0, 1.0, sigma, steps, epochs=epochs, pmfs=pmfs)
+        assert per[name] <= reading.delta_lower(pmf, eps) - bound - ms.TAIL_MASS_TRUNCATION
+    delta = 1e-5
+    e, per = ms.pld_epsilon_lower(delta, 2.0, 1.0, sigma, steps, epochs=epochs, pmfs=pmfs)
+    for name, pmf in pmfs.items():  # at the reading, the pmf's δ exceeds δ by at least the bound there
+        err2 = pld.composition_error(one[name]._probs, epochs, pmf._probs)
+        if per[name] > 0:
+            assert reading.delta_lower(pmf, per[name]) >= delta + pld.rounding_at(pmf, err2, per[name]) * (1 - 1e-9)

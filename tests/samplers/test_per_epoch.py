@@ -35,6 +35,10 @@ def test_every_epoch_is_accounts_answer(sampler):
             width = max(row.upper - row.lower, ref.upper - ref.lower)
             assert abs(row.upper - ref.upper) <= width and abs(row.lower - ref.lower) <= width
             assert row.kind == ref.kind and row.method == ref.method
+            assert (row.lower_method, row.upper_method) == (ref.lower_method, ref.upper_method)
+        # the logged field is the safe end: the certified upper end, never a lower end
+        assert row.value == row.upper >= row.lower and row.kind in ("interval", "exact"), (sampler, e)
+        assert row.relation == spec.relation and row.upper_method
     # ε grows with the epochs (more compositions leak more): each end is monotone
     assert all(a.value <= b.value for a, b in zip(rows, rows[1:]))
 
@@ -99,5 +103,6 @@ def test_shuffle_epochs_are_lower_bounds_below_the_deterministic_value():
     per_epoch.clear_cache()
     rows = epsilon_per_epoch("shuffle", 1e-5, sigma=1.1, steps=40, epochs=5)
     for e, r in enumerate(rows, 1):
-        assert r.kind == "lower" and r.upper == pytest.approx(gaussian.epsilon(1e-5, 1.1 / e**0.5), rel=1e-9)
+        assert r.kind == "interval" and r.upper == pytest.approx(gaussian.epsilon(1e-5, 1.1 / e**0.5), rel=1e-9)
+        assert r.value == r.upper and r.upper_best_known  # the safe end, never the lower end
         assert rows[0].lower <= r.lower <= r.upper

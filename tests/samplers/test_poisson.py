@@ -33,3 +33,38 @@ def test_poisson_epoch_result_finest_discretization():
         chua.poisson_epoch_result("epsilon", 1e-6, 1.0, 100, finest_discretization=1e-8)
     with pytest.raises(ValueError, match="rel_tol"):
         chua.poisson_epoch_result("epsilon", 1e-6, 1.0, 100, rel_tol=0.5)
+
+
+def _exact_one_step_delta(eps, sigma, q):
+    """δ(ε) of one Poisson-subsampled Gaussian step, remove direction ((1 − q)N(0, σ²) + qN(1, σ²) vs N(0, σ²)), in
+    mpmath: the likelihood ratio increases in x, so the worst set is {x > x*}, (1 − q) + q·e^{(2x* − 1)/(2σ²)} = e^ε.
+    The add direction has δ = 0 for ε ≥ −log(1 − q)."""
+    import mpmath
+
+    s, q, e = mpmath.mpf(sigma), mpmath.mpf(q), mpmath.mpf(eps)
+    x = s ** 2 * mpmath.log((mpmath.exp(e) - (1 - q)) / q) + mpmath.mpf(1) / 2
+    sf = lambda z: mpmath.ncdf(-z)  # noqa: E731
+    return (1 - q) * sf(x / s) + q * sf((x - 1) / s) - mpmath.exp(e) * sf(x / s)
+
+
+def test_one_step_lower_end_is_at_most_the_exact_value_in_mpmath():
+    """Issue 38: the dominated-PLD lower end read 280.54743999170523 here (the loss grid drifted up by repeated
+    subtraction), above the exact 280.54743999124645; the certified reading (engine/reading.py) must not be above
+    the exact ε(δ), computed in mpmath by bisection of the closed form (independent of the PLD)."""
+    import math
+
+    import mpmath
+    from dpsampling.samplers import account
+
+    sigma, q, delta = 0.05, 0.5, 1e-5
+    assert -math.log(1 - q) < 1  # the add direction's δ is 0 at ε ≈ 280: the remove direction is the answer
+    with mpmath.workdps(60):
+        lo, hi = mpmath.mpf(0), mpmath.mpf(2000)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _exact_one_step_delta(mid, sigma, q) > delta else (lo, mid)
+        exact = hi
+    assert abs(float(exact) - 280.54743999124645) < 1e-12
+    r = account("poisson", "epsilon", delta, sigma=sigma, steps=1, q=q)
+    assert r.lower <= exact <= r.upper
+    assert float(exact) - r.lower < 1e-7

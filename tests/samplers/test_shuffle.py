@@ -44,15 +44,18 @@ def test_deterministic_sigma_inverts_epsilon():
 @pytest.mark.parametrize("sigma,steps", [(0.5, 10_000), (1.0, 100)])
 def test_one_epoch_equals_todays_e_c_value(mode, sigma, steps):
     r = shuffle.epsilon(1e-6, sigma=sigma, steps=steps, mode=mode)
-    assert r.value == batching.shuffle_epsilon_lower(1e-6, sigma, steps)
+    assert r.lower == batching.shuffle_epsilon_lower(1e-6, sigma, steps)
     d = shuffle.delta(1.0, sigma=sigma, steps=steps, mode=mode)
-    assert d.value == pytest.approx(batching.shuffle_delta_lower(1.0, sigma, steps), rel=1e-12)
-    assert r.method == batching.EC_METHOD and r.kind == "lower"
+    assert d.lower == pytest.approx(batching.shuffle_delta_lower(1.0, sigma, steps), rel=1e-12)
+    assert r.lower_method == batching.EC_METHOD and r.kind == "interval" and r.upper_best_known
+    # the safe end: the certified upper end, the deterministic value (Chua Thm 4.1), never the lower end
+    assert r.value == r.upper == det.epsilon(1e-6, sigma=sigma, steps=steps).value
+    assert d.value == d.upper == det.delta(1.0, sigma=sigma, steps=steps).value
 
 
 def test_persistent_is_one_epoch_at_sigma_over_sqrt_epochs():
     r = shuffle.epsilon(1e-5, sigma=1.1, steps=235, epochs=9, mode="persistent")
-    assert r.value == batching.shuffle_epsilon_lower(1e-5, 1.1 / 3.0, 235)
+    assert r.lower == batching.shuffle_epsilon_lower(1e-5, 1.1 / 3.0, 235)
 
 
 def test_lower_below_deterministic_on_a_grid():
@@ -61,28 +64,31 @@ def test_lower_below_deterministic_on_a_grid():
             for epochs in (1, 4):
                 for mode in shuffle.SHUFFLE_MODES:
                     r = shuffle.epsilon(1e-6, sigma=sigma, steps=steps, epochs=epochs, mode=mode)
-                    assert r.lower == r.value and r.upper == det.epsilon(
-                        1e-6, sigma=sigma, steps=steps, epochs=epochs).value
-                    assert 0 < r.value <= r.upper * (1 + 1e-12), (sigma, steps, epochs, mode)
+                    assert r.upper == r.value == det.epsilon(1e-6, sigma=sigma, steps=steps, epochs=epochs).value
+                    assert 0 < r.lower <= r.upper * (1 + 1e-12), (sigma, steps, epochs, mode)
     for sigma, epochs in ((0.5, 3), (1.5, 10)):
         for mode in shuffle.SHUFFLE_MODES:
             d = shuffle.delta(1.0, sigma=sigma, steps=100, epochs=epochs, mode=mode)
-            assert 0 < d.value <= d.upper * (1 + 1e-12)
+            assert 0 < d.lower <= d.upper * (1 + 1e-12) and d.value == d.upper
 
 
 def test_dynamic_grows_with_epochs_and_stays_below_persistent_here():
-    vals = [shuffle.epsilon(1e-5, sigma=1.1, steps=235, epochs=e).value for e in (1, 2, 5, 20)]
+    vals = [shuffle.epsilon(1e-5, sigma=1.1, steps=235, epochs=e).lower for e in (1, 2, 5, 20)]
     assert all(b > a for a, b in zip(vals, vals[1:]))
     # MNIST-like: persistent shuffling is (nearly) deterministic batching, dynamic much better
     pers = shuffle.epsilon(1e-5, sigma=1.1, steps=235, epochs=20, mode="persistent")
-    assert vals[-1] < 0.5 * pers.value and pers.value == pytest.approx(pers.upper, rel=1e-3)
+    assert vals[-1] < 0.5 * pers.lower and pers.lower == pytest.approx(pers.upper, rel=1e-3)
 
 
 def test_shuffle_sigma_bracket():
     r = shuffle.sigma(2.0, 1e-5, steps=235, epochs=5, bound="lower")
-    assert r.kind == "lower" and r.value < r.upper
-    assert shuffle.epsilon(1e-5, sigma=r.value, steps=235, epochs=5).value > 2.0
-    assert shuffle.epsilon(1e-5, sigma=r.value * 1.002, steps=235, epochs=5).value <= 2.0
+    assert r.kind == "interval" and r.lower < r.upper and r.upper_best_known
+    assert shuffle.epsilon(1e-5, sigma=r.lower, steps=235, epochs=5).lower > 2.0
+    assert shuffle.epsilon(1e-5, sigma=r.lower * 1.002, steps=235, epochs=5).lower <= 2.0
+    # the answer is a sufficient σ: the deterministic one (Chua Thm 4.1), never the insufficient lower end
+    assert r.value == r.upper == pytest.approx(det.sigma(2.0, 1e-5, steps=235, epochs=5).value, rel=1e-12)
+    assert shuffle.epsilon(1e-5, sigma=r.value, steps=235, epochs=5).upper <= 2.0 * (1 + 1e-9)
+    assert shuffle.sigma(2.0, 1e-5, steps=235, epochs=5, bound="upper") == r
 
 
 def test_bad_input():
@@ -94,7 +100,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="mode"):
         account("shuffle", "epsilon", 1e-5, sigma=1.0, steps=10, epochs=2, mode="sometimes")
     with pytest.raises(ValueError, match="bound"):
-        account("shuffle", "delta", 1.0, sigma=1.0, steps=10, bound="upper")
+        account("shuffle", "delta", 1.0, sigma=1.0, steps=10, bound="exact")
     with pytest.raises(ValueError, match="sigma"):
         account("deterministic", "delta", 1.0, sigma=-1.0, steps=10)
 
@@ -309,3 +315,47 @@ def test_a_lower_end_above_the_exact_deterministic_value_is_never_returned():
         assert "exceeds the exact deterministic value" in str(exc)
     else:
         assert r.lower <= r.upper <= 914.2300028805
+
+
+@pytest.mark.parametrize("eps", [700.0, 710.0, 800.0])
+def test_delta_lower_end_where_e_to_the_epsilon_overflows(eps):
+    """Issue 38: at ε ≥ 709.78 e^ε overflows; the max-statistic lower end read nan at 800 (exit 1) and was flagged
+    below 1e-10 at 710 where δ ≈ 0.84.  Now a number, at most the exact deterministic δ (mpmath, Chua Thm 4.1) and
+    within 1% of it (the max statistic is nearly the whole story at σ 0.2, 60 epochs)."""
+    from dpsampling.samplers import account
+
+    sigma, epochs = 0.2, 60
+    exact = _mp_gauss_delta(eps, sigma / math.sqrt(epochs))
+    r = account("shuffle", "delta", eps, sigma=sigma, steps=235, epochs=epochs)
+    assert 0.99 * exact < r.lower <= exact and not r.flags
+
+
+def test_fence_is_an_internal_error_that_fires_on_an_injected_lower_end_above_the_deterministic_value(monkeypatch):
+    """Mutation: a lower end above the exact deterministic value (Chua Thm 4.1) is a broken invariant.  Injected
+    (the computed lower end replaced by the deterministic value plus 1), it raises InternalError; unmutated, the same
+    question answers with lower ≤ upper."""
+    import dataclasses
+
+    from dpsampling.engine.errors import InternalError
+
+    kw = dict(sigma=1.1, steps=10, epochs=3)
+    honest = shuffle.epsilon(1e-5, **kw)
+    assert honest.lower <= honest.upper
+    injected = honest.upper + 1.0
+    real = shuffle._lower
+    monkeypatch.setattr(shuffle, "_lower", lambda *a, **k: dataclasses.replace(real(*a, **k), value=injected,
+                                                                              lower=injected))
+    with pytest.raises(InternalError, match="exceeds the exact deterministic value"):
+        shuffle.epsilon(1e-5, **kw)
+
+
+def test_answers_what_is_proven_where_the_max_statistic_pld_cannot_be_built():
+    """Issue 38: σ 0.01 (20.9M slices, beyond the limit) stopped with "grid_step too small"; σ 1.1 over 100 000
+    epochs stopped at the fence.  Now: [a proven lower end, deterministic], the first with a flag and a reason."""
+    r = shuffle.epsilon(1e-5, sigma=0.01, steps=235, epochs=60)
+    one = shuffle.epsilon(1e-5, sigma=0.01, steps=235, epochs=1)
+    assert r.lower == one.lower and shuffle.ONE_EPOCH_LOWER_FLAG in r.flags
+    assert "not computed" in r.accuracy["lower_reason"]
+    assert 0 < r.lower <= r.upper == det.epsilon(1e-5, sigma=0.01, steps=235, epochs=60).value
+    far = shuffle.epsilon(1e-5, sigma=1.1, steps=1000, epochs=100_000)
+    assert 0 < far.lower <= far.upper and math.isfinite(far.lower)
