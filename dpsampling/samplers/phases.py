@@ -15,9 +15,9 @@ phase.
 A run whose phases all have one sampler, σ and q is :func:`dpsampling.samplers.account`'s question over their total
 number of steps (the same answer, object for object, as ``dpsampling.epsilon(sampler, ...)``); otherwise equal
 settings are merged by the engine (composition is commutative) and the groups composed.  The result is the engine's
-:class:`~dpsampling.engine.result.AccountingResult` (kind ``upper``: value = the certified upper end; ``lower`` and
-``upper`` the certified interval; ``accuracy["lower_method"]`` / ``["upper_method"]`` the method of each end) carrying
-the run's relation.
+:class:`~dpsampling.engine.result.AccountingResult` in the one result model, as ``account``'s (kind ``interval``: value
+= the certified upper end, ``lower`` and ``upper`` the certified interval, ``lower_method`` / ``upper_method`` the
+method of each end, method ``certified``), carrying the run's relation.
 """
 
 from __future__ import annotations
@@ -112,7 +112,9 @@ def _answer(quantity, phases, target, direction, rel_tol, force):
     except ParameterError as exc:
         raise ParameterError(exc.param, exc.allowed, exc.got,
                              message=f"{exc} (the phases: {_words(checked)})") from None
-    return dataclasses.replace(r, relation=relation)
+    from dpsampling.engine.result import settle
+
+    return dataclasses.replace(settle(r, method=poisson.INTERVAL), relation=relation)
 
 
 def _words(checked):

@@ -32,6 +32,9 @@ def test_wor_phases_are_poisson_at_half_sigma_under_replace_one():
     assert (r.lower, r.upper) == (e.lower, e.upper) and r.relation == "replace_one"
     p = phases.epsilon([phases.Phase("poisson", 1.1, Q, 7050), phases.Phase("poisson", 0.9, Q, 7050)], 1e-5)
     assert p.relation == "add_remove" and (p.lower, p.upper) == (e.lower, e.upper)
+    today = dpsampling.epsilon("poisson", 1e-5, sigma=1.1, q=Q, steps=7050)  # the one result model, as account's
+    assert (p.kind, p.method, p.value) == (today.kind, today.method, p.upper) == ("interval", "certified", p.upper)
+    assert (p.lower_method, p.upper_method) == (today.lower_method, today.upper_method)
     assert (p.upper - p.lower) / p.upper <= 1e-3
 
 
