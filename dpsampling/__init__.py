@@ -21,6 +21,7 @@ _API = {
     "account": ("dpsampling.samplers", "account"),
     "audit": ("dpsampling.auditing", "audit"),
     "statement": ("dpsampling.statements", "statement"),
+    "Phase": ("dpsampling.samplers.phases", "Phase"),
 }
 
 __all__ = [*_API, "__version__"]

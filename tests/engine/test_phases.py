@@ -1,0 +1,135 @@
+"""A run of phases (engine/phases.py): the certified interval of Poisson-subsampled Gaussians at different (σ, q),
+against dp_accounting's own composition at a 10× finer discretisation, direct convolution, single phases and
+basic composition."""
+
+import math
+
+import numpy as np
+import pytest
+from dp_accounting.pld import pld_pmf
+
+from dpsampling.engine import phases, poisson_interval
+from dpsampling.engine.errors import ParameterError
+
+Q = 256 / 60000
+#: the issue's two phases: σ 1.1 then 0.9, 7050 steps each, δ 1e-5
+RUN = [(1.1, Q, 7050), (0.9, Q, 7050)]
+
+
+@pytest.fixture(scope="module")
+def run_result():
+    return phases.epsilon(1e-5, RUN)
+
+
+def test_convolve_equals_direct_convolution_within_its_bound():
+    """The one-transform convolution of three parts (offsets, rounding bounds and folded masses included) is numpy's
+    direct convolution, to within its rounding bound; +∞ masses composed (pessimistic) or 0."""
+    rng = np.random.default_rng(3)
+    parts, arrays = [], []
+    for lower, size, inf in ((-3, 7, 0.1), (5, 11, 0.01), (0, 4000, 0.0)):
+        a = rng.random(size)
+        a = (1 - inf) * a / a.sum()
+        arrays.append(a)
+        parts.append(phases.Composed(pld_pmf.DensePLDPmf(0.1, lower, a, inf, True), 1e-14, 1e-15))
+    c = phases.convolve(parts, True)
+    direct = np.convolve(np.convolve(arrays[0], arrays[1]), arrays[2])
+    assert c.pmf._lower_loss == -3 + 5 + 0
+    assert len(c.pmf._probs) == len(direct)
+    assert 3e-14 <= c.err2 < 1e-13  # the parts' errors propagated, plus the transform's
+    assert np.linalg.norm(c.pmf._probs - direct) <= c.err2 - 3e-14 * 0.999
+    assert c.fold == pytest.approx(3e-15, rel=1e-3)
+    assert c.pmf._infinity_mass == pytest.approx(1 - 0.9 * 0.99, rel=1e-12)
+    assert phases.convolve(parts, False).pmf._infinity_mass == 0.0
+
+
+def test_one_phase_and_equal_phases_are_todays_answer():
+    """One phase is poisson_interval's answer (the same object's floats); two equal phases, one run of their total
+    length (merged before composing: composition is commutative)."""
+    one = poisson_interval.epsilon(1e-5, sigma=1.1, q=Q, total_steps=14100)
+    assert phases.epsilon(1e-5, [(1.1, Q, 14100)]) == one
+    two = phases.epsilon(1e-5, [(1.1, Q, 7050), (1.1, Q, 7050)])
+    assert (two.lower, two.upper, two.value) == (one.lower, one.upper, one.value)
+    d_one = poisson_interval.delta(2.0, sigma=1.1, q=Q, total_steps=14100)
+    assert phases.delta(2.0, [(1.1, Q, 4000), (1.1, Q, 10100)]) == d_one
+
+
+def test_two_phases_contain_dp_accountings_finer_answer(run_result):
+    """The issue's number: relative width ≤ 1e-3, containing dp_accounting's PLDAccountant (pessimistic) at a 10×
+    finer discretisation; its optimistic (privacy-buckets) PLD there lies below the upper end."""
+    import dp_accounting as dpa
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    r = run_result
+    assert r.kind == "upper" and r.value == r.upper and r.lower <= r.upper
+    assert (r.upper - r.lower) / r.upper <= 1e-3 and "not_converged" not in r.flags
+    fine = r.accuracy["discretization"] / 10
+    acc = dpa.pld.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=fine)
+    for sigma, q, steps in RUN:
+        acc.compose(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma)), steps)
+    pessimistic = acc.get_epsilon(1e-5)
+    assert r.lower <= pessimistic <= r.upper
+    opt = None
+    for sigma, q, steps in RUN:
+        p = pldlib.from_gaussian_mechanism(sigma, pessimistic_estimate=False, value_discretization_interval=fine,
+                                           sampling_prob=q, use_connect_dots=False).self_compose(steps)
+        opt = p if opt is None else opt.compose(p)
+    assert opt.get_epsilon_for_delta(1e-5) <= r.upper
+
+
+def test_between_each_phase_and_basic_composition(run_result):
+    """ε of the run ≥ ε of each phase alone, ≤ the sum of the phases' ε each at δ/2 (basic composition)."""
+    r = run_result
+    alone = [poisson_interval.epsilon(1e-5, sigma=s, q=q, total_steps=t) for s, q, t in RUN]
+    for a in alone:
+        assert r.lower >= a.upper
+    basic = [poisson_interval.epsilon(0.5e-5, sigma=s, q=q, total_steps=t) for s, q, t in RUN]
+    assert r.upper <= sum(b.lower for b in basic)
+
+
+def test_delta_and_epsilon_agree(run_result):
+    """δ at the run's upper end of ε is ≤ δ (its lower end), and at the lower end ≥ δ (its upper end)."""
+    r = run_result
+    assert phases.delta(r.upper, RUN).lower <= 1e-5
+    assert phases.delta(r.lower, RUN).upper >= 1e-5
+    d = phases.delta(3.0, RUN)
+    assert d.lower <= d.upper and (d.upper - d.lower) / d.upper <= 1e-3
+
+
+def test_order_and_direction():
+    """The run is the same in any order; one direction's ε is at most add_remove's."""
+    a = phases.epsilon(1e-5, RUN, discretization=1e-3)
+    b = phases.epsilon(1e-5, RUN[::-1], discretization=1e-3)
+    assert b.lower == pytest.approx(a.lower, rel=1e-9) and b.upper == pytest.approx(a.upper, rel=1e-9)
+    for direction in ("add", "remove"):
+        one = phases.epsilon(1e-5, RUN, direction=direction, discretization=1e-3)
+        assert one.upper <= a.upper and one.lower <= a.upper
+
+
+def test_full_batch_gaussians_merge_exactly():
+    """Gaussian phases are one Gaussian at (Σ T/σ²)^{-1/2} (exact, in closed form); next to subsampled phases that
+    Gaussian is one step of the run, whose interval contains dp_accounting's PLDAccountant at 10× finer d."""
+    import dp_accounting as dpa
+
+    alone = phases.epsilon(1e-5, [(3.0, 1.0, 5), (5.0, 1.0, 3)])
+    exact = poisson_interval.epsilon(1e-5, sigma=(5 / 9 + 3 / 25) ** -0.5, q=1.0, total_steps=1)
+    assert alone.kind == "exact" and alone.value == pytest.approx(exact.value, rel=1e-14)
+    run = [(1.1, Q, 2000), (3.0, 1.0, 5), (5.0, 1.0, 3)]
+    r = phases.epsilon(1e-5, run)
+    assert r.accuracy["groups"][-1][1:] == (1.0, 1)
+    acc = dpa.pld.PLDAccountant(value_discretization_interval=r.accuracy["discretization"] / 10)
+    acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1)), 2000)
+    acc.compose(dpa.GaussianDpEvent(3.0), 5).compose(dpa.GaussianDpEvent(5.0), 3)
+    assert r.lower <= acc.get_epsilon(1e-5) <= r.upper and (r.upper - r.lower) / r.upper <= 1e-3
+    assert phases.delta(r.upper, run).lower <= 1e-5 <= phases.delta(r.lower, run).upper
+
+
+@pytest.mark.parametrize("bad", [[(1.1, 1.5, 10), (0.9, Q, 10)], [(0.0, Q, 10), (0.9, Q, 10)]])
+def test_refused_phases_are_named(bad):
+    with pytest.raises(ParameterError, match="phase group 0"):
+        phases.epsilon(1e-5, bad)
+
+
+def test_delta_below_the_floor_is_refused():
+    with pytest.raises(ParameterError, match="reliability floor"):
+        phases.epsilon(1e-12, RUN)
+    assert math.isfinite(phases.epsilon(1e-5, RUN, discretization=1e-3).upper)
