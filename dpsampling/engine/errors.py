@@ -23,6 +23,11 @@ class ParameterError(ValueError):
     def __reduce__(self):  # copyable (pandas deep-copies DataFrame.attrs, where the audit keeps a row's reason)
         return (type(self), (self.param, self.allowed, self.got, str(self)))
 
+    def with_message(self, message: str) -> "ParameterError":
+        """The same error (parameter, allowed range, value) with ``message`` (e.g. the original prefixed by where
+        it occurred)."""
+        return ParameterError(self.param, self.allowed, self.got, message=message)
+
     def renamed(self, names: dict) -> "ParameterError":
         """This error naming the caller's own keyword ``names[param]`` (an entry point whose keywords differ from the
         library's, e.g. an integration's ``noise_multiplier`` for ``sigma``); itself when ``param`` is not renamed."""

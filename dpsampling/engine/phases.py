@@ -38,7 +38,7 @@ from dp_accounting.pld import pld_pmf as _pmflib
 from scipy import fft
 
 from . import dominated_pld, pld, poisson_interval
-from .errors import ParameterError
+from .errors import InternalError, ParameterError
 from .numerics import fft_error
 from .reading import delta_lower, epsilon_for_delta_lower
 from .result import RELIABLE_DELTA_FLOOR, AccountingResult
@@ -79,9 +79,9 @@ FULL_BATCH_LOWER_Q = 1.0 - 1e-12
 def _check(run, delta=None):
     for i, g in enumerate(run):
         if not (g.sigma > 0 and 0 < g.q <= 1 and g.total_steps >= 1):
-            raise ParameterError("phases", "σ > 0, q in (0, 1], total_steps ≥ 1 in every phase of a run of several",
-                                 g, message=f"phase group {i} (σ={g.sigma!r}, q={g.q!r}, steps={g.total_steps!r}): a "
-                                            f"run of several phases needs σ > 0, q in (0, 1] and steps ≥ 1 in each")
+            raise InternalError(f"phase group {i} (σ={g.sigma!r}, q={g.q!r}, steps={g.total_steps!r}): a run of "
+                                f"several phases needs σ > 0, q in (0, 1] and steps ≥ 1 in each (samplers.phases "
+                                f"checks them)")
     if delta is not None and delta < RELIABLE_DELTA_FLOOR:
         raise ParameterError("delta", f">= {RELIABLE_DELTA_FLOOR:g} for a run of several phases", delta,
                              message=f"delta {delta!r} is below the PLD reliability floor {RELIABLE_DELTA_FLOOR:g}; "

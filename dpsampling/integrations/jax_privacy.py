@@ -67,7 +67,7 @@ except ImportError as exc:  # pragma: no cover - exercised where JAX Privacy is 
 
 from dpsampling import samplers
 from dpsampling.engine.errors import ParameterError
-from dpsampling.engine.validation import check_choice, check_positive, one_number
+from dpsampling.engine.validation import check_choice, check_int, check_positive, one_number
 from dpsampling.samplers.spec import RELATIONS, Cost, CostError
 
 from ._inputs import plain
@@ -102,10 +102,7 @@ def _ceil_div(a, b):
 
 
 def _int(value, name):
-    value = plain(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ParameterError(name, "an integer >= 1", value)
-    return value
+    return check_int(name, plain(value))
 
 
 def to_sampler(strategy, num_examples: int) -> Mapping:
@@ -169,9 +166,7 @@ def to_sampler(strategy, num_examples: int) -> Mapping:
 def _truncated(p, n, c, cap, independent, num_examples, relations, name):
     """The mapping of a truncated strategy (module docstring), or None where it never truncates (a cap at or above
     its group's size, c > 1: the untruncated strategy's draws exactly)."""
-    if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-        raise ParameterError('truncated_batch_size', 'an integer >= 1', cap,
-                             message=f"{name}: truncated_batch_size must be an integer >= 1 (got {cap!r})")
+    cap = check_int("truncated_batch_size", cap)
     if c == 1:
         if p * num_examples < 1 - 1e-9:  # the sampler's range for its dataset size, in this library's words
             raise ParameterError("num_examples", f"an integer >= {math.ceil(1 / p - 1e-9)} (= 1/sampling_prob: at "

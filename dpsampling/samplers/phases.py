@@ -51,19 +51,20 @@ class Phase:
 def _as_phase(i, phase):
     if isinstance(phase, Phase):
         return phase
+    why = f"must be a Phase or a dict of its keywords (got {phase!r})"
     if isinstance(phase, dict):
         try:
             return Phase(**phase)
         except TypeError as exc:
-            raise ParameterError("phases", "Phase(sampler, sigma, q, steps, epochs=1) or a dict of those keywords",
-                                 phase, message=f"phase {i}: {exc}") from None
-    raise ParameterError("phases", "a list of Phase (or dicts of its keywords)", phase,
-                         message=f"phase {i} must be a Phase or a dict of its keywords (got {phase!r})")
+            why = f"{exc} (Phase(sampler, sigma, q, steps, epochs=1))"
+    raise ParameterError("phases", "a list of Phase (or dicts of its keywords)", phase, message=f"phase {i}: {why}")
 
 
 def _checked(phases, quantity, target, direction, options):
     """The phases as :class:`Phase`, each checked as :func:`dpsampling.samplers.account` checks a question (its
     error prefixed with the phase), its sampler supported and its relation the first phase's."""
+    from dpsampling.engine.validation import check_positive
+
     from . import _check_question, get_spec
 
     if isinstance(phases, (Phase, dict)) or not hasattr(phases, "__iter__") or not list(phases):
@@ -80,10 +81,9 @@ def _checked(phases, quantity, target, direction, options):
                                              f"{', '.join(MECHANISMS)}")
             _check_question(spec, quantity, target, p.sigma, p.steps, p.epochs, p.q, spec.default_method, None,
                             direction, dict(options))
-            if not p.sigma > 0:
-                raise ParameterError("sigma", "> 0 in a run of phases", p.sigma)
+            check_positive("sigma", p.sigma)
         except ParameterError as exc:
-            raise ParameterError(exc.param, exc.allowed, exc.got, message=f"phase {i} ({p.sampler}): {exc}") from None
+            raise exc.with_message(f"phase {i} ({p.sampler}): {exc}") from None
         if relation is None:
             relation = spec.relation
         elif spec.relation != relation:
@@ -110,8 +110,7 @@ def _answer(quantity, phases, target, direction, rel_tol, force):
     try:
         r = fn(target, mechanisms, direction=direction, **kw)
     except ParameterError as exc:
-        raise ParameterError(exc.param, exc.allowed, exc.got,
-                             message=f"{exc} (the phases: {_words(checked)})") from None
+        raise exc.with_message(f"{exc} (the phases: {_words(checked)})") from None
     from dpsampling.engine.result import settle
 
     return dataclasses.replace(settle(r, method=poisson.INTERVAL), relation=relation)

@@ -30,6 +30,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from dpsampling.engine.errors import ParameterError
+from dpsampling.engine.validation import check_choice
 
 from .spec import RELATIONS
 
@@ -84,9 +85,7 @@ class Coverage:
 
 
 def check_relation(relation):
-    if relation not in RELATIONS:
-        raise ParameterError("relation", "one of " + ", ".join(RELATIONS), relation)
-    return relation
+    return check_choice("relation", relation, RELATIONS)
 
 
 def coverage(spec, relation) -> Coverage:
@@ -151,7 +150,7 @@ def account(sampler, quantity, target, *, relation, sigma=None, **kw):
     if cov.how in ("native", "same_curves"):
         return _relabel(_account(sampler, quantity, target, sigma=sigma, **kw), relation)
     if kw.get("direction", "add_remove") != "add_remove":
-        raise ParameterError("direction", f"add_remove for sampler '{sampler}' under {relation}", kw["direction"])
+        check_choice("direction", kw["direction"], ("add_remove",))  # the other relations' arguments: both ways
     if cov.how == "implied_upper":
         r = _account(sampler, quantity, target, sigma=sigma, **kw)
         _, up = _ends(r)

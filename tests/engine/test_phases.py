@@ -125,7 +125,10 @@ def test_full_batch_gaussians_merge_exactly():
 
 @pytest.mark.parametrize("bad", [[(1.1, 1.5, 10), (0.9, Q, 10)], [(0.0, Q, 10), (0.9, Q, 10)]])
 def test_refused_phases_are_named(bad):
-    with pytest.raises(ParameterError, match="phase group 0"):
+    """The engine takes checked phases (samplers.phases checks a user's): a bad one is a broken invariant, named."""
+    from dpsampling.engine.errors import InternalError
+
+    with pytest.raises(InternalError, match="phase group 0"):
         phases.epsilon(1e-5, bad)
 
 
