@@ -144,12 +144,18 @@ epsilon_fn = epsilon
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
 def _cost(question):
-    """Predicted seconds: one epoch is closed form over the C grid; E > 1 dynamic epochs compose the max-statistic
-    PLD (measured by bench/bench_cost_model.py); σ is a bisection of about 15 lower bounds."""
-    from .spec import Cost
+    """Predicted seconds (and bytes): one epoch is closed form over the C grid; E > 1 dynamic epochs compose the
+    max-statistic PLD, whose slices grow as 1/σ² (spec.max_statistic_cost); σ is a bisection of about 15 lower
+    bounds."""
+    from .spec import Cost, max_statistic_cost
 
-    one = 0.3 if question.epochs == 1 or question.options.get("mode") == "persistent" else 1.5
-    return Cost(one * (15 if question.quantity == "sigma" else 1))
+    if question.epochs == 1 or question.options.get("mode") == "persistent":
+        return Cost(0.3 * (15 if question.quantity == "sigma" else 1))
+    if question.quantity == "sigma" or not isinstance(question.sigma, (int, float)) or question.sigma <= 0:
+        return Cost(1.5 * 15)
+    # the max-statistic PLD of MoG(2) vs MoG(1) over slices of M: its time and memory (spec.max_statistic_cost)
+    seconds, nbytes = max_statistic_cost(float(question.sigma), int(question.steps), int(question.epochs), 2.0, 1.0)
+    return Cost(seconds, drivers=("sigma", "steps", "epochs"), bytes=nbytes)
 
 
 def _spec():

@@ -127,16 +127,39 @@ _SECONDS_PER_QUERY = 3.5
 _REFERENCE_STEPS = 14_100
 
 
+#: its PLDs are built at d = 1e-4 (DEFAULT_DISCRETIZATION of engine/truncated.py), and the widest of them is the
+#: sensitivity-2 pair (Poisson's at σ/2): beyond the measured MNIST-like grids the time and memory grow with its
+#: grid (samplers/poisson.py's estimate at σ/2, d = 1e-4): _BYTES_PER_POINT bytes and _SECONDS_PER_WORK seconds per
+#: point × log2 T over the three pairs and the lower end's adversaries (measured: σ 0.0528, q 1.22e-3, 377 steps,
+#: cap 9 asked 30 GB; σ 0.07225, q 6.8e-5, 156 steps, cap 12: 21 CPU-s)
+_DISCRETIZATION = 1e-4
+_BASE_BYTES = 150 * 2**20
+_BYTES_PER_POINT = 600.0
+_SECONDS_PER_WORK = 1.5e-6
+
+
 def cost(question):
-    """Predicted seconds: ~3.5 s per ε/δ query at 14 100 steps (a refined one included), growing like √T at most,
-    ×15 for σ."""
+    """Predicted seconds and bytes: ~3.5 s per ε/δ query at 14 100 steps (a refined one included), growing like √T
+    at most, and with the sensitivity-2 pair's PLD grid; ×15 for σ.  With the cap at or above the dataset size the
+    question is Poisson's (its cost model)."""
+    from . import poisson
     from .spec import Cost
 
+    n, cap = question.options.get("dataset_size"), question.options.get("max_batch_size")
+    if isinstance(n, int) and isinstance(cap, int) and cap >= n:
+        return poisson.cost(question)
     steps = max(1, int(question.steps)) * max(1, int(question.epochs))
     seconds = _SECONDS_PER_QUERY * max(1.0, math.sqrt(steps / _REFERENCE_STEPS))
+    nbytes = 0.0
+    if question.quantity != "sigma" and isinstance(question.sigma, (int, float)) and question.sigma > 0 \
+            and isinstance(question.q, (int, float)) and 0 < question.q <= 1:
+        points, work = poisson.pld_size_estimate(question.sigma / 2, question.q, steps, _DISCRETIZATION)
+        if steps * question.q < poisson._RARE_RATE:  # rare batches: the one-step loss support sets the grid
+            seconds = max(seconds, _SECONDS_PER_WORK * work)
+        nbytes = _BASE_BYTES + _BYTES_PER_POINT * points
     if question.quantity == "sigma":
         seconds *= 15
-    return Cost(seconds, drivers=("steps", "epochs"))
+    return Cost(seconds, drivers=("sigma", "steps", "epochs", "max_batch_size"), bytes=nbytes)
 
 
 def _options():
