@@ -138,6 +138,24 @@ _BYTES_PER_POINT = 600.0
 _SECONDS_PER_WORK = 1.5e-6
 
 
+def _truncation_estimate(q, n, cap):
+    """P(a batch exceeds the cap) ≈ the Poisson(n·q) tail above ``cap`` (standard library only; normal beyond a
+    mean of 1000)."""
+    m = n * q
+    if cap >= n:
+        return 0.0
+    if m > 1000:
+        from statistics import NormalDist
+
+        return 1.0 - NormalDist(m, math.sqrt(m)).cdf(cap + 0.5)
+    k, log_p, total = cap + 1, -m + (cap + 1) * math.log(m) - math.lgamma(cap + 2), 0.0
+    while k < cap + 200 + 20 * math.sqrt(m):
+        total += math.exp(log_p)
+        k += 1
+        log_p += math.log(m) - math.log(k)
+    return min(1.0, total)
+
+
 def cost(question):
     """Predicted seconds and bytes: ~3.5 s per ε/δ query at 14 100 steps (a refined one included), growing like √T
     at most, and with the sensitivity-2 pair's PLD grid; ×15 for σ.  With the cap at or above the dataset size the
@@ -153,7 +171,14 @@ def cost(question):
     nbytes = 0.0
     if question.quantity != "sigma" and isinstance(question.sigma, (int, float)) and question.sigma > 0 \
             and isinstance(question.q, (int, float)) and 0 < question.q <= 1:
-        points, work = poisson.pld_size_estimate(question.sigma / 2, question.q, steps, _DISCRETIZATION)
+        # Poisson's pair at σ, mixed with weight p (the truncation probability) with the sensitivity-2 pair (Poisson's
+        # at σ/2): its loss support is reached as often as a truncated batch holds the record (rate p·q)
+        p = _truncation_estimate(question.q, n, cap) if isinstance(n, int) and isinstance(cap, int) else 1.0
+        sizes = [poisson.pld_size_estimate(question.sigma, question.q, steps, _DISCRETIZATION)]
+        if p > 0:
+            sizes.append(poisson.pld_size_estimate(question.sigma / 2, max(question.q * p, 1e-300), steps,
+                                                   _DISCRETIZATION))
+        points, work = max(sizes)
         if steps * question.q < poisson._RARE_RATE:  # rare batches: the one-step loss support sets the grid
             seconds = max(seconds, _SECONDS_PER_WORK * work)
         nbytes = _BASE_BYTES + _BYTES_PER_POINT * points
