@@ -152,6 +152,9 @@ _BASE_BYTES = 150 * 2**20
 #: CPU seconds per point × log2(T) where the rare batches set the support (measured: σ 0.0331, q 4.8e-4, 10 steps,
 #: 4.4e6 points predicted: 5.1 CPU-s for the interval)
 _RARE_SECONDS_PER_WORK = 4e-7
+#: … and where the loss spread sets it (FEASIBLE_WORK's 3e-6 = TIME_LIMIT / FEASIBLE_WORK was measured where the
+#: steps dominate, now MAX_PLD_STEPS's term; measured: WOR σ 0.3652, q 0.06, 1110 steps, 3.3e7 work: 2.4 CPU-s)
+_SPREAD_SECONDS_PER_WORK = 1e-6
 _BYTES_PER_POINT = 200.0
 
 
@@ -268,7 +271,7 @@ def cost(question):
     else:
         sigma = question.sigma
     points, work = pld_size_estimate(sigma, q, steps)
-    per_work = _RARE_SECONDS_PER_WORK if steps * q < _RARE_RATE else TIME_LIMIT / FEASIBLE_WORK
+    per_work = _RARE_SECONDS_PER_WORK if steps * q < _RARE_RATE else _SPREAD_SECONDS_PER_WORK
     return Cost(max(0.5, per_work * work, TIME_LIMIT * steps / MAX_PLD_STEPS),
                 drivers=("sigma", "q", "steps", "epochs", "method"), bytes=_BASE_BYTES + _BYTES_PER_POINT * points)
 
