@@ -153,8 +153,12 @@ _BASE_BYTES = 150 * 2**20
 #: 4.4e6 points predicted: 5.1 CPU-s for the interval)
 _RARE_SECONDS_PER_WORK = 4e-7
 #: … and where the loss spread sets it (FEASIBLE_WORK's 3e-6 = TIME_LIMIT / FEASIBLE_WORK was measured where the
-#: steps dominate, now MAX_PLD_STEPS's term; measured: WOR σ 0.3652, q 0.06, 1110 steps, 3.3e7 work: 2.4 CPU-s)
-_SPREAD_SECONDS_PER_WORK = 1e-6
+#: steps dominate, now MAX_PLD_STEPS's term; measured: WOR σ 0.3652, q 0.06, 1110 steps, 3.3e7 work: 2.4 CPU-s; Poisson
+#: σ 0.2, q 0.5, 60 steps, δ(700): 2.5 CPU-s)
+_SPREAD_SECONDS_PER_WORK = 2.5e-7
+#: = engine.poisson_interval.REFINE_MAX_POINTS / REFINE_MAX_WORK (not imported here: it loads dp_accounting)
+_REFINE_MAX_POINTS = 5e6
+_REFINE_MAX_WORK = 3e7
 _BYTES_PER_POINT = 200.0
 
 
@@ -272,6 +276,11 @@ def cost(question):
         sigma = question.sigma
     points, work = pld_size_estimate(sigma, q, steps)
     per_work = _RARE_SECONDS_PER_WORK if steps * q < _RARE_RATE else _SPREAD_SECONDS_PER_WORK
+    # where rare batches set the support the second level (d = 1e-4, 10× the grid) is usually needed, and taken
+    # where the engine's refinement bound admits it: ~8× the first level's time (measured: WOR σ 0.2757, q 1.37e-5,
+    # 18 steps: 3.3 CPU-s; σ 0.4457, q 3.55e-4, 114 steps: 3.2 CPU-s)
+    if steps * q < _RARE_RATE and 10 * points <= _REFINE_MAX_POINTS and 10 * work <= _REFINE_MAX_WORK:
+        work, points = 8 * work, 10 * points
     return Cost(max(0.5, per_work * work, TIME_LIMIT * steps / MAX_PLD_STEPS),
                 drivers=("sigma", "q", "steps", "epochs", "method"), bytes=_BASE_BYTES + _BYTES_PER_POINT * points)
 
