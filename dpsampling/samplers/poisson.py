@@ -156,6 +156,10 @@ _RARE_SECONDS_PER_WORK = 4e-7
 #: steps dominate, now MAX_PLD_STEPS's term; measured: WOR σ 0.3652, q 0.06, 1110 steps, 3.3e7 work: 2.4 CPU-s; Poisson
 #: σ 0.2, q 0.5, 60 steps, δ(700): 2.5 CPU-s)
 _SPREAD_SECONDS_PER_WORK = 2.5e-7
+#: where ε is small the interval falls back on the φ accountant (engine/poisson_interval.py _with_cf): ~_CF_SECONDS more
+#: (measured: σ 4.567, q 2.66e-4, 90 steps, δ 2.4e-7: 8.4 of 9.7 CPU-s in the φ accountant; σ 1e3 rows: ~1 s)
+_CF_EPSILON = 0.1
+_CF_SECONDS = 4.0
 #: = engine.poisson_interval.REFINE_MAX_POINTS / REFINE_MAX_WORK (not imported here: it loads dp_accounting)
 _REFINE_MAX_POINTS = 5e6
 _REFINE_MAX_WORK = 3e7
@@ -281,8 +285,26 @@ def cost(question):
     # 18 steps: 3.3 CPU-s; σ 0.4457, q 3.55e-4, 114 steps: 3.2 CPU-s)
     if steps * q < _RARE_RATE and 10 * points <= _REFINE_MAX_POINTS and 10 * work <= _REFINE_MAX_WORK:
         work, points = 8 * work, 10 * points
-    return Cost(max(0.5, per_work * work, TIME_LIMIT * steps / MAX_PLD_STEPS),
-                drivers=("sigma", "q", "steps", "epochs", "method"), bytes=_BASE_BYTES + _BYTES_PER_POINT * points)
+    seconds = max(0.5, per_work * work, TIME_LIMIT * steps / MAX_PLD_STEPS)
+    if question.quantity == "epsilon" and question.method in (None, INTERVAL) and _small_epsilon(sigma, q, steps,
+                                                                                                  question.target):
+        seconds += _CF_SECONDS
+    return Cost(seconds, drivers=("sigma", "q", "steps", "epochs", "method"),
+                bytes=_BASE_BYTES + _BYTES_PER_POINT * points)
+
+
+def _small_epsilon(sigma, q, steps, delta):
+    """Whether ε(δ) is below _CF_EPSILON (the Gaussian-DP estimate z_δ·μ + μ²/2, μ = q·√T·√(e^{1/σ²} − 1)): there
+    the PLD pair's width stays above rel_tol at its finest discretisation and the interval asks the φ accountant."""
+    import math
+    from statistics import NormalDist
+
+    if not isinstance(delta, float) or not 0 < delta < 0.5 or sigma < 0.05:
+        return False
+    mu = q * math.sqrt(steps) * math.sqrt(math.expm1(min(1.0 / sigma**2, 700.0)))
+    if delta >= 0.4 * mu:  # δ(0) = 2Φ(μ/2) − 1 ≤ 0.4μ: ε = 0, read off the first level
+        return False
+    return NormalDist().inv_cdf(1 - delta) * mu + mu * mu / 2 < _CF_EPSILON
 
 
 def _options():
