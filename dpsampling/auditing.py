@@ -35,10 +35,9 @@ printed on its side by :func:`dpsampling.engine.result.bound_text`); ``df.attrs[
 
 A row whose question the sampler's cost model (``SamplerSpec.cost``, the limit of
 :data:`dpsampling.samplers.spec.TIME_LIMIT` seconds that the CLI and :func:`dpsampling.samplers.account` apply too)
-predicts beyond the limit stops the audit with :class:`~dpsampling.samplers.spec.CostError` (a ParameterError
-naming the parameters to change), except an optional row (``SamplerSpec.audit_optional``) of an
-audit with ``samplers=None``: it is listed with value NaN and the flag ``skipped_cost``, its reason in
-``df.attrs["skipped"]`` (sampler -> the CostError).  A row that cannot be computed at all (its cost model says why,
+predicts beyond the limit does not stop the audit: it is listed with value NaN and the flag ``skipped_cost``, its
+reason in ``df.attrs["skipped"]`` (sampler -> the :class:`~dpsampling.samplers.spec.CostError`, naming the
+parameters to change and ``force``).  A row that cannot be computed at all (its cost model says why,
 or its accountant refuses the inputs) is listed with value NaN and the flag ``not_computed``, the error in
 ``df.attrs["skipped"]``, and the other rows still answer; only when no row answers does the audit raise.
 ``force=True`` computes every row.  The σ question costs about 15 ε questions (a bisection); the epochs search stops at the largest number of epochs whose ε question is
@@ -383,9 +382,7 @@ def _rows(run, names, chosen, question, sigma, epochs, target_epsilon, force):
             skipped[sampler] = exc
             row = _row(sampler, question, _NAN, spec.audit_kind, "", None, None, (NOT_COVERED_FLAG,),
                        relation=run.relation)
-        except CostError as exc:
-            if not exc.why and (chosen is not None or not spec.audit_optional):
-                raise  # a row asked for (or a required one) that --force would run: the question is refused
+        except CostError as exc:  # beyond the limits: listed with why (--force runs a row refused on time only)
             skipped[sampler] = exc
             row = _row(sampler, question, _NAN, spec.audit_kind, spec.default_method, None, None,
                        (NOT_COMPUTED if exc.why else SKIPPED_COST,))

@@ -94,7 +94,8 @@ def draw(rng: np.random.Generator, sampler: str, fast: bool = False) -> Setting:
 
 
 def predicted_seconds(s: Setting) -> float:
-    """What the sampler's cost model predicts for the ε question of ``s`` (inf if it cannot run at all)."""
+    """What the sampler's cost model predicts for the ε question of ``s`` (inf if it cannot run at all, or not
+    within the memory limit)."""
     from dpsampling.samplers import get_spec, question
 
     spec = get_spec(s.sampler)
@@ -102,7 +103,9 @@ def predicted_seconds(s: Setting) -> float:
         c = spec.cost(question(s.sampler, "epsilon", s.delta, **s.kwargs()))
     except (TypeError, ValueError, ArithmeticError):
         return 0.0
-    return math.inf if c.why else float(c.seconds)
+    from dpsampling.samplers.spec import MEMORY_LIMIT
+
+    return math.inf if c.why or c.bytes > MEMORY_LIMIT else float(c.seconds)  # beyond memory: refused, forced or not
 
 
 def answer(s: Setting):

@@ -601,11 +601,24 @@ def _met(lower, upper, rel_width):
 _FLOOR_STOP = 4.0
 
 
-def _refine(run, step, fixed, rel_width, refine_from=0.0):
+#: a pass is not started whose pair sums (n² · log2 T over the n grid points of the one-term law at its step, the
+#: O(n²) double loop of every stage) would exceed this: ~5.5e-9 CPU-s each, so ~20 s (measured: σ 7.656, T 990,
+#: 141 epochs, δ 1.3e-11 ran all six passes, > 70 CPU-s, the last ones 4× the one before)
+MAX_PAIR_WORK = 4e9
+
+
+def _pair_work(sigma, steps, step, tail):
+    """n² · log2 T of one pass at ``step`` (:data:`MAX_PAIR_WORK`)."""
+    k_lo, k_hi = _range(sigma, steps, step, tail)
+    return float(k_hi - k_lo) ** 2 * max(math.log2(steps), 1.0)
+
+
+def _refine(run, step, fixed, rel_width, refine_from=0.0, too_costly=None):
     """Run passes at step, step/2, ... until (upper − lower) ≤ rel_width·upper (one pass if ``fixed``, or if the
     first pass's upper end is below ``refine_from``).  ``run(step)`` returns (lower, upper, loss_step) and
     optionally the part of the width no finer step removes: refinement stops once it exceeds
-    :data:`_FLOOR_STOP` × rel_width·upper (only the cost and the width change, never a side)."""
+    :data:`_FLOOR_STOP` × rel_width·upper, or where ``too_costly(next step)`` (only the cost and the width change,
+    never a side)."""
     passes = []
     for _ in range(1 if fixed else _MAX_PASSES):
         lower, upper, loss_step, *floor = run(step)
@@ -617,6 +630,8 @@ def _refine(run, step, fixed, rel_width, refine_from=0.0):
             break
         step /= 2  # (info["step"] of a pass that missed the width: the next step)
         if (len(passes) == 1 and upper < refine_from) or (floor and floor[0] > _FLOOR_STOP * rel_width * upper):
+            break
+        if too_costly is not None and too_costly(step):
             break
     info = {"method_upper": UPPER_METHOD, "method_lower": LOWER_METHOD, "step": step, "loss_step": loss_step,
             "rel_width": (upper - lower) / upper if 0 < upper < math.inf else (0.0 if upper == 0 else math.inf),
@@ -648,7 +663,7 @@ def epsilon_interval(delta, sigma, steps, epochs=1, rel_width=1e-2, *, step=None
         return _interval(comp, hh, lambda e, _: _lower_loss_step(e, epochs, rel_width, hh),
                          lambda pmf: epsilon_of(pmf, delta), lambda pmf: epsilon_lower_of(pmf, delta))[:3]
 
-    return _refine(run, h, fixed, rel_width)
+    return _refine(run, h, fixed, rel_width, too_costly=lambda hh: _pair_work(sigma, steps, hh, tail) > MAX_PAIR_WORK)
 
 
 def delta_interval(epsilon, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, loss_step=None,
@@ -697,7 +712,8 @@ def delta_curve(epsilons, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, 
             return _interval(comp, hh, auto_loss_step(hh) if loss_step is None else float(loss_step),
                              lambda pmf: delta_of(pmf, eps), lambda pmf: delta_lower_of(pmf, eps))
 
-        return _refine(run, h, fixed, rel_width, refine_from)
+        return _refine(run, h, fixed, rel_width, refine_from,
+                       lambda hh: _pair_work(sigma, steps, hh, _TAIL_DELTA_QUERY) > MAX_PAIR_WORK)
 
     return [one(eps) for eps in eps_list]
 

@@ -297,8 +297,13 @@ def _self_convolve_bounds(probs, num_times, tail_mass_truncation):
     rows = np.arange(40) if screen is None or n < _SCREEN_MIN_SIZE else _kept_orders(*screen)
     idx = np.arange(n)
     block = max(1, min(len(rows), 4_000_000 // max(n, 1)))  # ≤ 32 MB per block
-    log_mgfs = np.concatenate([special.logsumexp(np.outer(orders[rows[i:i + block]], idx), b=probs, axis=1)
-                               for i in range(0, len(rows), block)])
+    # scipy's logsumexp divides the other terms' sum by the largest term's weight b; where that weight is tiny (a
+    # tail mass near the underflow) the quotient overflows and the row's log M(λ) is +inf: harmless, that order's
+    # Chernoff bound is then vacuous and the window is taken from the other orders (dp_accounting's own call gives
+    # the same floats and the same warning), so it is silenced here rather than shown to the user
+    with np.errstate(over="ignore", divide="ignore"):
+        log_mgfs = np.concatenate([special.logsumexp(np.outer(orders[rows[i:i + block]], idx), b=probs, axis=1)
+                                   for i in range(0, len(rows), block)])
     return mgf_window(orders[rows], log_mgfs, n, num_times, tail_mass_truncation)
 
 

@@ -82,9 +82,27 @@ def _next_level(d, width, rel_tol, finest):
     return max(finest, float(f"{nxt:.1e}"))
 
 
-def _refine(upper_at, lower_at, rel_tol, finest, discretization=None):
+#: the refinement does not start a finer level whose composed grid (the last level's pessimistic pmfs, grown as
+#: 1/d) would exceed REFINE_MAX_POINTS points or REFINE_MAX_WORK points × log2(T): ~300 bytes and ~1.2 µs × log2(T)
+#: per point for the pair of PLDs (measured: σ 0.0331, q 4.8e-4, T 10: 2.5e6 points at d = 1e-3, 5 s and 317 MiB for
+#: one; 2.5e7 at 1e-4 passed 7.5 GB), so about 1.5 GB and 40 s at most.  The cost model (samplers/poisson.py cost)
+#: admits a question on its first level; this bound holds the levels after it.  Stopping early only widens the
+#: interval (flag not_converged; the φ accountant is asked as at the finest level).  Deterministic: the grid's
+#: size, not a clock.
+REFINE_MAX_POINTS = 5e6
+REFINE_MAX_WORK = 3e7
+
+
+def _points(sigma, q, total_steps, direction, d):
+    """The composed pessimistic pmfs' grid points at ``d`` (the cached composition the upper end just used)."""
+    return sum(len(getattr(p, "_probs", ())) for p in pld.direction_pmfs(
+        pld.composed(float(sigma), float(q), int(total_steps), True, float(d)), direction))
+
+
+def _refine(upper_at, lower_at, rel_tol, finest, discretization=None, points_at=None, steps=1):
     """(lo, up, d, widths) from the PLD pair, refined until the relative width is ≤ rel_tol or d reaches
-    ``finest`` (or at the one ``discretization``); each level's ends are bounds, the best are kept."""
+    ``finest`` (or at the one ``discretization``), or the next level's grid (``points_at(d)`` grown as 1/d) would
+    pass :data:`REFINE_MAX_POINTS` or :data:`REFINE_MAX_WORK`; each level's ends are bounds, the best are kept."""
     lo, up, widths = 0.0, math.inf, {}
     d = max(LEVELS[0], finest) if discretization is None else float(discretization)
     while True:
@@ -93,7 +111,12 @@ def _refine(upper_at, lower_at, rel_tol, finest, discretization=None):
         width = widths[d] = (up - lo) / up if up > 0 else 0.0
         if discretization is not None or width <= rel_tol or d <= finest * (1 + 1e-9):
             return lo, up, d, widths
-        d = _next_level(d, width, rel_tol, finest)
+        nxt = _next_level(d, width, rel_tol, finest)
+        if points_at is not None:
+            points = points_at(d) * d / nxt
+            if points > REFINE_MAX_POINTS or points * max(1.0, math.log2(steps)) > REFINE_MAX_WORK:
+                return lo, up, d, widths
+        d = nxt
 
 
 def _intersect(lo, up, cf_res):
@@ -144,7 +167,7 @@ def _epsilon(dlt, s, q, steps, direction, rel_tol, finest, discretization):
     lo, up, d, widths = _refine(lambda dd: pld.certified_epsilon(dlt, s, q, steps, direction, dd),
                                 lambda dd: dominated_pld.epsilon(dlt, sigma=s, q=q, total_steps=steps,
                                                                  direction=direction, discretization=dd),
-                                rel_tol, finest, discretization)
+                                rel_tol, finest, discretization, lambda dd: _points(s, q, steps, direction, dd), steps)
     return _with_cf(lo, up, d, widths, cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
 
 
@@ -158,7 +181,7 @@ def delta(epsilon_value, *, sigma, q, total_steps, direction="add_remove", rel_t
     lo, up, d, widths = _refine(lambda dd: pld.certified_delta(eps, s, q, steps, direction, dd),
                                 lambda dd: dominated_pld.delta(eps, sigma=s, q=q, total_steps=steps,
                                                                direction=direction, discretization=dd),
-                                rel_tol, finest, discretization)
+                                rel_tol, finest, discretization, lambda dd: _points(s, q, steps, direction, dd), steps)
     if up < RELIABLE_DELTA_FLOOR:
         return _cf_only(cf.accounting_delta, eps, s, q, steps, direction, rel_tol,
                         {"pld_lower": lo, "pld_upper": up, "discretization": d})

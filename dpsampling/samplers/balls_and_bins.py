@@ -336,22 +336,97 @@ MC_SAMPLES = 100_000
 MC_MAX_SAMPLES = 10**9  # as balls_and_bins_mc (not imported here: it loads scipy)
 
 
+#: method allocation's pair sums are O(n²) per stage over the n grid points of the one-term law (engine/allocation.py
+#: ``_range`` at its ``first_step``): ALLOC_PAIR_SECONDS · n² · log2(T) per pass (measured: σ 0.05, T 235, 60 epochs,
+#: n ≈ 1.4e4, one pass: 7.7 CPU-s); beyond MAX_GRID_POINTS the upper end is closed form (no pair sums)
+ALLOC_PAIR_SECONDS = 5.5e-9
+_ALLOC_MAX_GRID_POINTS = 2**14  # = engine.allocation.MAX_GRID_POINTS (not imported here: it loads scipy)
+
+
+#: its E-epoch compositions: the lower end's loss step is rel_width·ε/(4E), so the composed loss grid holds about
+#: 4E²R/(rel_width·ε) points (R the one-epoch loss range, ≈ the loss range of one step of the 1/T-subsampled Gaussian;
+#: ε estimated from above by the smaller of the Gaussian-DP and the deterministic value): measured σ 0.5, T 1000,
+#: E 1000, δ 1e-9: R 13.1, ε 66.7, 7.6e7 points, beyond 5 GB and 100 s; COMPOSE_BYTES_PER_POINT and
+#: COMPOSE_SECONDS_PER_POINT per point (and per squaring, × log2 of the length) of the FFT compositions
+COMPOSE_BYTES_PER_POINT = 64.0
+COMPOSE_SECONDS_PER_POINT = 2e-8
+_BASE_BYTES = 150 * 2**20
+
+
+def _epsilon_estimate(sigma, steps, epochs, delta):
+    """An estimate from above of ε(δ): the smaller of the Gaussian-DP approximation (μ = √(E/T)·√(e^{1/σ²} − 1))
+    and the deterministic (one batch per epoch) value's upper estimate E/(2σ²) + z_δ·√E/σ."""
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(1 - delta) if 0 < delta < 0.5 else 0.0
+    x = 1.0 / sigma**2
+    log_mu = 0.5 * math.log(epochs / steps) + 0.5 * (x if x > 30 else math.log(math.expm1(x)))
+    mu = math.exp(min(log_mu, 300.0))
+    return max(min(z * mu + mu * mu / 2, epochs * x / 2 + z * math.sqrt(epochs) / sigma), 1e-3)
+
+
+def _composition_points(question):
+    """Points of the lower end's E-epoch loss grid (the constants above); 0 for one epoch or a δ question."""
+    from .poisson import _step_loss_range
+
+    sigma, t, e = float(question.sigma), int(question.steps), int(question.epochs)
+    if e == 1 or question.quantity != "epsilon" or not isinstance(question.target, float):
+        return 0.0
+    rel_width = ALLOCATION_REL_WIDTH.get(question.options.get("accuracy") or "default", 1e-2)
+    r = _step_loss_range(sigma, 1.0 / t)
+    return 4.0 * e * e * r / (rel_width * _epsilon_estimate(sigma, t, e, float(question.target)))
+
+
+def _allocation_grid_points(question):
+    """n, the grid points of the one-term law at the first grid step (engine/allocation.py ``_range``,
+    ``first_step``), with the standard library's normal quantile (no scipy here)."""
+    from statistics import NormalDist
+
+    sigma, t, e = float(question.sigma), float(question.steps), float(question.epochs)
+    rel_width = ALLOCATION_REL_WIDTH.get(question.options.get("accuracy") or "default", 1e-2)
+    x = 1.0 / sigma**2
+    v = math.expm1(x) if x < 709.0 else math.inf
+    step = min(0.05, math.sqrt(4.0 * rel_width / (2 * t / v + max(math.log2(t), 1.0))))
+    target = question.target if question.quantity == "epsilon" else None
+    tail = (1e-4 * float(target) / (e * (math.log2(t) + 2))) if isinstance(target, float) and 0 < target < 1 else 1e-15
+    zq = -NormalDist().inv_cdf(max(tail, 1e-300))
+    return (x + 2 * zq / sigma) / step
+
+
 def _cost(question):
-    """Predicted seconds of one question (see the constants above)."""
-    from .spec import Cost
+    """Predicted seconds (and, where it matters, bytes) of one question (see the constants above): method
+    allocation and pld also run the max-statistic lower end (spec.max_statistic_cost over E > 1 epochs)."""
+    from .spec import Cost, max_statistic_cost
 
     t, e = float(question.steps), float(question.epochs)
     if question.method == "montecarlo":
         n = question.options.get("mc_samples") or MC_SAMPLES
         return Cost(0.5 + 2 * n * t * e / MC_DRAWS_PER_SECOND)
+    sigma_known = question.quantity != "sigma" and isinstance(question.sigma, (int, float)) and question.sigma > 0
+    ms_seconds, ms_bytes = (max_statistic_cost(float(question.sigma), int(t), int(e)) if sigma_known and e > 1
+                            and t > 1 else (0.3, 0.0))
+    drivers = ("sigma", "steps", "epochs")
     if question.method == "max_statistic":
-        return Cost(0.3 if e == 1 else 1.5)
+        return Cost(ms_seconds, drivers=drivers, bytes=ms_bytes)
     if question.method == "allocation":
-        return Cost(_allocation_seconds(question))
+        seconds = _allocation_seconds(question)
+        if sigma_known and t > 1:
+            n = _allocation_grid_points(question)
+            if n <= _ALLOC_MAX_GRID_POINTS:
+                seconds += ALLOC_PAIR_SECONDS * n * n * max(math.log2(t), 1.0) * (
+                    ALLOC_FINE_FACTOR if question.options.get("accuracy") == "fine" else 1.0)
+            seconds += ms_seconds
+            m = _composition_points(question)
+            if m > 0:
+                seconds += 2 * COMPOSE_SECONDS_PER_POINT * m * math.log2(e) * math.log2(max(m, 2.0))
+                ms_bytes = max(ms_bytes, _BASE_BYTES + COMPOSE_BYTES_PER_POINT * m)
+        return Cost(seconds, drivers=drivers, bytes=ms_bytes)
     one = 0.5 + _PLD_SECONDS * (t / 1000.0) ** (_PLD_T_EXP if t <= 1000 else _PLD_T_EXP_LARGE) * e ** _PLD_E_EXP
     if question.options.get("accuracy") == "fine":
         one *= 5.0
-    return Cost(one * (SIGMA_EVALUATIONS if question.quantity == "sigma" else 1))
+    if sigma_known:
+        one += ms_seconds
+    return Cost(one * (SIGMA_EVALUATIONS if question.quantity == "sigma" else 1), drivers=drivers, bytes=ms_bytes)
 
 
 def _allocation_seconds(question):

@@ -129,8 +129,9 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
 # The cost model: a PLD of a composed subsampled Gaussian needs about (width of its privacy-loss support) / d grid
-# points, and self-composition costs about that many points times log2(T).  Beyond FEASIBLE_POINTS a laptop runs
-# out of memory (measured: σ = 1e-3, q = 0.5, T = 1e3 took > 5 GB), so such a question cannot run at all; the time
+# points, and self-composition costs about that many points times log2(T).  Its peak memory grows with the points
+# (_BYTES_PER_POINT below; spec.MEMORY_LIMIT refuses beyond it; FEASIBLE_POINTS, where the old limit was, is the
+# size a typical question stays well under: σ = 1e-3, q = 0.5, T = 1e3 took > 5 GB); the time
 # grows with points × log2(T) (FEASIBLE_WORK ≈ TIME_LIMIT: σ = 0.8, q = 1e-3, T = 1e9 and σ = 100, q = 1, T = 1e9 ran
 # > 60 s) and with T itself, as the accountant refines its discretisation until the composed error meets rel_tol
 # (MAX_PLD_STEPS ≈ TIME_LIMIT: σ = 1.5, q = 1e-3, T = 1e6, rel_tol 0.01 lands at d = 1e-5; T = 1e7 ran > 100 s).
@@ -139,6 +140,28 @@ FEASIBLE_WORK = 2e7
 MAX_PLD_STEPS = 10**6
 _TAIL_SDS = 8.0  # the PLD keeps the loss support within about ±8 standard deviations (tail mass ~1e-15)
 _ESTIMATE_DISCRETIZATION = 1e-3  # the accountant refines from 1e-2; 1e-3 is where rel_tol 1e-3 usually lands
+_RANGE_SDS = 9.5  # the one-step loss support spans x in [−9.5σ, 1 + 9.5σ] (measured: 8.6e4 points at σ 0.138)
+_RARE_RATE = 1.0  # T·q below which rare batches with the record set the composed support
+_LOG_TRUNCATION = -34.5  # log 1e-15
+#: peak memory of the certified interval's first level (d = 1e-3; the pessimistic and dominated PLDs, both directions,
+#: the FFT buffers): bytes per composed grid point beyond the interpreter's (measured: 2.5e6 points at d = 1e-3, one
+#: PLD 317 MiB; 1.5e6 at 1e-4, 301 MiB); finer levels are taken only within engine.poisson_interval's budget
+_BASE_BYTES = 150 * 2**20
+#: CPU seconds per point × log2(T) where the rare batches set the support (measured: σ 0.0331, q 4.8e-4, 10 steps,
+#: 4.4e6 points predicted: 5.1 CPU-s for the interval)
+_RARE_SECONDS_PER_WORK = 4e-7
+#: … and where the loss spread sets it (FEASIBLE_WORK's 3e-6 = TIME_LIMIT / FEASIBLE_WORK was measured where the
+#: steps dominate, now MAX_PLD_STEPS's term; measured: WOR σ 0.3652, q 0.06, 1110 steps, 3.3e7 work: 2.4 CPU-s; Poisson
+#: σ 0.2, q 0.5, 60 steps, δ(700): 2.5 CPU-s)
+_SPREAD_SECONDS_PER_WORK = 2.5e-7
+#: where ε is small the interval falls back on the φ accountant (engine/poisson_interval.py _with_cf): ~_CF_SECONDS more
+#: (measured: σ 4.567, q 2.66e-4, 90 steps, δ 2.4e-7: 8.4 of 9.7 CPU-s in the φ accountant; σ 1e3 rows: ~1 s)
+_CF_EPSILON = 0.1
+_CF_SECONDS = 4.0
+#: = engine.poisson_interval.REFINE_MAX_POINTS / REFINE_MAX_WORK (not imported here: it loads dp_accounting)
+_REFINE_MAX_POINTS = 5e6
+_REFINE_MAX_WORK = 3e7
+_BYTES_PER_POINT = 200.0
 
 
 def _log_step_loss_sd(sigma, q):
@@ -156,14 +179,68 @@ def _log_step_loss_sd(sigma, q):
     return min(-math.log(sigma), math.log(q) + 0.5 * log_expm1)
 
 
-def pld_size_estimate(sigma, q, steps, discretization=_ESTIMATE_DISCRETIZATION):
-    """(grid points, points × log2 T) of the composed PLD: a cheap estimate, no PLD is built."""
+def _log_loss_at(log_q, log1m_q, a):
+    """log(1 − q + q·e^a): the privacy loss of the remove pair at a point with exponent a = (x − 1/2)/σ²."""
     import math
 
-    width = 2 * _TAIL_SDS * (math.exp(min(_log_step_loss_sd(sigma, q) + 0.5 * math.log(steps), 700.0))
-                             + math.exp(min(-math.log(sigma), 700.0)))
-    points = width / discretization
+    u, v = log1m_q, log_q + a
+    if u == -math.inf:
+        return v
+    m = max(u, v)
+    return m + math.log1p(math.exp(min(u, v) - m))
+
+
+def _step_loss_range(sigma, q):
+    """The width of one step's privacy-loss support on the PLD grid: the loss of the remove pair from x = −zσ to
+    x = 1 + zσ (z = _RANGE_SDS, where the Gaussian's tail mass is below dp_accounting's truncation).  For small q
+    and σ the support is far wider than the loss spread: a rare batch with the record has a loss of ≈ 1/(2σ²)."""
+    import math
+
+    log_q = math.log(q)
+    log1m_q = math.log1p(-q) if q < 1 else -math.inf
+    z = _RANGE_SDS
+    hi = min((0.5 + z * sigma) / sigma**2, 1e300) if sigma > 1e-150 else 1e300
+    lo = max((-z * sigma - 0.5) / sigma**2, -1e300) if sigma > 1e-150 else -1e300
+    return _log_loss_at(log_q, log1m_q, hi) - _log_loss_at(log_q, log1m_q, lo)
+
+
+def _rare_hits(rate):
+    """How many of the steps can hold the record before their probability falls below the truncation (1e-15): the
+    upper tail of Poisson(``rate``), for a rate below _RARE_RATE (beyond it the loss spread describes the width)."""
+    import math
+
+    if rate <= 0:
+        return 0
+    k, log_p = 0, -rate
+    while log_p > _LOG_TRUNCATION and k < 200:
+        k += 1
+        log_p += math.log(rate) - math.log(k)
+    return k
+
+
+def pld_size_estimate(sigma, q, steps, discretization=_ESTIMATE_DISCRETIZATION):
+    """(grid points, points × log2 T) of the composed PLD: a cheap estimate, no PLD is built.  The composed
+    support is ±_TAIL_SDS loss spreads or, where the record's batches are rare (T·q below _RARE_RATE), the
+    one-step loss support times the number of steps that can hold it (measured: σ 0.0331,
+    q 4.8e-4, 10 steps: 7.4e5 points per step at d = 1e-3, 2.5e6 composed)."""
+    import math
+
+    rare = steps * q < _RARE_RATE
+    points = (_rare_width(sigma, q, steps) if rare else _spread_width(sigma, q, steps)) / discretization
     return points, points * max(1.0, math.log2(steps))
+
+
+def _spread_width(sigma, q, steps):
+    """±_TAIL_SDS composed loss spreads."""
+    import math
+
+    return 2 * _TAIL_SDS * (math.exp(min(_log_step_loss_sd(sigma, q) + 0.5 * math.log(steps), 700.0))
+                            + math.exp(min(-math.log(sigma), 700.0)))
+
+
+def _rare_width(sigma, q, steps):
+    """The one-step loss support times the number of steps that can hold the record (rare batches)."""
+    return _step_loss_range(sigma, q) * min(steps, _rare_hits(steps * q))
 
 
 def _sigma_for_gdp_mu(epsilon, delta, q, steps):
@@ -182,8 +259,8 @@ def _sigma_for_gdp_mu(epsilon, delta, q, steps):
 
 
 def cost(question):
-    """Predicted seconds of a PLD question (the other accountants: well under a second).  A PLD that does not fit
-    in memory (more than FEASIBLE_POINTS grid points) cannot run: Cost(inf, why)."""
+    """Predicted seconds and peak bytes of a PLD question (the other accountants: well under a second); beyond
+    spec.MEMORY_LIMIT bytes check_cost refuses it, naming σ, q and the steps."""
     import math
 
     from .spec import TIME_LIMIT, Cost
@@ -200,12 +277,32 @@ def cost(question):
     else:
         sigma = question.sigma
     points, work = pld_size_estimate(sigma, q, steps)
-    if points > FEASIBLE_POINTS:
-        return Cost(math.inf, f"these inputs need a PLD of about {points:.2g} grid points composed {steps} times "
-                              f"(limit {FEASIBLE_POINTS:.0e} points): more memory than a laptop has",
-                    ("sigma", "q", "steps", "method"))
-    return Cost(max(0.5, TIME_LIMIT * work / FEASIBLE_WORK, TIME_LIMIT * steps / MAX_PLD_STEPS),
-                drivers=("steps", "epochs", "method"))
+    per_work = _RARE_SECONDS_PER_WORK if steps * q < _RARE_RATE else _SPREAD_SECONDS_PER_WORK
+    # where rare batches set the support the second level (d = 1e-4, 10× the grid) is usually needed, and taken
+    # where the engine's refinement bound admits it: ~8× the first level's time (measured: WOR σ 0.2757, q 1.37e-5,
+    # 18 steps: 3.3 CPU-s; σ 0.4457, q 3.55e-4, 114 steps: 3.2 CPU-s)
+    if steps * q < _RARE_RATE and 10 * points <= _REFINE_MAX_POINTS and 10 * work <= _REFINE_MAX_WORK:
+        work, points = 8 * work, 10 * points
+    seconds = max(0.5, per_work * work, TIME_LIMIT * steps / MAX_PLD_STEPS)
+    if question.quantity == "epsilon" and question.method in (None, INTERVAL) and _small_epsilon(sigma, q, steps,
+                                                                                                  question.target):
+        seconds += _CF_SECONDS
+    return Cost(seconds, drivers=("sigma", "q", "steps", "epochs", "method"),
+                bytes=_BASE_BYTES + _BYTES_PER_POINT * points)
+
+
+def _small_epsilon(sigma, q, steps, delta):
+    """Whether ε(δ) is below _CF_EPSILON (the Gaussian-DP estimate z_δ·μ + μ²/2, μ = q·√T·√(e^{1/σ²} − 1)): there
+    the PLD pair's width stays above rel_tol at its finest discretisation and the interval asks the φ accountant."""
+    import math
+    from statistics import NormalDist
+
+    if not isinstance(delta, float) or not 0 < delta < 0.5 or sigma < 0.05:
+        return False
+    mu = q * math.sqrt(steps) * math.sqrt(math.expm1(min(1.0 / sigma**2, 700.0)))
+    if delta >= 0.4 * mu:  # δ(0) = 2Φ(μ/2) − 1 ≤ 0.4μ: ε = 0, read off the first level
+        return False
+    return NormalDist().inv_cdf(1 - delta) * mu + mu * mu / 2 < _CF_EPSILON
 
 
 def _options():
@@ -221,7 +318,8 @@ def _options():
     )
 
 
-def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relation, drawn, loader, **words):
+def _spec(name, summary, pair_add, pair_remove, delta, epsilon, sigma, *, relation, drawn, loader, cost=cost,
+          **words):
     """The description of a rate sampler whose curves are a subsampled Gaussian's (poisson, wor)."""
     from .spec import SamplerSpec
 

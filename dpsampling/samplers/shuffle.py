@@ -69,6 +69,11 @@ def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization)
         r = shuffle_result(quantity, target, sigma / math.sqrt(epochs), steps, c_grid)
         acc = {**r.accuracy, "epochs": epochs, "mode": mode, "upper_method": _UPPER_METHOD}
         return AccountingResult(r.value, "lower", r.method, acc, r.lower, None, r.flags)
+    nbytes = _max_statistic_bytes(sigma, steps, epochs)
+    if nbytes is not None:  # beyond the memory limit: not attempted (spec.max_statistic_cost), one epoch's end instead
+        from .spec import memory_why
+
+        return _one_epoch_lower(quantity, target, sigma, steps, epochs, mode, c_grid, memory_why(nbytes))
     try:
         r = ms.lower_bound_result(quantity, target, 2.0, 1.0, sigma, steps, epochs=epochs, c_grid=c_grid,
                                   discretization=discretization)
@@ -78,6 +83,15 @@ def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization)
         return _one_epoch_lower(quantity, target, sigma, steps, epochs, mode, c_grid, e)
     acc = {**r.accuracy, "mode": mode, "upper_method": _UPPER_METHOD}
     return AccountingResult(r.value, "lower", r.method, acc, r.lower, None, r.flags)
+
+
+def _max_statistic_bytes(sigma, steps, epochs):
+    """The predicted peak memory of the E-epoch max-statistic PLD where it exceeds ``spec.MEMORY_LIMIT`` (then it is
+    not built: the lower end is one epoch's, :func:`_one_epoch_lower`), else None."""
+    from .spec import MEMORY_LIMIT, max_statistic_cost
+
+    nbytes = max_statistic_cost(float(sigma), int(steps), int(epochs), 2.0, 1.0)[1]
+    return nbytes if nbytes > MEMORY_LIMIT else None
 
 
 #: the flag of a dynamic E-epoch lower end that is one epoch's (the max-statistic PLD could not be built)
@@ -166,12 +180,21 @@ epsilon_fn = epsilon
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
 def _cost(question):
-    """Predicted seconds: one epoch is closed form over the C grid; E > 1 dynamic epochs compose the max-statistic
-    PLD (measured by bench/bench_cost_model.py); σ is a bisection of about 15 lower bounds."""
-    from .spec import Cost
+    """Predicted seconds (and bytes): one epoch is closed form over the C grid; E > 1 dynamic epochs compose the
+    max-statistic PLD, whose slices grow as 1/σ² (spec.max_statistic_cost); σ is a bisection of about 15 lower
+    bounds."""
+    from .spec import MEMORY_LIMIT, Cost, max_statistic_cost
 
-    one = 0.3 if question.epochs == 1 or question.options.get("mode") == "persistent" else 1.5
-    return Cost(one * (15 if question.quantity == "sigma" else 1))
+    if question.epochs == 1 or question.options.get("mode") == "persistent":
+        return Cost(0.3 * (15 if question.quantity == "sigma" else 1))
+    if question.quantity == "sigma" or not isinstance(question.sigma, (int, float)) or question.sigma <= 0:
+        return Cost(1.5 * 15)
+    # the max-statistic PLD of MoG(2) vs MoG(1) over slices of M: its time and memory (spec.max_statistic_cost);
+    # beyond the memory limit it is not built and the lower end is one epoch's (closed form, _one_epoch_lower)
+    seconds, nbytes = max_statistic_cost(float(question.sigma), int(question.steps), int(question.epochs), 2.0, 1.0)
+    if nbytes > MEMORY_LIMIT:
+        return Cost(0.3)
+    return Cost(seconds, drivers=("sigma", "steps", "epochs"), bytes=nbytes)
 
 
 def _spec():

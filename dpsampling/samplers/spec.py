@@ -8,7 +8,8 @@ line builds its parser from the registry without loading an accountant.
 One limit for every entry point: :data:`TIME_LIMIT` seconds of predicted time (a spec's cost model,
 measured on a 2-core machine by bench/bench_cost_model.py).  :func:`check_cost` refuses a question
 predicted beyond it, saying the predicted time in words and how to force it (``force=True`` in the
-library, ``--force`` on the command line).
+library, ``--force`` on the command line).  One memory limit: :data:`MEMORY_LIMIT` bytes of predicted peak memory
+(``Cost.bytes``); a question predicted beyond it is refused even when forced, naming what to change.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from dpsampling.engine.errors import ParameterError
 
 #: predicted seconds beyond which a question is refused unless forced (CLI, audit, account, pipeline)
 TIME_LIMIT = 60.0
+#: predicted peak bytes beyond which a question is refused, forced or not (a laptop's memory to spare; a cost
+#: model's ``Cost.bytes``, measured as the child's ru_maxrss by bench/bench_sidedness.py)
+MEMORY_LIMIT = 2 * 2**30
 #: the batch models: ``rate`` = q is a free sampling rate (required); ``one_per_step`` = one batch per step,
 #: q = 1/steps (optional, checked); ``capped`` = a free rate q whose batches are cut to a maximum size
 BATCH_MODELS = ("rate", "one_per_step", "capped")
@@ -124,12 +128,14 @@ class Question:
 
 @dataclass(frozen=True)
 class Cost:
-    """Predicted seconds of one question, (if it cannot run at all) why, in words, and the parameters whose values
-    drive the cost (named in a refusal)."""
+    """Predicted seconds of one question, (if it cannot run at all) why, in words, the parameters whose values
+    drive the cost (named in a refusal) and the predicted peak memory in bytes (0: small; beyond
+    :data:`MEMORY_LIMIT` :func:`check_cost` refuses the question, forced or not)."""
 
     seconds: float
     why: str = ""
     drivers: tuple = ("steps", "epochs")
+    bytes: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -252,11 +258,12 @@ class CostError(ParameterError):
 
     def __init__(self, what, cost, limit):
         self.what, self.seconds, self.why, self.drivers, self.limit = what, cost.seconds, cost.why, cost.drivers, limit
+        self.bytes = cost.bytes
         super().__init__("force", "True to run a question predicted beyond the limit", False,
                          message=self.text("force=True", {d: d for d in cost.drivers}))
 
     def __reduce__(self):  # copyable (pandas deep-copies DataFrame.attrs)
-        return (type(self), (self.what, Cost(self.seconds, self.why, self.drivers), self.limit))
+        return (type(self), (self.what, Cost(self.seconds, self.why, self.drivers, self.bytes), self.limit))
 
     def text(self, force_name, names):
         """The refusal in words, with ``force_name`` (e.g. "--force") and ``names``: parameter -> its name (None: the
@@ -269,13 +276,59 @@ class CostError(ParameterError):
                 f"{change}, or {force_name} to run it")
 
 
+def in_bytes(n: float) -> str:
+    """``about 3.8 GB``, ``about 600 MB``."""
+    if not math.isfinite(n) or n > 1e15:
+        return "more than a petabyte"
+    return f"about {n / 2**30:.1f} GB" if n >= 2**30 else f"about {max(1, round(n / 2**20))} MB"
+
+
+def memory_why(n: float, limit=MEMORY_LIMIT) -> str:
+    """The refusal of a question predicted to need ``n`` bytes (``Cost.why``)."""
+    return f"these inputs would need {in_bytes(n)} of memory, more than a laptop spares (limit {in_bytes(limit)[6:]})"
+
+
+#: the max-statistic lower bound (samplers/_max_statistic.py) of E > 1 epochs, measured (CPU s, ru_maxrss) on the
+#: shared 2-core machine, balls-and-bins T = 235: 5.8e5 slices 2.2 s 391 MiB, 1.4e6 4.1 s 766 MiB, 2.9e6 9.7 s
+#: 1415 MiB, 1.1e7 (σ 0.01) 28 s 3.8 GB; its time and memory grow with the number of slices of M
+_MS_BASE_BYTES = 130 * 2**20
+_MS_BYTES_PER_SLICE = 500.0
+_MS_SECONDS_PER_SLICE = 3.5e-6
+_MS_SECONDS_PER_EPOCH = 2e-3
+
+
+def max_statistic_slices(sigma, steps, epochs=1, mean_p=1.0, mean_q=0.0, discretization=1e-3, log_tail=-40.0):
+    """The number of slices of the max coordinate M in the max-statistic PLD (as ``_max_statistic.slice_edges``
+    counts them, with the standard library's normal quantile: no scipy here)."""
+    from statistics import NormalDist
+
+    nd = NormalDist()
+    tau = log_tail - math.log(2.0 * epochs)
+    lo = sigma * nd.inv_cdf(min(math.exp(tau / steps), 1 - 1e-16))
+    tail = -math.expm1(math.log1p(-math.exp(tau)) / steps)
+    hi = max(mean_p, mean_q) - sigma * nd.inv_cdf(max(tail, 1e-300))
+    return max(1.0, (hi - lo) / (discretization * sigma**2 / abs(mean_p - mean_q)))
+
+
+def max_statistic_cost(sigma, steps, epochs, mean_p=1.0, mean_q=0.0):
+    """(seconds, bytes) of the max-statistic lower bound of ``epochs`` > 1 epochs (its PLD over slices of M)."""
+    n = max_statistic_slices(sigma, steps, epochs, mean_p, mean_q)
+    return (0.5 + _MS_SECONDS_PER_SLICE * n + _MS_SECONDS_PER_EPOCH * epochs,
+            _MS_BASE_BYTES + _MS_BYTES_PER_SLICE * n)
+
+
 def check_cost(spec: SamplerSpec, question: Question, *, force=False, limit=TIME_LIMIT) -> Cost:
     """Raise :class:`CostError` if ``spec`` predicts more than ``limit`` seconds for ``question`` (or says it cannot
-    run at all), unless ``force`` (a question that cannot run is refused even then).  Returns the :class:`Cost`."""
+    run at all, or more than :data:`MEMORY_LIMIT` bytes), unless ``force`` (a question that cannot run, or that
+    would not fit in memory, is refused even then).  Returns the :class:`Cost`."""
     try:
         c = spec.cost(question)
     except (TypeError, ValueError, ArithmeticError):  # out-of-range input: the sampler itself names the parameter
         return Cost(0.0)
+    if not c.why and c.bytes > MEMORY_LIMIT:
+        c = Cost(c.seconds, memory_why(c.bytes), c.drivers, c.bytes)
+    if question.quantity in c.drivers:  # σ is what a σ question answers: not a parameter to change
+        c = Cost(c.seconds, c.why, tuple(d for d in c.drivers if d != question.quantity), c.bytes)
     if c.why or (c.seconds > limit and not force):
         raise CostError(f"{spec.name} {question.quantity}", c, limit)
     return c

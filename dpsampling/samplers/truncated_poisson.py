@@ -168,18 +168,73 @@ _DP_ACCOUNTING_SECONDS = 2.5
 _REFERENCE_STEPS = 14_100
 
 
+#: its PLDs are built at d = 1e-4 (DEFAULT_DISCRETIZATION of engine/truncated.py), and the widest of them is the
+#: sensitivity-2 pair (Poisson's at σ/2): beyond the measured MNIST-like grids the time and memory grow with its
+#: grid (samplers/poisson.py's estimate at σ/2, d = 1e-4): _BYTES_PER_POINT bytes and _SECONDS_PER_WORK seconds per
+#: point × log2 T over the three pairs and the lower end's adversaries (measured: σ 0.0528, q 1.22e-3, 377 steps,
+#: cap 9 asked 30 GB; σ 0.07225, q 6.8e-5, 156 steps, cap 12: 21 CPU-s)
+_DISCRETIZATION = 1e-4
+_BASE_BYTES = 150 * 2**20
+_BYTES_PER_POINT = 600.0
+_SECONDS_PER_WORK = 1.5e-6
+_SPREAD_SECONDS_PER_WORK = 3.5e-7
+
+
+def _truncation_estimate(q, n, cap):
+    """P(a batch exceeds the cap) ≈ the Poisson(n·q) tail above ``cap`` (standard library only; normal beyond a
+    mean of 1000)."""
+    m = n * q
+    if cap >= n:
+        return 0.0
+    if m > 1000:
+        from statistics import NormalDist
+
+        return 1.0 - NormalDist(m, math.sqrt(m)).cdf(cap + 0.5)
+    k, log_p, total = cap + 1, -m + (cap + 1) * math.log(m) - math.lgamma(cap + 2), 0.0
+    while k < cap + 200 + 20 * math.sqrt(m):
+        total += math.exp(log_p)
+        k += 1
+        log_p += math.log(m) - math.log(k)
+    return min(1.0, total)
+
+
 def cost(question):
-    """Predicted seconds: ~3.5 s per ε/δ query at 14 100 steps (a refined one included), growing like √T at most,
-    plus ~2.5 s for dp_accounting's value of the same question; ×15 for σ (without dp_accounting's)."""
+    """Predicted seconds and bytes: ~3.5 s per ε/δ query at 14 100 steps (a refined one included), growing like √T
+    at most, and with the sensitivity-2 pair's PLD grid; ×15 for σ; plus ~2.5 s for dp_accounting's value of an ε/δ
+    question (the upper end is at most it).  With the cap at or above the dataset size the question is Poisson's (its
+    cost model) plus dp_accounting's."""
+    import dataclasses
+
+    from . import poisson
     from .spec import Cost
 
+    n, cap = question.options.get("dataset_size"), question.options.get("max_batch_size")
+    if isinstance(n, int) and isinstance(cap, int) and cap >= n:
+        c = poisson.cost(question)
+        extra = _DP_ACCOUNTING_SECONDS if question.quantity != "sigma" else 0.0
+        return dataclasses.replace(c, seconds=c.seconds + extra)
     steps = max(1, int(question.steps)) * max(1, int(question.epochs))
     seconds = _SECONDS_PER_QUERY * max(1.0, math.sqrt(steps / _REFERENCE_STEPS))
+    nbytes = 0.0
+    if question.quantity != "sigma" and isinstance(question.sigma, (int, float)) and question.sigma > 0 \
+            and isinstance(question.q, (int, float)) and 0 < question.q <= 1:
+        # Poisson's pair at σ, mixed with weight p (the truncation probability) with the sensitivity-2 pair (Poisson's
+        # at σ/2): its loss support is reached as often as a truncated batch holds the record (rate p·q)
+        p = _truncation_estimate(question.q, n, cap) if isinstance(n, int) and isinstance(cap, int) else 1.0
+        sizes = [poisson.pld_size_estimate(question.sigma, question.q, steps, _DISCRETIZATION)]
+        if p > 0:
+            sizes.append(poisson.pld_size_estimate(question.sigma / 2, max(question.q * p, 1e-300), steps,
+                                                   _DISCRETIZATION))
+        points, work = max(sizes)
+        # rare batches: the one-step loss support sets the grid; else its spread, at MNIST's 3.5 s per 1e7
+        seconds = max(seconds, (_SECONDS_PER_WORK if steps * question.q < poisson._RARE_RATE
+                                else _SPREAD_SECONDS_PER_WORK) * work)
+        nbytes = _BASE_BYTES + _BYTES_PER_POINT * points
     if question.quantity != "sigma":
         seconds += _DP_ACCOUNTING_SECONDS
     if question.quantity == "sigma":
         seconds *= 15
-    return Cost(seconds, drivers=("steps", "epochs"))
+    return Cost(seconds, drivers=("sigma", "steps", "epochs", "max_batch_size"), bytes=nbytes)
 
 
 def _options():

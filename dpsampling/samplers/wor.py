@@ -53,8 +53,17 @@ def epsilon_epochs(delta, *, sigma, steps, epochs, last_epoch, last, q=None, dir
 
 
 # --------------------------------------------------------------------------- description (dpsampling.samplers.spec)
+def _cost(question):
+    """Poisson's cost model at the σ the engine is asked (σ/SENSITIVITY): the loss support grows as 1/σ²."""
+    import dataclasses
+
+    if question.quantity == "sigma" or not isinstance(question.sigma, (int, float)):
+        return poisson.cost(question)
+    return poisson.cost(dataclasses.replace(question, sigma=question.sigma / SENSITIVITY))
+
+
 SPEC = poisson._spec(NAME, "sampling without replacement: a fixed batch of b = q·n records",
                      "Poisson's add pair at σ/2 (sensitivity 2)", "Poisson's remove pair at σ/2 (sensitivity 2)",
                      delta, epsilon, sigma, relation="replace_one", loader=None, label="WOR",
-                     epsilon_epochs=epsilon_epochs,
+                     epsilon_epochs=epsilon_epochs, cost=_cost,
                      drawn="sampling without replacement (a fresh batch of B distinct examples each step)")

@@ -232,3 +232,13 @@ def test_lower_chain_is_the_monotone_chain_test_for_test(monkeypatch, compiled):
     cases += [(x, y, np.arange(len(x))) for x, y in knots]
     for x, y, idx in cases:
         assert dominated_pld.lower_chain(x, y, idx) == plain_chain(x, y, idx)
+
+
+def test_refinement_bound_is_the_cost_models():
+    """The cost model (samplers/poisson.py) predicts the second level exactly where the refinement admits it: the
+    two copies of the bound agree."""
+    from dpsampling.engine import poisson_interval
+    from dpsampling.samplers import poisson
+
+    assert poisson._REFINE_MAX_POINTS == poisson_interval.REFINE_MAX_POINTS
+    assert poisson._REFINE_MAX_WORK == poisson_interval.REFINE_MAX_WORK
