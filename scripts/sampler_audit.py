@@ -21,7 +21,7 @@ import _tables
 import numpy as np
 
 from dpsampling import audit as _audit
-from dpsampling import references, samplers
+from dpsampling import references, render, samplers
 from dpsampling.engine.result import BELOW_FLOOR_FLAG
 
 KEEP = ("sampler", "value", "kind", "method", "lower", "upper", "lower_method", "upper_method", "upper_best_known",
@@ -96,14 +96,15 @@ def plot(df, paths):
                 continue
             kind = c["kind"].iloc[0]
             ax.plot(c["epochs"], c["value"], color=colour(spec.name), lw=1, marker="o", ms=2.5,
-                    label=_style.label(spec.name, kind), **_style.KIND_STYLE[kind])
+                    label=_style.label(spec.name, kind, render.relation(spec.relation)), **_style.KIND_STYLE[kind])
         p = g[g["sampler"] == base.name].sort_values("epochs")
         for spec in audited():
             s = g[g["sampler"] == spec.name].sort_values("epochs")
             if not len(s) or not spec.upper_best_known:
                 continue
             ax.fill_between(s["epochs"], s["lower"], s["upper"], color=colour(spec.name), alpha=0.2,
-                            label=f"{spec.name} (interval: lower bound … {spec.upper_method or 'upper end'})")
+                            label=f"{spec.name} (interval: lower bound … {spec.upper_method or 'upper end'}, "
+                                  f"{render.relation(spec.relation)})")
             ax.plot(s["epochs"], s["lower"], color=colour(spec.name), lw=1, **_style.KIND_STYLE["lower"])
             wrong = p[wrong_column(spec)].astype(bool).to_numpy()
             if wrong.any():
