@@ -6,6 +6,7 @@ monotonicity ladders (σ, δ, epochs) around the first one."""
 import pytest
 
 import sidedness as sd
+from dpsampling.engine.errors import ParameterError
 from dpsampling.samplers import SAMPLERS
 
 SEED = 2026
@@ -20,9 +21,16 @@ def test_every_end_on_its_side_of_an_independent_reference(sampler):
     n, seconds = BUDGET.get(sampler, (N, MAX_SECONDS))
     settings, _ = sd.settings(SEED, sampler, n, seconds, fast=True)
     assert settings, f"no {sampler} setting predicted under {seconds} s"
-    failures = []
+    failures, answered = [], 0
     for s in settings:
-        failures += sd.references(s, sd.answer(s))
+        try:
+            r = sd.answer(s)
+        except ParameterError as e:  # a refusal (δ below the PLD floor where the φ accountant cannot certify): the
+            assert "reliability floor" in str(e), f"{s}: {e}"  # long tier lists each; here only that one kind
+            continue
+        answered += 1
+        failures += sd.references(s, r)
+    assert answered, f"every {sampler} setting was refused"
     assert not failures, "\n".join(failures)
 
 

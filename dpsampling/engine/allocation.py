@@ -55,6 +55,7 @@ from scipy import signal, special
 from . import gaussian
 from .errors import InternalError, ParameterError
 from .numerics import fft_error
+from .reading import loss_pmf_delta_lower, loss_pmf_epsilon_lower
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_delta, check_epsilon, check_int, check_positive
 
@@ -442,29 +443,9 @@ def delta_of(pmf, epsilon):
     return max(0.0, float(pmf.inf + np.sum(pmf.probs[sel] * -np.expm1(epsilon - losses[sel]))) - pmf.err)
 
 
-def _as_dense(pmf):
-    """A LossPmf as dp_accounting's dense pmf (the same masses at the same losses (k0 + i)·step, +∞ mass ``inf``)."""
-    from dp_accounting.pld import pld_pmf
-
-    return pld_pmf.DensePLDPmf(float(pmf.step), int(pmf.k0), pmf.probs, float(pmf.inf), False)
-
-
 def epsilon_lower_of(pmf, delta):
-    """A lower end's ε(δ): the ε(δ + err) of the masses read for a lower bound by construction
-    (:func:`.reading.epsilon_for_delta_lower`, a proven float guard; :func:`epsilon_of` only says where to look)."""
-    from .reading import epsilon_for_delta_lower
-
-    target = math.nextafter(float(delta) + pmf.err, math.inf) if pmf.err else float(delta)
-    return max(0.0, epsilon_for_delta_lower(_as_dense(pmf), target, read=lambda _p, d: epsilon_of(pmf, d - pmf.err)))
-
-
-def delta_lower_of(pmf, epsilon):
-    """A lower end's δ(ε): the masses' δ(ε) read for a lower bound (:func:`.reading.delta_lower`) less ``err``,
-    rounded down (the subtraction within u of its result, taken off by (1 − 2u))."""
-    from .reading import delta_lower
-
-    d = float(delta_lower(_as_dense(pmf), float(epsilon))) - pmf.err
-    return max(0.0, d * (1.0 - 2.0 * np.finfo(float).eps / 2))
+    """A lower end's ε(δ): :func:`.reading.loss_pmf_epsilon_lower` (a proven float guard), :func:`epsilon_of` the hint."""
+    return loss_pmf_epsilon_lower(pmf, delta, lambda d: epsilon_of(pmf, d))
 
 
 def epsilon_of(pmf, delta):
@@ -710,7 +691,7 @@ def delta_curve(epsilons, sigma, steps, epochs=1, rel_width=1e-2, *, step=None, 
 
         def run(hh):
             return _interval(comp, hh, auto_loss_step(hh) if loss_step is None else float(loss_step),
-                             lambda pmf: delta_of(pmf, eps), lambda pmf: delta_lower_of(pmf, eps))
+                             lambda pmf: delta_of(pmf, eps), lambda pmf: loss_pmf_delta_lower(pmf, eps))
 
         return _refine(run, h, fixed, rel_width, refine_from,
                        lambda hh: _pair_work(sigma, steps, hh, _TAIL_DELTA_QUERY) > MAX_PAIR_WORK)

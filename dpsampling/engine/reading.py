@@ -187,3 +187,28 @@ def delta_lower(pmf, epsilon):
         out = np.maximum((out - neg) * (1.0 - 2.0 * UNIT_ROUNDOFF), 0.0)
     out = np.minimum(out, 1.0)
     return float(out[0]) if e.ndim == 0 else out.reshape(e.shape)
+
+
+# --------------------------------------------------------------------------- a pmf with a rounding allowance
+# (engine.allocation.LossPmf: masses ``probs`` at losses (k0 + i)·step, +∞ mass ``inf``, an error bound ``err`` on δ)
+
+
+def _as_dense(pmf):
+    """A LossPmf as dp_accounting's dense pmf (the same masses at the same losses (k0 + i)·step, +∞ mass ``inf``)."""
+    from dp_accounting.pld import pld_pmf
+
+    return pld_pmf.DensePLDPmf(float(pmf.step), int(pmf.k0), pmf.probs, float(pmf.inf), False)
+
+
+def loss_pmf_epsilon_lower(pmf, delta, hint):
+    """A lower end's ε(δ) of a LossPmf: the ε(δ + err) of its masses read for a lower bound by construction
+    (:func:`epsilon_for_delta_lower`); ``hint(d)`` (its plain reading at δ = d) only says where to look."""
+    target = math.nextafter(float(delta) + pmf.err, math.inf) if pmf.err else float(delta)
+    return max(0.0, epsilon_for_delta_lower(_as_dense(pmf), target, read=lambda _p, d: hint(d - pmf.err)))
+
+
+def loss_pmf_delta_lower(pmf, epsilon):
+    """A lower end's δ(ε) of a LossPmf: its masses' δ(ε) read for a lower bound (:func:`delta_lower`) less ``err``,
+    rounded down (the subtraction within u of its result, taken off by (1 − 2u))."""
+    d = float(delta_lower(_as_dense(pmf), float(epsilon))) - pmf.err
+    return max(0.0, d * (1.0 - 2.0 * np.finfo(float).eps / 2))

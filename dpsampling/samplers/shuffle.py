@@ -73,7 +73,8 @@ def _lower(quantity, target, sigma, steps, epochs, mode, c_grid, discretization)
     if nbytes is not None:  # beyond the memory limit: not attempted (spec.max_statistic_cost), one epoch's end instead
         from .spec import memory_why
 
-        return _one_epoch_lower(quantity, target, sigma, steps, epochs, mode, c_grid, memory_why(nbytes))
+        why = f"{memory_why(nbytes)}; raise sigma, or fewer steps or epochs, for the {epochs}-epoch lower end"
+        return _one_epoch_lower(quantity, target, sigma, steps, epochs, mode, c_grid, why)
     try:
         r = ms.lower_bound_result(quantity, target, 2.0, 1.0, sigma, steps, epochs=epochs, c_grid=c_grid,
                                   discretization=discretization)
