@@ -117,7 +117,7 @@ def _missing(r):
 def _what(r, question, spec):
     """What the number of an audit row is, in words."""
     both = question != "epochs" and _finite(r["lower"]) and _finite(r["upper"]) and r["kind"] != "exact"
-    if _not_certified(r, spec) and question != "epochs":
+    if _best_known_upper(r, spec) and question != "epochs":
         return "certified interval (best known upper)"
     if both and r["kind"] in ("upper", "interval"):
         return "certified interval" if question == "epsilon" else "interval (sufficient σ = upper end)"
@@ -155,7 +155,7 @@ def method_text(r, question, spec) -> str:
     prefix = "integer search on "
     if question == "epochs":
         lm, um = (None if um is None else um.removeprefix(prefix)), (None if lm is None else lm.removeprefix(prefix))
-    if _not_certified(r, spec) and um is not None and spec.upper_method:
+    if _best_known_upper(r, spec) and um is not None and spec.upper_method:
         um = spec.upper_method
     labels = [m for m in dict.fromkeys((lm, um)) if m]
     text = " / ".join(labels) if labels else (r.get("method") or "")
@@ -242,7 +242,7 @@ def _compare(name, r, p, base, what, symbol, less_is):
             f"({alone}){caveat}.")
 
 
-def _not_certified(r, spec):
+def _best_known_upper(r, spec):
     """A row whose upper end is certified but only the best known one (``upper_best_known``: shuffle's deterministic
     value, Chua et al. 2024 Thm 4.1), not claimed tight."""
     v = r.get("upper_best_known")
@@ -258,7 +258,7 @@ def _epsilon_verdicts(p, bs, rows, reliable):
     for r, spec in rows:
         rels = (r["relation"], p["relation"])
         me, base = tagged(spec.words, r["relation"], rels), tagged(bs.words, p["relation"], rels)
-        if _not_certified(r, spec):
+        if _best_known_upper(r, spec):
             if reliable and _lower_of(r) > p["upper"]:
                 out.append(f"{tagged(spec.run, r['relation'], rels)} reported with {base} accounting (ε ≤ "
                            f"{_b(p['upper'], 'upper')}) is provably wrong: its ε is at least "
@@ -287,7 +287,7 @@ def _sigma_verdicts(p, bs, rows, delta, target_epsilon, first=True):
     for r, spec in rows:
         rels = (r["relation"], p["relation"])
         me, base = tagged(spec.words, r["relation"], rels), tagged(bs.words, p["relation"], rels)
-        if _not_certified(r, spec):
+        if _best_known_upper(r, spec):
             if _lower_of(r) > p["value"]:
                 out.append(f"{tagged(spec.run, r['relation'], rels)} trained with the {base} σ = "
                            f"{_b(p['value'], 'upper')} is provably not (ε = {target_epsilon:.3g}, δ = {delta:g})-DP: "
@@ -311,7 +311,7 @@ def _epochs_verdicts(p, bs, rows, delta, target_epsilon, first=True):
     for r, spec in rows:
         rels = (r["relation"], p["relation"])
         me, base = tagged(spec.words, r["relation"], rels), tagged(bs.words, p["relation"], rels)
-        if _not_certified(r, spec):
+        if _best_known_upper(r, spec):
             if r["value"] < p["value"]:
                 n_ep = int(r["value"])
                 beyond = f"beyond {n_ep} epoch{'s' if n_ep != 1 else ''}" if n_ep > 0 else "even after one epoch"
@@ -325,7 +325,7 @@ def _epochs_verdicts(p, bs, rows, delta, target_epsilon, first=True):
         out.append(f"{bs.words}: {int(p['lower'])} epochs are certified; more than {int(p['upper'])} provably exceed "
                    f"the target.")
     for r, spec in rows:
-        if not _not_certified(r, spec):
+        if not _best_known_upper(r, spec):
             rels = (r["relation"], p["relation"])
             me, base = tagged(spec.words, r["relation"], rels), tagged(bs.words, p["relation"], rels)
             verb = "allow" if r["kind"] == "exact" else "allows at least"
@@ -346,7 +346,7 @@ def verdicts(rows, question, delta, target_epsilon, reliable) -> list:
         return [f"no comparison with {base.words}: its row cannot be computed for these inputs (see the row)."]
     p = by[base.name]
     others = [(r, _samplers.get_spec(name)) for name, r in by.items() if name != base.name]
-    order = sorted(others, key=lambda rs: (not _not_certified(*rs), rs[0]["kind"] != "exact"))
+    order = sorted(others, key=lambda rs: (not _best_known_upper(*rs), rs[0]["kind"] != "exact"))
     out = []
     for r, spec in order:  # one verdict per row, the baseline restated under the row's relation where it can be
         pr = _as_relation(base, p, r["relation"])

@@ -107,9 +107,8 @@ def coverage(spec, relation) -> Coverage:
 
 
 def _relabel(r, relation, **changes):
-    """``r`` under ``relation`` with ``changes`` (fields the result model may not have yet are skipped)."""
-    names = {f.name for f in dataclasses.fields(r)}
-    return dataclasses.replace(r, relation=relation, **{k: v for k, v in changes.items() if k in names})
+    """``r`` under ``relation`` with ``changes`` (the answer's value is its upper end: account settled it)."""
+    return dataclasses.replace(r, relation=relation, **changes)
 
 
 def _ends(r):
@@ -119,22 +118,9 @@ def _ends(r):
     return lo, up
 
 
-def _value_on(r, lower, upper):
-    """The ``value`` of a derived answer: the end ``r.value`` stood for in ``r`` (its lower end for a lower-bound
-    answer, else the upper end)."""
-    lo, _ = _ends(r)
-    if r.kind == "lower" or (r.value is not None and lo is not None and r.value == lo and r.kind != "exact"
-                             and r.upper is not None and r.value != r.upper):
-        return lower
-    return upper
-
-
 def _method_of(r, end):
-    m = getattr(r, f"{end}_method", None) or (r.accuracy or {}).get(f"{end}_method")
-    if m:
-        return m
-    parts = [p.strip() for p in (r.method or "").split(" / ")]
-    return parts[0] if end == "lower" or len(parts) == 1 else parts[1]
+    """The method of ``r``'s ``end`` ("lower" or "upper"): :meth:`AccountingResult.end_methods`."""
+    return r.end_methods()[0 if end == "lower" else 1]
 
 
 def account(sampler, quantity, target, *, relation, sigma=None, **kw):
@@ -179,7 +165,7 @@ def _sensitivity_2(spec, quantity, target, sigma, relation, kw):
         lo, _ = _ends(r)  # provably insufficient under zero-out, so under replace-one
         lm = f"{_method_of(r, 'lower')} (zero-out; zero-out pairs are replace-one pairs)"
         um = f"{_method_of(u, 'upper')} at sensitivity 2 (2σ)"
-        return _relabel(r, relation, value=_value_on(r, lo, up), lower=lo, upper=up,
+        return _relabel(r, relation, value=up, lower=lo, upper=up,
                         lower_method=lm, upper_method=um)
     half = _account(upper_sampler, quantity, target, sigma=sigma / 2.0, **(kw if upper_sampler == spec.name else ukw))
     if upper_sampler == spec.name and half.kind == "exact":
@@ -190,7 +176,7 @@ def _sensitivity_2(spec, quantity, target, sigma, relation, kw):
     _, up = _ends(half)
     lm = f"{_method_of(r, 'lower')} (zero-out; zero-out pairs are replace-one pairs)"
     um = f"{_method_of(half, 'upper')} at sensitivity 2 (σ/2)"
-    return _relabel(r, relation, value=_value_on(r, lo, up), lower=lo, upper=up,
+    return _relabel(r, relation, value=up, lower=lo, upper=up,
                     lower_method=lm, upper_method=um)
 
 
