@@ -115,7 +115,7 @@ def test_full_batch_gaussians_merge_exactly():
     assert alone.kind == "exact" and alone.value == pytest.approx(exact.value, rel=1e-14)
     run = [(1.1, Q, 2000), (3.0, 1.0, 5), (5.0, 1.0, 3)]
     r = phases.epsilon(1e-5, run)
-    assert r.accuracy["groups"][-1][1:] == (1.0, 1)
+    assert r.accuracy["groups"][-1][1:3] == (1.0, 1)
     acc = dpa.pld.PLDAccountant(value_discretization_interval=r.accuracy["discretization"] / 10)
     acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1)), 2000)
     acc.compose(dpa.GaussianDpEvent(3.0), 5).compose(dpa.GaussianDpEvent(5.0), 3)

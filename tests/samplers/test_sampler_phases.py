@@ -39,8 +39,9 @@ def test_wor_phases_are_poisson_at_half_sigma_under_replace_one():
 
 
 @pytest.mark.parametrize("bad,words", [
-    ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("wor", 1.1, Q, 10)], "phase 1 (wor) is analysed under"),
-    ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("shuffle", 1.1, 0.1, 10)], "phase 1 (shuffle)"),
+    ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("truncated_poisson", 1.1, Q, 10)],
+     "phase 1 (truncated_poisson)"),
+    ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("shuffle", 1.1, 0.5, 10)], "phase 1 (shuffle): q"),
     ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("poisson", 0.0, Q, 10)], "phase 1 (poisson): sigma"),
     ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("poisson", 1.1, 1.5, 10)], "phase 1 (poisson): q"),
     ([phases.Phase("poisson", 1.1, Q, 10), {"sampler": "poisson", "sigma": 1.0}], "phase 1"),
@@ -49,4 +50,18 @@ def test_wor_phases_are_poisson_at_half_sigma_under_replace_one():
 def test_refused_naming_the_phase(bad, words):
     with pytest.raises(ParameterError) as exc:
         phases.epsilon(bad, 1e-5)
+    assert words in str(exc.value)
+
+
+@pytest.mark.parametrize("run,relation,words", [
+    ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("wor", 1.1, Q, 10)], "add_remove",
+     "phase 1 (wor): sampler 'wor' is not covered under add_remove"),
+    ([phases.Phase("poisson", 1.1, Q, 10), phases.Phase("balls_and_bins", 3.0, None, 10)], "replace_one",
+     "phase 1 (balls_and_bins): sampler 'balls_and_bins' is not covered under replace_one"),
+    ([phases.Phase("wor", 1.1, Q, 10), phases.Phase("deterministic", 3.0, None, 10)], "add_remove",
+     "phase 0 (wor)"),
+])
+def test_relation_not_covering_a_phase_is_refused_naming_it(run, relation, words):
+    with pytest.raises(ParameterError) as exc:
+        phases.epsilon(run, 1e-5, relation=relation)
     assert words in str(exc.value)
