@@ -169,7 +169,15 @@ def _upper_part(g, dr, d):
 
 def _lower_part(g, dr, d):
     """One group's composed dominated pmf of direction ``dr`` (:func:`.dominated_pld.composed`) with its rounding
-    bound and the mass its circular composition may have folded in (≤ τ when composed)."""
+    bound and the mass its circular composition may have folded in (≤ τ when composed); a replace-one group's
+    (:func:`.replace_one.dominated_composed`) is the same in both directions (a symmetric pair)."""
+    if g.pair == "replace_one":
+        from . import replace_one
+
+        c = replace_one.dominated_composed(g.sigma, g.q, g.total_steps, float(d))
+        return Composed(c.pmf, c.err2, dominated_pld.FOLD_MASS if g.total_steps > 1 else 0.0)
+    if g.pair != "add_remove":
+        raise InternalError(f"group {tuple(g)}: pair {g.pair!r} is not one of {PAIRS}")
     if g.q == 1.0:  # one merged Gaussian step (groups): the dominated pmf of a subsampled pair it dominates
         return Composed(dominated_pld.one_step(g.sigma, FULL_BATCH_LOWER_Q, d, dr), 0.0, 0.0)
     c = dominated_pld.composed(g.sigma, g.q, g.total_steps, d, dr)

@@ -17,6 +17,8 @@ from __future__ import annotations
 import math
 from functools import lru_cache
 
+import numpy as np
+
 #: the method label of the upper end
 UPPER_METHOD = "pessimistic PLD (replace-one, dp_accounting)"
 #: the default discretisation of the loss grid
@@ -99,3 +101,54 @@ def sufficient_sigma(epsilon: float, delta: float, *, q: float, total_steps: int
         mid = math.sqrt(lo * hi)
         lo, hi = (lo, mid) if ok(mid) else (mid, hi)
     return hi
+
+
+# --------------------------------------------------------------------------- a dominated pmf (the lower end)
+def profile(sigma: float, q: float, epsilon):
+    """(h(e^ε), Q(L > ε)) of the replace-one pair P = (1−q)N(0,σ²) + qN(1,σ²), Q = (1−q)N(0,σ²) + qN(−1,σ²), ε an
+    array (:mod:`.dominated_pld`'s profile).
+
+    The loss L(y) = log P(y)/Q(y) = log((1−q) + q·a·t) − log((1−q) + q·a/t), a = e^{−1/(2σ²)}, t = e^{y/σ²}, is
+    increasing in y (numerator up, denominator down) and onto ℝ; L(y) = ε is the quadratic
+    q·a·t² + (1−q)(1−e^ε)·t − q·a·e^ε = 0, whose positive root is taken in the form without cancellation.  Then
+    P(L > ε) = (1−q)Φ̄(y/σ) + qΦ̄((y−1)/σ), Q(L > ε) = (1−q)Φ̄(y/σ) + qΦ̄((y+1)/σ) and h = P(L > ε) − e^ε Q(L > ε).
+    The pair is symmetric (y ↦ −y swaps P and Q), so one profile serves both orders."""
+    from scipy.special import ndtr
+
+    eps = np.asarray(epsilon, dtype=float)
+    c = float(q) * math.exp(-0.5 / float(sigma) ** 2)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        b = (1.0 - float(q)) * np.expm1(eps)  # (1−q)(e^ε − 1)
+        root = np.sqrt(b * b + 4.0 * c * c * np.exp(eps))
+        log_t = np.where(b >= 0, np.log(b + root) - math.log(2.0 * c),
+                         math.log(2.0 * c) + eps - np.log(root - b))
+        y = float(sigma) ** 2 * log_t
+        s = float(sigma)
+        tail_p = (1.0 - q) * ndtr(-y / s) + q * ndtr(-(y - 1.0) / s)
+        tail_q = (1.0 - q) * ndtr(-y / s) + q * ndtr(-(y + 1.0) / s)
+        h = tail_p - np.exp(eps) * tail_q
+    return np.clip(np.nan_to_num(h), 0.0, 1.0), np.clip(np.nan_to_num(tail_q), 0.0, 1.0)
+
+
+@lru_cache(maxsize=8)
+def dominated_one_step(sigma: float, q: float, discretization: float):
+    """One-step dominated pmf of the replace-one pair (:func:`.dominated_pld.from_profile` on :func:`profile`): a
+    post-processing of the pair (Blackwell), so its compositions' δ(ε), ε(δ) are lower bounds.  Grid: the range of
+    dp_accounting's pessimistic replace-one pmf at this discretisation (any range is valid; it sets the accuracy)."""
+    from . import dominated_pld
+
+    d = float(discretization)
+    pmf = _composed(float(sigma), float(q), 1, d)[0]
+    size = len(pmf._probs) if hasattr(pmf, "_probs") else max(pmf._loss_probs) - min(pmf._loss_probs) + 1  # noqa: SLF001
+    lo = pmf._lower_loss if hasattr(pmf, "_lower_loss") else min(pmf._loss_probs)  # noqa: SLF001
+    return dominated_pld.from_profile(lambda e: profile(float(sigma), float(q), e), int(lo) - 1, int(lo) + size + 1, d)
+
+
+@lru_cache(maxsize=8)
+def dominated_composed(sigma: float, q: float, total_steps: int, discretization: float):
+    """The ``total_steps``-fold composition of :func:`dominated_one_step` with its rounding bound
+    (:class:`.dominated_pld.Composed`; the folded mass ≤ τ is the caller's, as for the add/remove pairs)."""
+    from . import dominated_pld
+
+    return dominated_pld._compose_pmf(dominated_one_step(float(sigma), float(q), float(discretization)),  # noqa: SLF001
+                                      int(total_steps))

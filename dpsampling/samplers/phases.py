@@ -37,13 +37,17 @@ q-subsampled Gaussian's remove pair at σ (the record is in a batch with probabi
 step), a deterministic phase's one Gaussian at σ per epoch, and the reversed order the add pairs; the steps are
 independent, so dropping the outputs of the phases left out (shuffle, balls-and-bins) is a post-processing and the
 composition of the rest is dominated by the run's pair (zero-out pairs are replace-one pairs: a lower end under
-replace_one as in :mod:`.relations`); (b) each shuffle or balls-and-bins phase's own certified lower end under the
-relation (:func:`dpsampling.samplers.account`; the run's pair dominates each phase's, its adversary being
-non-adaptive).  The WOR phases' own lower end at σ/2 is not used in a mixed run: its datasets (Lebeda et al. §7:
-every other record at −1) are not the zero-out adversary's, and under substitution the composed directions need
-not be realised by one pair of datasets (their §7), so it is not proven to compose with the other phases' pairs.
-Under replace_one the gap is wide (a Poisson phase's upper end is its replace-one pair, its lower end the zero-out
-pair's; a WOR phase's upper end is at σ/2, its lower end at σ): reported, not hidden (the width).
+replace_one as in :mod:`.relations`); (b) under replace_one, the composed dominated pairs of the ±C adversary (the
+record's clipped gradient C at every step against −C, every other record's 0; Lebeda et al. 2024 Prop. 13): a
+Poisson or WOR phase's pair is exactly the replace-one pair ((1−q)N(0,σ²) + qN(1,σ²), (1−q)N(0,σ²) + qN(−1,σ²))
+(with b = qn distinct records the record's slot is in the batch with probability q, independently at each step;
+:func:`dpsampling.engine.replace_one.dominated_one_step`), a deterministic phase's N(1, σ²) vs N(−1, σ²) per epoch
+(the Gaussian at σ/2); (c) each shuffle or balls-and-bins phase's own certified lower end under the relation
+(:func:`dpsampling.samplers.account`; the run's pair dominates each phase's, its adversary being non-adaptive).
+The WOR phases' own lower end at σ/2 is not used in a mixed run: its datasets (Lebeda et al. §7: every other record
+at −1) are neither adversary's, and under substitution the composed directions need not be realised by one pair of
+datasets (their §7), so it is not proven to compose with the other phases' pairs.  The gap left (a WOR phase's
+upper end at σ/2, its lower end the replace-one pair at σ) is reported, not hidden (the width).
 
 A run whose phases all have one sampler, σ and q is :func:`dpsampling.samplers.account`'s question over their total
 number of steps (the same answer, object for object, as ``dpsampling.epsilon(sampler, ...)``); a run of Poisson
@@ -185,6 +189,15 @@ def _zero_out_adversary(p):
     return (float(p.sigma), float(p.q), int(p.steps) * int(p.epochs))
 
 
+def _replace_one_adversary(p):
+    """The phase's pair under the ±C replace-one adversary (module docstring, lower end (b)); None: not composable."""
+    if p.sampler in OWN_LOWER:
+        return None
+    if p.sampler in PER_EPOCH:
+        return (float(p.sigma), 1.0, int(p.epochs), "replace_one")  # N(C) vs N(−C) per epoch: the engine's σ/2
+    return (float(p.sigma), float(p.q), int(p.steps) * int(p.epochs), "replace_one")
+
+
 def _plan(checked, hows, relation):
     """(upper mechanisms, lower runs or None for the run's own, the phases asked for their own lower end, labels)."""
     upper = [_upper_of(p, h) for p, h in zip(checked, hows)]
@@ -195,10 +208,13 @@ def _plan(checked, hows, relation):
     if all(m[3] == "add_remove" for m in upper) and [m[:3] for m in upper] == adversary:
         return upper, None, [], None  # the adversary's pairs are the dominating pairs (e.g. Poisson under zero_out)
     own = [i for i, p in enumerate(checked) if p.sampler in OWN_LOWER]
-    lo_m = " and ".join(w for w in ("dominated PLD of the phases under the zero-out adversary" if adversary else "",
-                                    "each shuffled / balls-and-bins phase's own lower end" if own else "") if w)
+    swap = [m for m in map(_replace_one_adversary, checked) if m is not None] if relation == "replace_one" else []
+    words = ("dominated PLD of the phases under the zero-out adversary" if adversary else "",
+             "under the ±C replace-one adversary" if swap else "",
+             "each shuffled / balls-and-bins phase's own lower end" if own else "")
+    lo_m = ("max of " if sum(map(bool, words)) > 1 else "") + " and ".join(w for w in words if w)
     up_m = "pessimistic PLD of the phases' dominating pairs, composed"
-    return upper, [adversary] if adversary else [], own, (("max of " if adversary and own else "") + lo_m, up_m)
+    return upper, [r for r in (adversary, swap) if r], own, (lo_m, up_m)
 
 
 def _pair_words(p, how, mech):
