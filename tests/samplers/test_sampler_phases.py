@@ -65,3 +65,129 @@ def test_relation_not_covering_a_phase_is_refused_naming_it(run, relation, words
     with pytest.raises(ParameterError) as exc:
         phases.epsilon(run, 1e-5, relation=relation)
     assert words in str(exc.value)
+
+
+P, W = phases.Phase("poisson", 1.1, Q, 2000), phases.Phase("wor", 1.8, Q, 2000)
+
+
+@pytest.fixture(scope="module")
+def poisson_wor():
+    return phases.epsilon([P, W], 1e-5)
+
+
+def _dpa(sigma, q, steps, d, relation=None):
+    import dp_accounting as dpa
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    kw = {} if relation is None else {"neighboring_relation": getattr(dpa.NeighboringRelation, relation)}
+    return pldlib.from_gaussian_mechanism(sigma, pessimistic_estimate=True, value_discretization_interval=d,
+                                          sampling_prob=q, use_connect_dots=True, **kw).self_compose(steps)
+
+
+def test_poisson_and_wor_answered_under_replace_one_against_dp_accounting(poisson_wor):
+    """Poisson beside WOR: replace-one (Poisson's replace-one PLD, WOR's σ/2 pairs), each end labelled; the upper end
+    is at or above dp_accounting's pessimistic composition of those PLDs at 10× finer d, the lower end below its
+    pessimistic replace-one PLD of the ±C adversary's run (both phases' replace-one pairs at σ) and above that of
+    the zero-out adversary (the remove pairs at σ: dp_accounting's add/remove accountant)."""
+    import dp_accounting as dpa
+
+    r = poisson_wor
+    assert r.relation == "replace_one" and r.kind == "interval" and r.value == r.upper
+    assert "±C replace-one adversary" in r.lower_method and "composed" in r.upper_method
+    assert r.accuracy["phase_pairs"][0].startswith("poisson (pld_replace_one)")
+    fine = r.accuracy["discretization"] / 10
+    up = _dpa(1.1, Q, 2000, fine, "REPLACE_ONE").compose(_dpa(0.9, Q, 2000, fine)).get_epsilon_for_delta(1e-5)
+    swap = _dpa(1.1, Q, 2000, fine, "REPLACE_ONE").compose(_dpa(1.8, Q, 2000, fine, "REPLACE_ONE"))
+    zero = dpa.pld.PLDAccountant(value_discretization_interval=fine)
+    zero.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1)), 2000)
+    zero.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.8)), 2000)
+    assert up <= r.upper <= up * (1 + 1e-3)
+    assert zero.get_epsilon(1e-5) < r.lower <= swap.get_epsilon_for_delta(1e-5)
+
+
+def test_a_run_between_each_phase_and_basic_composition(poisson_wor):
+    """The run's upper end ≥ each phase's lower end alone (under the run's relation), its lower end ≤ the sum of the
+    phases' upper ends each at δ/2 (basic composition)."""
+    r = poisson_wor
+    for p in (P, W):
+        alone = dpsampling.epsilon(p.sampler, 1e-5, sigma=p.sigma, q=p.q, steps=p.steps, relation="replace_one")
+        assert r.upper >= alone.lower
+    basic = [dpsampling.epsilon(p.sampler, 0.5e-5, sigma=p.sigma, q=p.q, steps=p.steps, relation="replace_one")
+             for p in (P, W)]
+    assert r.lower <= sum(b.upper for b in basic)
+
+
+def test_deterministic_phases_are_one_gaussian_exactly():
+    """Deterministic phases: one Gaussian at (Σ Eᵢ/σᵢ²)^{−1/2}, exact (mpmath's analytic Gaussian δ); under
+    replace-one at sensitivity 2 (σ/2); equal phases are one run of their total epochs."""
+    import mpmath as mp
+
+    mp.mp.dps = 40
+
+    def gauss_delta(eps, sigma):
+        mu = 1 / mp.mpf(sigma)
+        return float(mp.ncdf(-eps / mu + mu / 2) - mp.e**eps * mp.ncdf(-eps / mu - mu / 2))
+
+    run = [phases.Phase("deterministic", 2.0, None, 100, 3), phases.Phase("deterministic", 3.0, None, 50, 2)]
+    sigma = (3 / 4 + 2 / 9) ** -0.5
+    r = phases.delta(run, 1.0)
+    assert r.kind == "exact" and r.relation == "zero_out"
+    assert r.value == pytest.approx(gauss_delta(1.0, sigma), rel=1e-10)
+    r1 = phases.delta(run, 1.0, relation="replace_one")
+    assert r1.relation == "replace_one" and r1.value == pytest.approx(gauss_delta(1.0, sigma / 2), rel=1e-10)
+    same = phases.delta([phases.Phase("deterministic", 2.0, None, 100, 3), phases.Phase("deterministic", 2.0, None,
+                                                                                           100, 2)], 1.0)
+    assert same == dpsampling.delta("deterministic", 1.0, sigma=2.0, steps=100, epochs=5)
+
+
+def test_poisson_and_deterministic_under_zero_out_against_dp_accounting():
+    """Poisson beside a deterministic phase: zero-out (Poisson's same curves), the run's own dominated pairs, width
+    ≤ 1e-3, containing dp_accounting's PLDAccountant at 10× finer d (Poisson events and the Gaussian per epoch)."""
+    import dp_accounting as dpa
+
+    r = phases.epsilon([P, phases.Phase("deterministic", 3.0, None, 235, 5)], 1e-5)
+    assert r.relation == "zero_out" and (r.upper - r.lower) / r.upper <= 1e-3
+    acc = dpa.pld.PLDAccountant(value_discretization_interval=r.accuracy["discretization"] / 10)
+    acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1)), 2000).compose(dpa.GaussianDpEvent(3.0), 5)
+    assert r.lower <= acc.get_epsilon(1e-5) <= r.upper
+
+
+@pytest.mark.parametrize("sampler", ["shuffle", "balls_and_bins"])
+def test_shuffled_and_balls_and_bins_phases(sampler):
+    """A shuffled or balls-and-bins phase: its upper end is the deterministic phase's (the same run's upper end with
+    it replaced), its own lower end is a floor of the run's, and the run sits between each phase's lower end and
+    basic composition."""
+    other = phases.Phase(sampler, 3.0, None, 235, 2)
+    r = phases.epsilon([P, other], 1e-5)
+    det = phases.epsilon([P, phases.Phase("deterministic", 3.0, None, 235, 2)], 1e-5)
+    assert r.relation == "zero_out" and r.upper == det.upper
+    alone = dpsampling.epsilon(sampler, 1e-5, sigma=3.0, steps=235, epochs=2)
+    assert r.accuracy["own_lower_end"] == alone.lower and r.lower >= alone.lower
+    poisson_alone = dpsampling.epsilon("poisson", 1e-5, sigma=1.1, q=Q, steps=2000)
+    assert r.upper >= max(alone.lower, poisson_alone.lower) and r.lower >= poisson_alone.lower * (1 - 1e-3)
+    basic = [dpsampling.epsilon("poisson", 0.5e-5, sigma=1.1, q=Q, steps=2000),
+             dpsampling.epsilon(sampler, 0.5e-5, sigma=3.0, steps=235, epochs=2)]
+    assert r.lower <= sum(b.upper for b in basic)
+
+
+@pytest.mark.parametrize("sampler,kw", [("wor", {"q": Q, "steps": 700}), ("shuffle", {"steps": 235, "epochs": 3}),
+                                        ("balls_and_bins", {"steps": 235, "epochs": 3})])
+def test_one_phase_of_any_sampler_is_todays_answer(sampler, kw):
+    one = phases.epsilon([phases.Phase(sampler, 1.5, kw.get("q"), kw["steps"], kw.get("epochs", 1))], 1e-5)
+    assert one == dpsampling.epsilon(sampler, 1e-5, sigma=1.5, **kw)
+
+
+def test_wor_beside_balls_and_bins_is_answered_under_zero_out():
+    """No relation covers both with both ends of their own analyses: zero-out (WOR's replace-one upper end holds
+    there, zero-out pairs being replace-one pairs), labelled."""
+    r = phases.epsilon([W, phases.Phase("balls_and_bins", 3.0, None, 235, 2)], 1e-5)
+    assert r.relation == "zero_out" and r.accuracy["phase_pairs"][0].startswith("wor (implied_upper)")
+    assert 0 < r.lower <= r.upper
+
+
+def test_a_run_predicted_beyond_the_limit_is_refused_naming_force():
+    from dpsampling.samplers.spec import CostError
+
+    run = [phases.Phase("poisson", 0.6, 0.01, 2_000_000), phases.Phase("poisson", 0.5, 0.01, 2_000_000)]
+    with pytest.raises(CostError, match="force"):
+        phases.epsilon(run, 1e-5)
