@@ -7,9 +7,15 @@ dp_accounting builds the privacy loss distribution of the q-subsampled Gaussian 
 connect-the-dots its one-step pmf dominates the true pair (the truncated tail mass is put at +∞ loss), so its
 composition's δ(ε) is an upper bound up to the floating-point rounding of the FFT composition, which is bounded
 here as :mod:`.pld` bounds it for add/remove (:func:`.pld.composition_error`, :func:`.pld.rounding_at`):
-:func:`certified_delta` adds that bound to δ, :func:`certified_epsilon` reads ε at δ less it.  No lower end is
-computed here (a dominated PLD under replace-one is not built); a lower end under replace-one can come from a
-zero-out lower end (every zero-out pair is a replace-one pair).
+:func:`certified_delta` adds that bound to δ, :func:`certified_epsilon` reads ε at δ less it.
+
+For lower ends: the pair is realised by the datasets whose changed record has clipped gradient C against −C, every
+other record's 0 (Lebeda et al. 2024 Prop. 13), so a pair it dominates gives lower bounds.  :func:`profile` is the
+pair's privacy profile in closed form (the loss is monotone in the output, its inverse a quadratic's root) and
+:func:`dominated_one_step` the dominated pmf :mod:`.dominated_pld` builds from a profile (tangents below the convex
+profile, a post-processing of the pair); :func:`dominated_composed` composes it as the add/remove ones are (the
+caller allows the folded mass τ and the rounding, :mod:`.phases`).  The single-sampler answers under replace-one
+(samplers/relations.py) do not use it yet; a run of phases does.
 """
 
 from __future__ import annotations
