@@ -48,8 +48,10 @@ _DIRECTIONS = {"add_remove": ("remove", "add"), "remove": ("remove",), "add": ("
 
 #: the pairs a group's upper end is composed from: ``add_remove`` the q-subsampled Gaussian's remove and add pairs
 #: (one per direction, :mod:`.pld`), ``replace_one`` its one symmetric replace-one pair (:mod:`.replace_one`,
-#: dp_accounting's ``REPLACE_ONE`` PLD: the same pmf in both directions, the relation being symmetric)
-PAIRS = ("add_remove", "replace_one")
+#: dp_accounting's ``REPLACE_ONE`` PLD: the same pmf in both directions, the relation being symmetric),
+#: ``truncated`` truncated Poisson's pair dominating its three dominating pairs (:mod:`.truncated`, per direction;
+#: ``n`` records in the larger dataset, batches cut to ``cap``; upper ends only)
+PAIRS = ("add_remove", "replace_one", "truncated")
 
 
 class Group(NamedTuple):
@@ -59,6 +61,8 @@ class Group(NamedTuple):
     q: float
     total_steps: int
     pair: str = "add_remove"
+    n: int = 0
+    cap: int = 0
 
 
 def groups(phases) -> tuple:
@@ -70,13 +74,14 @@ def groups(phases) -> tuple:
     for phase in phases:
         sigma, q, total_steps = phase[:3]
         pair = phase[3] if len(phase) > 3 else "add_remove"
+        n, cap = (int(phase[4]), int(phase[5])) if pair == "truncated" else (0, 0)
         if pair not in PAIRS:
             raise InternalError(f"phase {phase!r}: pair {pair!r} is not one of {PAIRS}")
         if pair == "replace_one" and float(q) == 1.0:
             sigma, pair = float(sigma) / 2.0, "add_remove"
-        key = (float(sigma), float(q), pair)
+        key = (float(sigma), float(q), pair, n, cap)
         steps[key] = steps.get(key, 0) + int(total_steps)
-    run = [Group(s, q, t, p) for (s, q, p), t in steps.items()]
+    run = [Group(s, q, t, p, n, cap) for (s, q, p, n, cap), t in steps.items()]
     full = [g for g in run if g.q == 1.0]
     if (len(full) > 1 or (full and len(run) > 1)) and all(g.sigma > 0 and g.total_steps >= 1 for g in full):
         merged = Group(math.fsum(g.total_steps / g.sigma**2 for g in full) ** -0.5, 1.0, 1)
@@ -157,6 +162,13 @@ def convolve(parts, pessimistic: bool) -> Composed:
 def _upper_part(g, dr, d):
     """One group's composed pessimistic pmf of direction ``dr`` (:func:`.pld._upper_pmfs`, today's single-phase
     composition and cache) with its 2-norm rounding bound (a sparse composition's flat bound bounds its 1-norm)."""
+    if g.pair == "truncated":  # the combined dominating pair's composition and rounding bound (.truncated)
+        from . import truncated
+
+        which = "combined" if truncated.truncation_probability(g.q, g.n, g.cap) > 0 else "sensitivity2"
+        pmf, err2 = truncated._upper_pmfs(g.sigma, g.q, g.n, g.cap, g.total_steps, float(d), which)[  # noqa: SLF001
+            ("remove", "add").index(dr)]
+        return Composed(pmf, err2)
     if g.pair == "replace_one":  # one symmetric pmf, its composition's rounding bounded as .pld's (.replace_one)
         from . import replace_one
 
@@ -177,7 +189,8 @@ def _lower_part(g, dr, d):
         c = replace_one.dominated_composed(g.sigma, g.q, g.total_steps, float(d))
         return Composed(c.pmf, c.err2, dominated_pld.FOLD_MASS if g.total_steps > 1 else 0.0)
     if g.pair != "add_remove":
-        raise InternalError(f"group {tuple(g)}: pair {g.pair!r} is not one of {PAIRS}")
+        raise InternalError(f"group {tuple(g)}: no dominated pmf of pair {g.pair!r} is built here (a lower run is "
+                            f"of add_remove and replace_one pairs)")
     if g.q == 1.0:  # one merged Gaussian step (groups): the dominated pmf of a subsampled pair it dominates
         return Composed(dominated_pld.one_step(g.sigma, FULL_BATCH_LOWER_Q, d, dr), 0.0, 0.0)
     c = dominated_pld.composed(g.sigma, g.q, g.total_steps, d, dr)

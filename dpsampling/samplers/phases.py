@@ -28,13 +28,18 @@ composition dominates the run's):
   partition there, and the mixture has the same weights under both datasets, so by joint convexity of the
   hockey-stick divergence its δ(ε) is at most the fixed partition's (Chua et al. ICML 2024 Thm 4.1's argument;
   for balls-and-bins each record is in exactly one of the epoch's bins, so every allocation is a fixed partition
-  of the same kind); shuffle at σ/2 under replace_one.  Balls-and-bins has no replace-one analysis (refused).
+  of the same kind); shuffle at σ/2 under replace_one.  Balls-and-bins has no replace-one analysis (refused);
+* ``truncated_poisson`` (add_remove only; ``options`` dataset_size, max_batch_size): its pair dominating its three
+  dominating pairs (:mod:`dpsampling.engine.truncated`, per direction), composed as the others (its single-run
+  answer may also take dp_accounting's value where smaller, a number, not a pmf: not used in a run).
 
 **Lower end**: the max of (a) the composed dominated pairs of one explicit adversary that every composable phase
 shares, the zero-out adversary (one record whose clipped gradient is e at every step, whatever the model, against a
 ghost with gradient 0; every other record's gradient 0): under it a Poisson or WOR phase's pair is exactly the
 q-subsampled Gaussian's remove pair at σ (the record is in a batch with probability q = b/n, independently at each
-step), a deterministic phase's one Gaussian at σ per epoch, and the reversed order the add pairs; the steps are
+step), a truncated phase's the remove pair at the rate the record is drawn and not cut
+(:func:`truncated_kept_rate`; the others' gradients are 0 but they take slots), a deterministic phase's one
+Gaussian at σ per epoch, and the reversed order the add pairs; the steps are
 independent, so dropping the outputs of the phases left out (shuffle, balls-and-bins) is a post-processing and the
 composition of the rest is dominated by the run's pair (zero-out pairs are replace-one pairs: a lower end under
 replace_one as in :mod:`.relations`); (b) under replace_one, the composed dominated pairs of the ±C adversary (the
@@ -42,7 +47,8 @@ record's clipped gradient C at every step against −C, every other record's 0; 
 Poisson or WOR phase's pair is exactly the replace-one pair ((1−q)N(0,σ²) + qN(1,σ²), (1−q)N(0,σ²) + qN(−1,σ²))
 (with b = qn distinct records the record's slot is in the batch with probability q, independently at each step;
 :func:`dpsampling.engine.replace_one.dominated_one_step`), a deterministic phase's N(1, σ²) vs N(−1, σ²) per epoch
-(the Gaussian at σ/2); (c) each shuffle or balls-and-bins phase's own certified lower end under the relation
+(the Gaussian at σ/2); (c) each shuffle, balls-and-bins or truncated phase's own certified lower end under the
+relation
 (:func:`dpsampling.samplers.account`; the run's pair dominates each phase's, its adversary being non-adaptive).
 The WOR phases' own lower end at σ/2 is not used in a mixed run: its datasets (Lebeda et al. §7: every other record
 at −1) are neither adversary's, and under substitution the composed directions need not be realised by one pair of
@@ -75,11 +81,13 @@ engine_phases = lazy.module("dpsampling.engine.phases")
 #: sampler -> the factor its σ is divided by to give the Poisson-subsampled Gaussian it is accounted as (under its
 #: own relation; one-batch-per-step samplers: one Gaussian per epoch at σ/factor)
 MECHANISMS = {poisson.NAME: 1.0, wor.NAME: wor.SENSITIVITY, "deterministic": 1.0, "shuffle": 1.0,
-              "balls_and_bins": 1.0}
+              "balls_and_bins": 1.0, "truncated_poisson": 1.0}
 #: the samplers whose phase is one Gaussian step per epoch (q = 1 in the engine)
 PER_EPOCH = ("deterministic", "shuffle", "balls_and_bins")
-#: the samplers whose own lower end is asked of them (not a composable pmf): the lower end's part (c)
+#: the samplers left out of the adversaries' runs (their phase's pair there is not a composable pmf)
 OWN_LOWER = ("shuffle", "balls_and_bins")
+#: the samplers whose own certified lower end is asked of them (the lower end's part (c))
+FLOOR = OWN_LOWER + ("truncated_poisson",)
 #: the coverages (:func:`.relations.coverage`) answered with both ends
 TWO_SIDED = ("native", "same_curves", "sensitivity_2", "pld_replace_one")
 
@@ -87,13 +95,15 @@ TWO_SIDED = ("native", "same_curves", "sensitivity_2", "pld_replace_one")
 class Phase:
     """One stretch of a run: ``steps`` per epoch for ``epochs`` epochs of ``sampler`` at noise multiplier ``sigma``
     and sampling rate ``q`` (the keywords of :func:`dpsampling.samplers.account`; None for a sampler with one batch
-    per step, whose rate is 1/steps)."""
+    per step, whose rate is 1/steps); ``options``: the sampler's own options (truncated_poisson: ``dataset_size``,
+    ``max_batch_size``)."""
 
     sampler: str
     sigma: float
     q: float | None
     steps: int
     epochs: int = 1
+    options: dict | None = None
 
 
 def _as_phase(i, phase):
@@ -128,7 +138,7 @@ def _checked(phases, quantity, target, direction, options):
                                              f"composable dominating pair of its phase is built here): one of "
                                              f"{', '.join(MECHANISMS)}")
             _check_question(spec, quantity, target, p.sigma, p.steps, p.epochs, p.q, spec.default_method, None,
-                            direction, dict(options))
+                            direction, dict(options, **(p.options or {})))
             check_positive("sigma", p.sigma)
         except ParameterError as exc:
             raise exc.with_message(f"phase {i} ({p.sampler}): {exc}") from None
@@ -176,14 +186,32 @@ def _upper_of(p, how):
     factor = MECHANISMS[p.sampler] * (2.0 if how == "sensitivity_2" else 1.0)
     if p.sampler in PER_EPOCH:
         return (float(p.sigma) / factor, 1.0, int(p.epochs), "add_remove")
+    if p.sampler == "truncated_poisson":
+        return (float(p.sigma), float(p.q), int(p.steps) * int(p.epochs), "truncated", *_n_cap(p))
     pair = "replace_one" if how == "pld_replace_one" else "add_remove"
     return (float(p.sigma) / factor, float(p.q), int(p.steps) * int(p.epochs), pair)
+
+
+def _n_cap(p):
+    return int(p.options["dataset_size"]), int(p.options["max_batch_size"])
+
+
+def truncated_kept_rate(q, dataset_size, max_batch_size):
+    """P[the record is in the batch] of truncated Poisson when every other record's gradient is 0: drawn and not
+    cut, q·P[K ≤ B − 1] + p·q' (K ~ Bin(n − 1, q) the others drawn, p = P[K ≥ B], q' the rate it is kept then:
+    :mod:`dpsampling.engine.truncated`)."""
+    from dpsampling.engine import truncated
+
+    p = truncated.truncation_probability(q, dataset_size, max_batch_size)
+    return float(q) * (1.0 - p) + p * truncated.kept_rate(q, dataset_size, max_batch_size)
 
 
 def _zero_out_adversary(p):
     """The phase's pair under the zero-out adversary (module docstring, lower end (a)); None: not composable."""
     if p.sampler in OWN_LOWER:
         return None
+    if p.sampler == "truncated_poisson":
+        return (float(p.sigma), truncated_kept_rate(float(p.q), *_n_cap(p)), int(p.steps) * int(p.epochs))
     if p.sampler in PER_EPOCH:
         return (float(p.sigma), 1.0, int(p.epochs))
     return (float(p.sigma), float(p.q), int(p.steps) * int(p.epochs))
@@ -207,18 +235,18 @@ def _plan(checked, hows, relation):
     adversary = [m for m in map(_zero_out_adversary, checked) if m is not None]
     if all(m[3] == "add_remove" for m in upper) and [m[:3] for m in upper] == adversary:
         return upper, None, [], None  # the adversary's pairs are the dominating pairs (e.g. Poisson under zero_out)
-    own = [i for i, p in enumerate(checked) if p.sampler in OWN_LOWER]
+    own = [i for i, p in enumerate(checked) if p.sampler in FLOOR]
     swap = [m for m in map(_replace_one_adversary, checked) if m is not None] if relation == "replace_one" else []
     words = ("dominated PLD of the phases under the zero-out adversary" if adversary else "",
              "under the ±C replace-one adversary" if swap else "",
-             "each shuffled / balls-and-bins phase's own lower end" if own else "")
+             "each shuffled / balls-and-bins / truncated phase's own lower end" if own else "")
     lo_m = ("max of " if sum(map(bool, words)) > 1 else "") + " and ".join(w for w in words if w)
     up_m = "pessimistic PLD of the phases' dominating pairs, composed"
     return upper, [r for r in (adversary, swap) if r], own, (lo_m, up_m)
 
 
 def _pair_words(p, how, mech):
-    sigma, q, steps, pair = mech
+    sigma, q, steps, pair = mech[:4]
     what = "Gaussian per epoch" if q == 1.0 else f"{pair.replace('_', '-')} pair of the q-subsampled Gaussian"
     return f"{p.sampler} ({how}): {what} at σ={sigma:g}, {steps} step(s)"
 
@@ -232,7 +260,7 @@ def _floor(checked, own, quantity, target, relation, force):
         p = checked[i]
         try:
             r = account(p.sampler, quantity, target, sigma=p.sigma, steps=p.steps, epochs=p.epochs, q=p.q,
-                        relation=relation, force=force)
+                        relation=relation, force=force, **(p.options or {}))
         except ParameterError as exc:
             raise exc.with_message(f"phase {i} ({p.sampler}), its own lower end: {exc}") from None
         if r.lower is not None:
@@ -250,7 +278,14 @@ def predict_cost(quantity, mechanisms, lower_runs):
                                    method=None, options={})) for m in engine_phases.groups(run)]
         return sum(x.seconds for x in c), max([x.bytes for x in c] + [0.0])
 
-    secs, mem = one(mechanisms)
+    secs, mem = one([m for m in mechanisms if m[3] != "truncated"])
+    for m in (m for m in mechanisms if m[3] == "truncated"):  # truncated Poisson's own cost model
+        from . import get_spec
+
+        c = get_spec("truncated_poisson").cost(Question(quantity, sigma=m[0], steps=int(m[2]), epochs=1, q=m[1],
+                                                        target=None, method=None,
+                                                        options={"dataset_size": m[4], "max_batch_size": m[5]}))
+        secs, mem = secs + c.seconds, max(mem, c.bytes)
     for r in ([mechanisms] if lower_runs is None else lower_runs):
         s2, b2 = one(r)
         secs, mem = secs + s2, max(mem, b2)
@@ -262,7 +297,8 @@ def _answer(quantity, phases, target, direction, rel_tol, force, relation=None):
     checked = _checked(phases, quantity, target, direction, options)
     relation, hows = _relation(checked, relation)
     first = checked[0]
-    if all((p.sampler, p.sigma, p.q) == (first.sampler, first.sigma, first.q) for p in checked):
+    if all((p.sampler, p.sigma, p.q, p.options) == (first.sampler, first.sigma, first.q, first.options)
+           for p in checked):
         from . import account, get_spec
 
         if first.sampler in PER_EPOCH:
@@ -271,7 +307,7 @@ def _answer(quantity, phases, target, direction, rel_tol, force, relation=None):
             steps, epochs = sum(int(p.steps) * int(p.epochs) for p in checked), 1
         named = None if relation == get_spec(first.sampler).relation else relation
         return account(first.sampler, quantity, target, sigma=first.sigma, steps=steps, epochs=epochs, q=first.q,
-                       direction=direction, force=force, relation=named, **options)
+                       direction=direction, force=force, relation=named, **options, **(first.options or {}))
     mixed = not all(h == "native" for h in hows) or any(p.sampler in PER_EPOCH for p in checked)
     if mixed and direction != "add_remove":
         from dpsampling.engine.validation import check_choice

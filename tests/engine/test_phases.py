@@ -177,3 +177,17 @@ def test_one_replace_one_group_is_replace_ones_certified_upper_end():
     assert 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= 1e-2
     full = phases.groups([(2.0, 1.0, 3, "replace_one")])  # a full-batch replace-one phase: the Gaussian at σ/2
     assert full == (phases.Group(1.0, 1.0, 3, "add_remove"),)
+
+
+def test_a_truncated_group_is_truncateds_certified_upper_end():
+    """A truncated Poisson group: its upper end is engine.truncated's certified ε at the same d (the same combined
+    pair's composition and rounding bound); no dominated pmf of it is built here (a lower run is asked)."""
+    from dpsampling.engine import truncated
+    from dpsampling.engine.errors import InternalError
+
+    group = (1.1, Q, 300, "truncated", 60000, 290)
+    r = phases.epsilon(1e-5, [group], lower=[[(1.1, Q * 0.99, 300)]], discretization=1e-3)
+    assert r.upper == truncated.upper_epsilon(1e-5, sigma=1.1, q=Q, dataset_size=60000, max_batch_size=290,
+                                              total_steps=300, discretization=1e-3)
+    with pytest.raises(InternalError, match="no dominated pmf"):
+        phases.epsilon(1e-5, [group, (0.9, Q, 10)], discretization=1e-3)

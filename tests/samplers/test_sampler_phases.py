@@ -2,6 +2,9 @@
 interval for several, refusals naming the phase.  Named apart from tests/engine/test_phases.py (pytest's rootdir
 imports need unique basenames)."""
 
+import dataclasses
+
+import numpy as np
 import pytest
 
 import dpsampling
@@ -191,3 +194,43 @@ def test_a_run_predicted_beyond_the_limit_is_refused_naming_force():
     run = [phases.Phase("poisson", 0.6, 0.01, 2_000_000), phases.Phase("poisson", 0.5, 0.01, 2_000_000)]
     with pytest.raises(CostError, match="force"):
         phases.epsilon(run, 1e-5)
+
+
+TRUNC = {"dataset_size": 60000, "max_batch_size": 290}
+
+
+def test_poisson_and_truncated_phases_against_dp_accounting():
+    """Poisson beside truncated Poisson (add/remove): the upper end at most dp_accounting's PLDAccountant on the same
+    events (its TruncatedSubsampledGaussianDpEvent: the sensitivity-2 pair ours sharpens), the lower end at least
+    the truncated phase's own lower end alone, below basic composition; with a cap ≥ n the truncated phase is
+    Poisson's (the same interval as the Poisson run, to the refinement's stop)."""
+    import dp_accounting as dpa
+
+    run = [phases.Phase("poisson", 0.9, Q, 500), phases.Phase("truncated_poisson", 1.1, Q, 500, options=TRUNC)]
+    r = phases.epsilon(run, 1e-5)
+    assert r.relation == "add_remove" and r.accuracy["phase_pairs"][1].startswith("truncated_poisson (native)")
+    acc = dpa.pld.PLDAccountant()
+    acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(0.9)), 500)
+    acc.compose(dpa.TruncatedSubsampledGaussianDpEvent(60000, Q, 290, 1.1), 500)
+    assert r.upper <= acc.get_epsilon(1e-5)
+    alone = dpsampling.epsilon("truncated_poisson", 1e-5, sigma=1.1, q=Q, steps=500, **TRUNC)
+    assert r.lower >= alone.lower and r.upper >= alone.lower
+    basic = [dpsampling.epsilon("poisson", 0.5e-5, sigma=0.9, q=Q, steps=500),
+             dpsampling.epsilon("truncated_poisson", 0.5e-5, sigma=1.1, q=Q, steps=500, **TRUNC)]
+    assert r.lower <= sum(b.upper for b in basic)
+    never = phases.epsilon([run[0], dataclasses.replace(run[1], options={"dataset_size": 600,
+                                                                         "max_batch_size": 600})], 1e-5)
+    both = phases.epsilon([run[0], phases.Phase("poisson", 1.1, Q, 500)], 1e-5)
+    assert never.upper == pytest.approx(both.upper, rel=1e-3) and never.lower == pytest.approx(both.lower, rel=1e-3)
+
+
+def test_truncated_kept_rate_is_the_law_of_the_batch():
+    """The rate the record is drawn and kept when the others' gradients are 0, against the binomial sum."""
+    from scipy import stats
+
+    from dpsampling.samplers.phases import truncated_kept_rate
+
+    n, q, cap = 2000, 0.05, 90
+    k = np.arange(n)
+    direct = q * float(np.sum(stats.binom.pmf(k, n - 1, q) * np.minimum(1.0, cap / (k + 1))))
+    assert truncated_kept_rate(q, n, cap) == pytest.approx(direct, rel=1e-10)
