@@ -173,11 +173,13 @@ def test_shuffled_and_balls_and_bins_phases(sampler):
     assert r.lower <= sum(b.upper for b in basic)
 
 
-@pytest.mark.parametrize("sampler,kw", [("wor", {"q": Q, "steps": 700}), ("shuffle", {"steps": 235, "epochs": 3}),
-                                        ("balls_and_bins", {"steps": 235, "epochs": 3})])
-def test_one_phase_of_any_sampler_is_todays_answer(sampler, kw):
-    one = phases.epsilon([phases.Phase(sampler, 1.5, kw.get("q"), kw["steps"], kw.get("epochs", 1))], 1e-5)
-    assert one == dpsampling.epsilon(sampler, 1e-5, sigma=1.5, **kw)
+@pytest.mark.parametrize("sampler,kw,options", [
+    ("wor", {"q": Q, "steps": 700}, None), ("shuffle", {"steps": 235, "epochs": 3}, None),
+    ("balls_and_bins", {"steps": 235, "epochs": 3}, None),
+    ("truncated_poisson", {"q": Q, "steps": 50}, {"dataset_size": 60000, "max_batch_size": 290})])
+def test_one_phase_of_any_sampler_is_todays_answer(sampler, kw, options):
+    one = phases.epsilon([phases.Phase(sampler, 1.5, kw.get("q"), kw["steps"], kw.get("epochs", 1), options)], 1e-5)
+    assert one == dpsampling.epsilon(sampler, 1e-5, sigma=1.5, **kw, **(options or {}))
 
 
 def test_wor_beside_balls_and_bins_is_answered_under_zero_out():
