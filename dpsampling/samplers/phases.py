@@ -47,13 +47,16 @@ record's clipped gradient C at every step against −C, every other record's 0; 
 Poisson or WOR phase's pair is exactly the replace-one pair ((1−q)N(0,σ²) + qN(1,σ²), (1−q)N(0,σ²) + qN(−1,σ²))
 (with b = qn distinct records the record's slot is in the batch with probability q, independently at each step;
 :func:`dpsampling.engine.replace_one.dominated_one_step`), a deterministic phase's N(1, σ²) vs N(−1, σ²) per epoch
-(the Gaussian at σ/2); (c) each shuffle, balls-and-bins or truncated phase's own certified lower end under the
-relation
+(the Gaussian at σ/2); (b') under replace_one, the WOR and deterministic phases alone under Lebeda et al.'s §7
+datasets (the record at C against −C, every other record at −C): a WOR batch of b sums to −bC + 2C·[record in it]
+against −bC, exactly the remove pair of the q-subsampled Gaussian at σ/2 (the add pair in the other order), a
+deterministic phase's N(2C) vs N(0) per epoch (the Gaussian at σ/2), the other phases' outputs dropped (a
+post-processing: the steps are independent); (c) each shuffle, balls-and-bins or truncated phase's own certified
+lower end under the relation
 (:func:`dpsampling.samplers.account`; the run's pair dominates each phase's, its adversary being non-adaptive).
-The WOR phases' own lower end at σ/2 is not used in a mixed run: its datasets (Lebeda et al. §7: every other record
-at −1) are neither adversary's, and under substitution the composed directions need not be realised by one pair of
-datasets (their §7), so it is not proven to compose with the other phases' pairs.  The gap left (a WOR phase's
-upper end at σ/2, its lower end the replace-one pair at σ) is reported, not hidden (the width).
+The three adversaries are different datasets, so their runs are not composed with each other: the lower end is
+the largest, and the gap left (a WOR phase's upper end at σ/2 beside a Poisson phase's lower end at σ) is reported,
+not hidden (the width).
 
 A run whose phases all have one sampler, σ and q is :func:`dpsampling.samplers.account`'s question over their total
 number of steps (the same answer, object for object, as ``dpsampling.epsilon(sampler, ...)``); a run of Poisson
@@ -237,12 +240,16 @@ def _plan(checked, hows, relation):
         return upper, None, [], None  # the adversary's pairs are the dominating pairs (e.g. Poisson under zero_out)
     own = [i for i, p in enumerate(checked) if p.sampler in FLOOR]
     swap = [m for m in map(_replace_one_adversary, checked) if m is not None] if relation == "replace_one" else []
+    fixed = [(float(p.sigma) / 2.0, 1.0, int(p.epochs)) if p.sampler == "deterministic" else
+             (float(p.sigma) / 2.0, float(p.q), int(p.steps) * int(p.epochs))
+             for p in checked if p.sampler in (wor.NAME, "deterministic")] if relation == "replace_one" else []
     words = ("dominated PLD of the phases under the zero-out adversary" if adversary else "",
              "under the ±C replace-one adversary" if swap else "",
+             "of the WOR / deterministic phases under the fixed-size adversary" if fixed else "",
              "each shuffled / balls-and-bins / truncated phase's own lower end" if own else "")
     lo_m = ("max of " if sum(map(bool, words)) > 1 else "") + " and ".join(w for w in words if w)
     up_m = "pessimistic PLD of the phases' dominating pairs, composed"
-    return upper, [r for r in (adversary, swap) if r], own, (lo_m, up_m)
+    return upper, [r for r in (adversary, swap, fixed) if r], own, (lo_m, up_m)
 
 
 def _pair_words(p, how, mech):

@@ -236,3 +236,20 @@ def test_truncated_kept_rate_is_the_law_of_the_batch():
     k = np.arange(n)
     direct = q * float(np.sum(stats.binom.pmf(k, n - 1, q) * np.minimum(1.0, cap / (k + 1))))
     assert truncated_kept_rate(q, n, cap) == pytest.approx(direct, rel=1e-10)
+
+
+def test_wor_and_deterministic_under_replace_one_are_tight():
+    """WOR beside a deterministic phase: replace-one, both at σ/2; Lebeda et al.'s §7 datasets realise exactly those
+    pairs, so the interval closes (≤ 1e-3) around dp_accounting's PLDs of the same pairs at 10× finer d; a run where
+    the WOR phase dominates keeps the WOR phase's own lower end."""
+    import dp_accounting as dpa
+
+    r = phases.epsilon([phases.Phase("wor", 2.2, Q, 2000), phases.Phase("deterministic", 6.0, None, 235, 5)], 1e-5)
+    assert r.relation == "replace_one" and (r.upper - r.lower) / r.upper <= 1e-3
+    assert "fixed-size adversary" in r.lower_method
+    acc = dpa.pld.PLDAccountant(value_discretization_interval=r.accuracy["discretization"] / 10)
+    acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1)), 2000).compose(dpa.GaussianDpEvent(3.0), 5)
+    assert r.lower <= acc.get_epsilon(1e-5) <= r.upper
+    heavy = phases.epsilon([phases.Phase("poisson", 3.0, Q, 500), phases.Phase("wor", 1.2, Q, 2000)], 1e-5)
+    alone = dpsampling.epsilon("wor", 1e-5, sigma=1.2, q=Q, steps=2000)
+    assert heavy.lower >= alone.lower and heavy.upper >= alone.upper
