@@ -50,8 +50,10 @@ _DIRECTIONS = {"add_remove": ("remove", "add"), "remove": ("remove",), "add": ("
 #: (one per direction, :mod:`.pld`), ``replace_one`` its one symmetric replace-one pair (:mod:`.replace_one`,
 #: dp_accounting's ``REPLACE_ONE`` PLD: the same pmf in both directions, the relation being symmetric),
 #: ``truncated`` truncated Poisson's pair dominating its three dominating pairs (:mod:`.truncated`, per direction;
-#: ``n`` records in the larger dataset, batches cut to ``cap``; upper ends only)
-PAIRS = ("add_remove", "replace_one", "truncated")
+#: ``n`` records in the larger dataset, batches cut to ``cap``; upper ends only), ``max_of_directions`` one
+#: symmetric pair dominating both directions of the add/remove pairs (:func:`.replace_one.max_pair_one_step`: WOR
+#: under replace-one; its lower end the add/remove pairs' dominated pmfs, realised per direction)
+PAIRS = ("add_remove", "replace_one", "truncated", "max_of_directions")
 
 
 class Group(NamedTuple):
@@ -79,6 +81,8 @@ def groups(phases) -> tuple:
             raise InternalError(f"phase {phase!r}: pair {pair!r} is not one of {PAIRS}")
         if pair == "replace_one" and float(q) == 1.0:
             sigma, pair = float(sigma) / 2.0, "add_remove"
+        elif pair == "max_of_directions" and float(q) == 1.0:  # the Gaussian: both directions are one pair
+            pair = "add_remove"
         key = (float(sigma), float(q), pair, n, cap)
         steps[key] = steps.get(key, 0) + int(total_steps)
     run = [Group(s, q, t, p, n, cap) for (s, q, p, n, cap), t in steps.items()]
@@ -169,6 +173,11 @@ def _upper_part(g, dr, d):
         pmf, err2 = truncated._upper_pmfs(g.sigma, g.q, g.n, g.cap, g.total_steps, float(d), which)[  # noqa: SLF001
             ("remove", "add").index(dr)]
         return Composed(pmf, err2)
+    if g.pair == "max_of_directions":  # one symmetric pmf dominating both directions (.replace_one)
+        from . import replace_one
+
+        pmf, err2 = replace_one.max_pair_composed(g.sigma, g.q, g.total_steps, float(d))
+        return Composed(pmf, err2)
     if g.pair == "replace_one":  # one symmetric pmf, its composition's rounding bounded as .pld's (.replace_one)
         from . import replace_one
 
@@ -188,7 +197,7 @@ def _lower_part(g, dr, d):
 
         c = replace_one.dominated_composed(g.sigma, g.q, g.total_steps, float(d))
         return Composed(c.pmf, c.err2, dominated_pld.FOLD_MASS if g.total_steps > 1 else 0.0)
-    if g.pair != "add_remove":
+    if g.pair not in ("add_remove", "max_of_directions"):
         raise InternalError(f"group {tuple(g)}: no dominated pmf of pair {g.pair!r} is built here (a lower run is "
                             f"of add_remove and replace_one pairs)")
     if g.q == 1.0:  # one merged Gaussian step (groups): the dominated pmf of a subsampled pair it dominates
@@ -333,7 +342,7 @@ def _refine_assembled(upper_at, lower_at, rel_tol, finest, discretization):
 def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretization, lows=None, labels=None):
     finest = poisson_interval._check_finest(finest_discretization)  # noqa: SLF001 - the one refinement of the engine
     args = (upper_at, lower_at, float(rel_tol), finest, None if discretization is None else float(discretization))
-    if lows is None and labels is None:
+    if lows is None and labels is None and all(g.pair == "add_remove" for g in run):
         lo, up, d, widths = poisson_interval._refine(*args)  # noqa: SLF001
     else:
         lo, up, d, widths = _refine_assembled(*args)

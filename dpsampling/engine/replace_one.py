@@ -158,3 +158,40 @@ def dominated_composed(sigma: float, q: float, total_steps: int, discretization:
 
     return dominated_pld._compose_pmf(dominated_one_step(float(sigma), float(q), float(discretization)),  # noqa: SLF001
                                       int(total_steps))
+
+
+# --------------------------------------------------------------------------- WOR under replace-one: one dominating pair
+@lru_cache(maxsize=8)
+def max_pair_one_step(sigma: float, q: float, discretization: float):
+    """One pessimistic pmf dominating both of the q-subsampled Gaussian's directions at once: the connect-the-dots
+    pmf of the pointwise maximum of the remove and add pessimistic pmfs' profiles on the grid e^{iΔ} (each pmf's
+    profile there is its exact δ; the maximum of convex functions is convex, ≥ (1 − x)₊ and decreasing, so it is a
+    pair's profile, and its chords lie above both chords, hence above both true profiles; beyond the grid its last
+    value is the mass at +∞).  Its reverse-order profile is the maximum of the reverses (remove's reverse is add's),
+    so it serves both orders.  Why it is needed: sampling without replacement under substitution is bounded per step
+    by the remove pair for ε ≥ 0 and the add pair below (Lebeda et al. 2024 Thm 14, ZDW22 Prop. 30), and neither
+    direction dominates for every α, so composing each direction apart and taking the larger is not a proven bound
+    (Lebeda et al. §7); one pair dominating both is (their §8)."""
+    from dp_accounting.pld import pld_pmf
+
+    from . import pld, truncated
+
+    d = float(discretization)
+    one = pld.one_step(float(sigma), float(q), True, d)
+    pmfs = [x if isinstance(x, pld_pmf.DensePLDPmf) else x.to_dense_pmf() for x in pld.direction_pmfs(one, "add_remove")]
+    lo = min(x._lower_loss for x in pmfs) - 1  # noqa: SLF001
+    hi = max(x._lower_loss + len(x._probs) for x in pmfs) + 1  # noqa: SLF001
+    prof = np.maximum(*[truncated._profile_on_grid(x, lo, hi, d) for x in pmfs])  # noqa: SLF001
+    return truncated._pmf_from_profile(prof, lo, d)  # noqa: SLF001
+
+
+@lru_cache(maxsize=8)
+def max_pair_composed(sigma: float, q: float, total_steps: int, discretization: float):
+    """(composed pmf of :func:`max_pair_one_step`, 2-norm bound of its rounding error), as :func:`_composed`."""
+    from . import pld
+
+    dense = max_pair_one_step(float(sigma), float(q), float(discretization))
+    if total_steps == 1:
+        return dense, 0.0
+    comp = pld._self_compose(dense, int(total_steps))  # noqa: SLF001 - the FFT path whose rounding is bounded
+    return comp, pld.composition_error(dense._probs, int(total_steps), comp._probs)  # noqa: SLF001

@@ -55,3 +55,26 @@ def test_composed_ends_bracket_dp_accountings_finer_pld():
         lo = float(reading.delta_lower(c.pmf, e)) - 1e-15 - pld.rounding_at(c.pmf, c.err2, e)
         up = replace_one.certified_delta(e, sigma=sigma, q=q, total_steps=t, discretization=1e-3)
         assert lo <= ref <= up and (up - lo) / up <= 3e-2
+
+
+def test_max_pair_dominates_both_directions():
+    """The one pair dominating both directions (WOR under replace-one): its δ(ε) is at or above each direction's
+    exact profile (dp_accounting's privacy-loss formulas, the same as dominated_pld's) at every ε tried, and after
+    composition at or above each direction's composed pessimistic pmf; one pmf serves both orders."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    from dpsampling.engine import dominated_pld
+
+    sigma, q, d = 0.55, 256 / 60000, 1e-3
+    pair = replace_one.max_pair_one_step(sigma, q, d)
+    eps = np.linspace(-0.5, 1.5, 41)
+    for adjacency in (plm.AdjacencyType.REMOVE, plm.AdjacencyType.ADD):
+        loss = plm.GaussianPrivacyLoss(sigma, sampling_prob=q, adjacency_type=adjacency)
+        exact, _ = dominated_pld.profile(loss, eps)
+        ours = np.array([pld.delta_for_epsilon(pair, e) for e in eps])
+        assert np.all(ours >= exact * (1 - 1e-12))
+    comp, err2 = replace_one.max_pair_composed(sigma, q, 2000, d)
+    for e in (1.0, 3.0):
+        both = pld.delta_for_epsilon(comp, e) + pld.rounding_at(comp, err2, e)
+        for direction in ("remove", "add"):
+            assert both >= pld.certified_delta(e, sigma, q, 2000, direction, d)
