@@ -1,7 +1,12 @@
 """A certified interval for a run of phases: compositions of Poisson-subsampled Gaussians at different (σ, q).
 
-A phase is ``(sigma, q, total_steps)``: ``total_steps`` compositions of the q-subsampled Gaussian at noise multiplier
-σ (sensitivity 1; a sampler that reduces to it maps its own parameters, as WOR does with σ/2).  The run is the
+A phase is ``(sigma, q, total_steps[, pair])``: ``total_steps`` compositions of the q-subsampled Gaussian at noise
+multiplier σ (sensitivity 1; a sampler that reduces to it maps its own parameters), under ``pair`` (:data:`PAIRS`:
+its add/remove pairs, by default; dp_accounting's replace-one pair; truncated Poisson's combined pair, with ``n``
+and ``cap``; one pair dominating both add/remove directions).  The caller (:mod:`dpsampling.samplers.phases`) may
+give the lower end as other runs (``lower``: the max over their composed dominated pmfs, each a run it proved the
+run's pair dominates, e.g. under an explicit adversary) and a floor proven otherwise (``lower_floor``); such a run
+is refined until it reaches ``rel_tol`` or a level stops halving the width (the gap need not close).  The run is the
 composition of all phases' steps, in any order (composition is commutative), so equal (σ, q) are merged first
 (:func:`groups`): one group left is the single-phase question, answered by :mod:`.poisson_interval` itself (the same
 floats as today's one-phase answer); two equal phases are one run of their total length.
