@@ -103,3 +103,28 @@ def test_shuffle_and_balls_and_bins_events():
         mixed.compose(ShuffledGaussianDpEvent(0.8, 94))
     r = dpsampling.epsilon("shuffle", DELTA, sigma=1.0, steps=94)  # the refused event left the ledger unchanged
     assert mixed.get_epsilon_interval(DELTA) == (r.lower, r.upper)
+
+
+def test_jax_privacys_training_accountant_with_the_certified_config():
+    """The one-line swap inside JAX Privacy: DpsgdTrainingAccountant(CertifiedAccountantConfig()) where
+    DpsgdTrainingAccountant(PldAccountantConfig()) stood gives the certified upper end (Poisson: dpsampling epsilon;
+    truncated: at most JAX Privacy's own PLD value); its noise calibration meets the target."""
+    from jax_privacy.accounting import accountants, analysis, calibrate
+
+    from dpsampling.integrations.jax_privacy import CertifiedAccountantConfig
+
+    params = analysis.DpParams(noise_multipliers=1.1, num_samples=60000, delta=DELTA, batch_size=256,
+                               sampling_method=analysis.SamplingMethod.POISSON)
+    ours = analysis.DpsgdTrainingAccountant(CertifiedAccountantConfig()).compute_epsilon(14100, params)
+    assert ours == dpsampling.epsilon("poisson", DELTA, sigma=1.1, q=Q, steps=14100).upper
+    theirs = analysis.DpsgdTrainingAccountant(accountants.PldAccountantConfig()).compute_epsilon(14100, params)
+    assert ours <= theirs * (1 + 1e-3)
+    truncated = analysis.DpParams(noise_multipliers=1.5, num_samples=1000, delta=DELTA, batch_size=50,
+                                  sampling_method=analysis.SamplingMethod.POISSON, truncated_batch_size=55)
+    ours = analysis.DpsgdTrainingAccountant(CertifiedAccountantConfig()).compute_epsilon(10, truncated)
+    theirs = analysis.DpsgdTrainingAccountant(accountants.PldAccountantConfig()).compute_epsilon(10, truncated)
+    assert ours <= theirs
+    sigma = calibrate.calibrate_noise_multiplier(
+        target_epsilon=2.0, accountant=analysis.DpsgdTrainingAccountant(CertifiedAccountantConfig()),
+        batch_sizes=100, num_updates=1000, num_samples=10000, target_delta=DELTA)
+    assert dpsampling.epsilon("poisson", DELTA, sigma=sigma, q=0.01, steps=1000).upper <= 2.0
