@@ -293,4 +293,5 @@ class CertifiedAccountant(dp_accounting.PrivacyAccountant):
         return float(event.event.noise_multiplier)
 
 
-__all__ = ["BallsAndBinsGaussianDpEvent", "CertifiedAccountant", "RELATIONS", "SAMPLER_NAMES", "ShuffledGaussianDpEvent"]
+__all__ = ["BallsAndBinsGaussianDpEvent", "CertifiedAccountant", "RELATIONS", "SAMPLER_NAMES",
+           "ShuffledGaussianDpEvent"]

@@ -335,4 +335,5 @@ class CertifiedAccountantConfig(_config_base()):
         return CertifiedAccountant(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, rel_tol=self.rel_tol)
 
 
-__all__ = ["SAMPLER_NAMES", "CertifiedAccountantConfig", "Mapping", "epsilon", "noise_multiplier", "relation_of", "to_sampler"]
+__all__ = ["SAMPLER_NAMES", "CertifiedAccountantConfig", "Mapping", "epsilon", "noise_multiplier", "relation_of",
+           "to_sampler"]
