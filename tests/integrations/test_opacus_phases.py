@@ -138,3 +138,19 @@ def test_opacus_rdp_on_a_poisson_loader_with_a_schedule_is_checked():
     ours = dpo.ACCOUNTANTS["poisson"]()
     ours.history = history
     assert check.lower == ours.get_epsilon_interval(DELTA)[0]
+
+
+def test_a_mismatch_on_a_run_the_phases_module_cannot_hold_raises_instead_of_a_number():
+    """prv (Poisson) on a shuffled loader whose σ changes at an epoch boundary: no correct ε can be given (shuffle
+    is not in a run of phases), so the drop-in engine raises, naming why, instead of returning prv's number."""
+    engine = _train("prv", change_after_steps=T, epochs=2, poisson_sampling=False, shuffle=True)
+    try:
+        acc = dpo.ACCOUNTANTS["shuffle"]()
+        acc.history = engine.accountant.history
+        acc.get_epsilon_interval(DELTA)
+    except ParameterError:
+        with pytest.raises(ParameterError, match="cannot account this run"):
+            engine.get_epsilon(DELTA)
+    else:  # where the phases module holds shuffle: a warning with the certified interval instead
+        with pytest.warns(dpo.DpsamplingWarning, match="provably too small|not proven|upper bound"):
+            engine.get_epsilon(DELTA)
