@@ -65,7 +65,7 @@ def _refuse_inside_epoch(sampler, runs, i, t, done):
                                  f"whole epochs; change noise_multiplier or the batch size only between epochs")
 
 
-def phase_lists(sampler, runs, force=False):
+def phase_lists(sampler, runs):
     """(phases for the upper end, phases for the lower end) of the stretches ``runs`` (module docstring)."""
     spec = samplers.get_spec(sampler)
     if spec.batch != "one_per_step":
@@ -92,7 +92,7 @@ def results(sampler, delta, runs, ask, force=False):
     :class:`~dpsampling.engine.result.AccountingResult` of :func:`dpsampling.samplers.phases.epsilon` (memoised);
     ``ask`` wraps the call (the accountant's renaming of errors and cost refusals).  A refusal of the phases
     module (a sampler a run of phases cannot hold yet) is raised naming the accountant and the history."""
-    up, lo = phase_lists(sampler, runs, force)
+    up, lo = phase_lists(sampler, runs)
 
     def answer(ps):
         key = (sampler, tuple(ps), delta, force)
