@@ -626,6 +626,30 @@ def check_privacy_engine(privacy_engine, data_loader, *, delta, loader=None, war
     return check
 
 
+#: predicted seconds up to which the calibration warning also gives the σ the loader's sampler needs
+SIGMA_HINT_SECONDS = 5.0
+
+
+def _sigma_needed(sampler, lk, target_epsilon, delta, epochs):
+    """' With it, ... σ = s ...': a σ certifying ε ≤ ``target_epsilon`` for ``epochs`` epochs of the loader's
+    sampler (:func:`dpsampling.samplers.account`'s σ, a sufficient one), or '' where that question is predicted
+    beyond :data:`SIGMA_HINT_SECONDS` or refused (the warning's certified ε stands on its own)."""
+    spec = samplers.get_spec(sampler)
+    kw = ({"steps": lk.steps, "epochs": epochs} if spec.batch == "one_per_step"
+          else {"steps": lk.steps * epochs, "q": lk.sample_rate})
+    try:
+        if spec.predict_seconds(samplers.question(sampler, "sigma", (target_epsilon, delta), **kw)) > \
+                SIGMA_HINT_SECONDS:
+            return ""
+        sigma = samplers.account(sampler, "sigma", (target_epsilon, delta), **kw).value
+    except (CostError, ParameterError):
+        return ""
+    if sigma is None:
+        return ""
+    return (f" With it, the run needs noise_multiplier = {render.bound(float(sigma), 'upper')} for a certified "
+            f"ε ≤ {target_epsilon:g}.")
+
+
 class PrivacyEngine(_OpacusPrivacyEngine):
     """Opacus's PrivacyEngine that knows the loader it wraps and checks its accountant against it: every
     ``get_epsilon`` on a loader the accountant does not account (or below the certified lower end of the sampler
@@ -660,7 +684,8 @@ class PrivacyEngine(_OpacusPrivacyEngine):
             head = (f"dpsampling: before training: make_private_with_epsilon calibrated noise_multiplier = "
                     f"{float(optimizer.noise_multiplier):.6g} with accountant '{planned.mechanism()}' for ε = "
                     f"{float(target_epsilon):g} at δ = {float(target_delta):g} after {_count(int(epochs), 'epoch')}; ")
-            warnings.warn(head + check.message[len("dpsampling: "):], DpsamplingWarning, stacklevel=2)
+            needed = _sigma_needed(check.sampler, lk, float(target_epsilon), float(target_delta), int(epochs))
+            warnings.warn(head + check.message[len("dpsampling: "):] + needed, DpsamplingWarning, stacklevel=2)
         return out
 
     def get_epsilon(self, delta):
@@ -685,6 +710,7 @@ __all__ = [
     "GRID_PER_OCTAVE",
     "POISSON_MECHANISMS",
     "SAMPLER_NAMES",
+    "SIGMA_HINT_SECONDS",
     "BallsAndBinsBatchSampler",
     "Check",
     "DpsamplingAccountant",

@@ -9,6 +9,7 @@ The setting is the one practitioners hit: 6000 examples, batches of 64, σ = 1, 
 certified ends come from :func:`dpsampling.samplers.account` directly (not through the integration)."""
 
 import math
+import re
 import warnings
 
 import pytest
@@ -188,6 +189,14 @@ def test_no_silent_mismatch_at_calibration(loader_name, accountant):
         assert m.startswith("dpsampling: before training") and f"noise_multiplier = {sigma:.6g}" in m
         assert f"After {2 * t} steps (2 epochs)" in m and render.certified_text(lower, upper) in m
         assert f"accountant='dpsampling_{sampler}'" in m
+        hint = re.search(r"needs noise_multiplier = ([0-9.]+) for a certified ε ≤ 4", m)
+        if hint:  # the σ it names certifies the target for the loader's sampler
+            s = float(hint.group(1))
+            r = account(sampler, "epsilon", DELTA, sigma=s, steps=t * 2 if sampler == "poisson" else t,
+                        epochs=1 if sampler == "poisson" else 2, q=1 / t if sampler == "poisson" else None)
+            assert (r.upper if r.upper is not None else r.value) <= 4.0
+        if sampler in ("poisson", "deterministic"):  # σ questions predicted well below SIGMA_HINT_SECONDS here
+            assert hint, m
     elif msgs:  # a matching accountant whose planned ε is below the certified lower end
         assert "provably too small" in msgs[0]
 
