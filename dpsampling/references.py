@@ -271,19 +271,27 @@ RUN_METHODS = ("dp_accounting PLD (pessimistic)", "dp_accounting RDP")
 
 
 def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: int, total_steps: int):
-    """dp_accounting's event of one phase (``total_steps`` steps), in dp_accounting's convention (an inner
-    ``GaussianDpEvent``'s noise multiplier is relative to the sensitivity under the sampler's relation): poisson
-    (add/remove) ``PoissonSampledDpEvent(B/n, GaussianDpEvent(σ))``; wor (replace-one: clipped gradients move the sum
-    by 2) ``SampledWithoutReplacementDpEvent(n, B, GaussianDpEvent(σ/2))``; self-composed ``total_steps`` times."""
+    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under its relation, the event
+    :class:`dpsampling.integrations.dp_accounting.CertifiedAccountant` reads as that sampler's phase
+    (its ``SAMPLER_NAMES``) in dp_accounting's convention (an inner ``GaussianDpEvent``'s noise multiplier is relative
+    to the relation's sensitivity, :data:`PLD_SENSITIVITY`): add/remove ``PoissonSampledDpEvent(B/n,
+    GaussianDpEvent(σ))``, replace-one ``SampledWithoutReplacementDpEvent(n, B, GaussianDpEvent(σ/2))``;
+    self-composed ``total_steps`` times."""
     from dp_accounting import dp_event as ev
 
-    if sampler == "poisson":
-        one = ev.PoissonSampledDpEvent(int(batch_size) / int(dataset_size), ev.GaussianDpEvent(float(sigma)))
-    elif sampler == "wor":
-        one = ev.SampledWithoutReplacementDpEvent(int(dataset_size), int(batch_size),
-                                                  ev.GaussianDpEvent(float(sigma) / WOR_SENSITIVITY))
-    else:
-        raise ParameterError("sampler", "poisson or wor (a sampler with a dp_accounting event)", sampler)
+    from dpsampling import samplers
+    from dpsampling.integrations.dp_accounting import SAMPLER_NAMES
+
+    relation = samplers.get_spec(sampler).relation
+    events = [e for (e, rel), s in SAMPLER_NAMES.items()
+              if s == sampler and rel == DP_ACCOUNTING_RELATIONS.get(relation) and e != "GaussianDpEvent"]
+    if not events:
+        raise ParameterError("sampler", "a sampler with a dp_accounting event ("
+                             + ", ".join(sorted({s for s in SAMPLER_NAMES.values()})) + ")", sampler)
+    gaussian = ev.GaussianDpEvent(float(sigma) / PLD_SENSITIVITY[relation])
+    n, b = int(dataset_size), int(batch_size)
+    one = {"PoissonSampledDpEvent": lambda: ev.PoissonSampledDpEvent(b / n, gaussian),
+           "SampledWithoutReplacementDpEvent": lambda: ev.SampledWithoutReplacementDpEvent(n, b, gaussian)}[events[0]]()
     return ev.SelfComposedDpEvent(one, int(total_steps))
 
 
