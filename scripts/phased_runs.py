@@ -177,7 +177,7 @@ def _reference_cell(r):
     if r is None:
         return "–"
     if r["kind"] != "upper bound":
-        return f"not answered ({r['note']})"
+        return "not answered*"
     return f"≤ {_tables.bound_text(r['value'], 'upper')}"
 
 
@@ -209,6 +209,9 @@ def markdown(df):
                     f"{_tables.interval_text(c['lower'], c['upper'])} | {c['rel_width']:.1e} | "
                     + " | ".join(_reference_cell(refs.get(m)) for m in references.RUN_METHODS)
                     + f" | {_mark(refs)} |")
+    notes = sorted(set(df.loc[df["kind"] == "not answered", "note"].dropna()))
+    if notes:
+        lines += ["", "*not answered: " + "; ".join(notes) + "."]
     return "\n".join(lines) + "\n"
 
 
