@@ -8,8 +8,9 @@ search.  One grid point = one (run, sampler, dataset_size, δ, phases), each pha
   (:func:`dpsampling.references.run_upper_bounds`): its pessimistic ``PLDAccountant`` (at
   ``dp_accounting_discretization``) and its ``RdpAccountant`` (the analysis Opacus's ``rdp`` accountant implements;
   Opacus itself needs torch, which the pipeline does not install: its rdp and prv numbers are in
-  docs/benchmarks.md, from bench/bench_phased_runs.py); kind ``upper bound``, or ``not answered`` with why
-  (``note``: dp_accounting's PLD has no branch for ``SampledWithoutReplacementDpEvent``).
+  docs/benchmarks.md, from bench/bench_phased_runs.py); kind ``upper``.  An accountant that does not answer gives
+  no row; the certified row's ``note`` says why (dp_accounting's PLD has no branch for
+  ``SampledWithoutReplacementDpEvent``).
 
 Check (decided here, stops the run with the row named): every certified interval has lower ≤ upper, and every
 reference's upper bound is at least the certified lower end (both bound the same ε, from above and from below:
@@ -50,7 +51,7 @@ def check_rows(rows, where):
         if not c["lower"] <= c["upper"]:
             raise RuntimeError(f"{where}, after phase {k}: certified lower {c['lower']!r} > upper {c['upper']!r}")
     for r in rows:
-        if r["method"] == CERTIFIED or r["kind"] != "upper bound":
+        if r["method"] == CERTIFIED:
             continue
         c = certified[r["phase"]]
         ref = references.Reference(0.0, r["value"], "upper bound", r["method"])
@@ -83,15 +84,13 @@ def compute_point(p, rel_tol=1e-3, dp_accounting_discretization=0.0001):
     for c, answers in zip(list(rows), refs):
         base = {k: c[k] for k in ("phase", "phase_sigma", "phase_batch_size", "phase_epochs", "epochs",
                                   "total_steps", "relation")}
-        for method in references.RUN_METHODS:
-            ref, note = answers[method]
-            value = math.nan if ref is None else ref.upper
-            rows.append({**base, "method": method, "kind": "not answered" if ref is None else "upper bound",
-                         "value": value, "lower": math.nan, "upper": value, "lower_method": "",
-                         "upper_method": "" if ref is None else ref.method, "note": note,
-                         "bounds_certified_lower": None if ref is None else references.agrees(c["lower"], c["upper"],
-                                                                                                ref),
-                         "cpu_seconds": seconds})
+        c["note"] = "; ".join(f"{m} not answered: {why}" for m, (ref, why) in answers.items() if ref is None)
+        for method, (ref, _) in answers.items():
+            if ref is not None:
+                rows.append({**base, "method": method, "kind": "upper", "value": ref.upper, "lower": math.nan,
+                             "upper": ref.upper, "lower_method": "", "upper_method": ref.method, "note": "",
+                             "bounds_certified_lower": references.agrees(c["lower"], c["upper"], ref),
+                             "cpu_seconds": seconds})
     check_rows(rows, where)
     return rows
 
@@ -140,7 +139,7 @@ def plot(df, paths):
             _bar(bottom, x, c["lower"] / c["upper"], c["upper"] / c["upper"], col)
             upper = dict(zip(c["phase"], c["upper"]))
             for method, marker in MARKERS.items():
-                r = h[(h["method"] == method) & (h["kind"] == "upper bound")].sort_values("phase")
+                r = h[h["method"] == method].sort_values("phase")
                 if not len(r):
                     continue
                 xr = r["phase"].to_numpy() + shift
@@ -175,15 +174,13 @@ def plot(df, paths):
 
 def _reference_cell(r):
     if r is None:
-        return "–"
-    if r["kind"] != "upper bound":
         return "not answered*"
     return f"≤ {_tables.bound_text(r['value'], 'upper')}"
 
 
 def _mark(refs):
     """✓ if every answered reference is at least the certified lower end (the CSV's ``bounds_certified_lower``)."""
-    marks = [str(r["bounds_certified_lower"]) == "True" for r in refs.values() if r["kind"] == "upper bound"]
+    marks = [str(r["bounds_certified_lower"]) == "True" for m, r in refs.items() if m != CERTIFIED]
     return "✓" if marks and all(marks) else "✗"
 
 
@@ -209,9 +206,9 @@ def markdown(df):
                     f"{_tables.interval_text(c['lower'], c['upper'])} | {c['rel_width']:.1e} | "
                     + " | ".join(_reference_cell(refs.get(m)) for m in references.RUN_METHODS)
                     + f" | {_mark(refs)} |")
-    notes = sorted(set(df.loc[df["kind"] == "not answered", "note"].dropna()))
+    notes = sorted(set(df.loc[df["method"] == CERTIFIED, "note"].dropna()) - {""})
     if notes:
-        lines += ["", "*not answered: " + "; ".join(notes) + "."]
+        lines += ["", "*" + "; ".join(notes) + "."]
     return "\n".join(lines) + "\n"
 
 
