@@ -107,9 +107,9 @@ def _phase_text(r):
 
 
 def _tick(r, many):
-    """The x tick of a phase: its number and setting (σ only when the run has many phases)."""
+    """The x tick of a phase: its number and setting (only σ, unlabelled, when the run has many phases)."""
     if many:
-        return f"{int(r['phase'])}\nσ {r['phase_sigma']:g}"
+        return f"{int(r['phase'])}\n{r['phase_sigma']:g}"
     return f"{int(r['phase'])}\nσ {r['phase_sigma']:g}\nB {int(r['phase_batch_size'])}\n{int(r['phase_epochs'])} ep"
 
 
@@ -157,7 +157,7 @@ def plot(df, paths):
         bottom.set_xticks(first["phase"].to_list(), [_tick(r, many) for _, r in first.iterrows()],
                           fontsize=6 if many else 7)
         bottom.set_xlim(0.5, len(first) + 0.5)
-        bottom.set_xlabel("after phase")
+        bottom.set_xlabel("after phase (its σ)" if many else "after phase")
     axes[0][0].set_ylabel("ε(δ) of the run so far")
     axes[1][0].set_ylabel("ε ÷ certified upper end")
     legend = {}
