@@ -26,6 +26,7 @@ include: "workflow/rules/balls_and_bins.smk"
 include: "workflow/rules/sampler_audit.smk"
 include: "workflow/rules/certified_intervals.smk"
 include: "workflow/rules/truncation_cost.smk"
+include: "workflow/rules/phased_runs.smk"
 include: "workflow/rules/claims.smk"
 include: "workflow/rules/gallery.smk"
 include: "workflow/rules/groups.smk"  # groups rules by name (cluster runs)

@@ -5,8 +5,7 @@ Runs (q = 256/60000, δ = 1e-5): Poisson σ 1.1 then WOR σ 1.8 (7050 steps each
 shuffled or a balls-and-bins phase (σ 3, 235 steps × 5 epochs; zero-out).  Per run: our certified interval, its
 relative width, CPU seconds from cold caches, and dp_accounting's pessimistic connect-the-dots PLDs at 10× finer
 discretisation than ours reached: the composition of the same dominating pairs (``upper ref``: our upper end should
-be at or just above it; for a WOR phase the per-direction σ/2 pairs, below the pair dominating both that ours
-composes: bench/study_wor_replace_one.py) and, for replace-one runs, of the ±C adversary's pairs (``lower ref``: the replace-one
+be at or just above it) and, for replace-one runs, of the ±C adversary's pairs (``lower ref``: the replace-one
 pair of every Poisson and WOR phase at σ, which our lower end approaches from below); dp_accounting's RDP accountant
 on the same events where it answers.  Run: ``PYTHONPATH=. python bench/bench_phases_mixed.py``.
 """

@@ -7,7 +7,9 @@ and :func:`agrees` says whether the interval is consistent with it:
 * ``point`` (an exact value): the interval contains it;
 * ``interval`` (two certified ends of another method): the two intervals overlap (both contain the true ε, so
   disjoint intervals prove that one of them is wrong);
-* ``lower end`` (the same lower bound recomputed): the interval's lower end equals it.
+* ``lower end`` (the same lower bound recomputed): the interval's lower end equals it;
+* ``upper bound`` (another method's upper bound, e.g. RDP): it is at least the interval's lower end (both bound the
+  true ε, one from below and one from above).
 
 Each is checked with a relative slack (:data:`SLACK`) for floating-point rounding only, far below the widths
 checked (a 1 % error fails every check; tested).
@@ -27,6 +29,9 @@ The references (one function each; the heavy libraries load on first use):
   interval.
 * :func:`allocation_fine` — balls-and-bins by our own allocation accountant on a 10× finer grid: the same
   method, so it checks the discretisation only; used where PLD_accounting does not finish; an interval.
+* :func:`run_upper_bounds` — a run of several phases (:mod:`dpsampling.phases`) by dp_accounting's own accountants on
+  the ``ComposedDpEvent`` of its phases' events: the pessimistic ``PLDAccountant`` and the ``RdpAccountant`` (the
+  analysis Opacus's ``rdp`` accountant implements), each an upper bound of ε(δ) after every phase.
 * :func:`shuffle_ec_lower` — the one-epoch shuffle lower bound of Chua et al. (ICML 2024, §4.3): the event
   E_C = {max_t w_t ≥ C} under the pair P = Σ_t N(2e_t, σ²I)/T, Q = Σ_t N(e_t, σ²I)/T gives
   ε ≥ log((P(E_C) − δ)/Q(E_C)); recomputed in mpmath over the thresholds C of the same grid; a lower end.
@@ -49,7 +54,8 @@ WOR_SENSITIVITY = 2.0
 #: the thresholds C of Chua et al. §4.3 (the library's default grid): 0, 0.01, ..., 100
 C_STEP, C_MAX = 0.01, 100.0
 #: the kinds of reference and how an interval is checked against each
-CHECKS = {"point": "contains", "interval": "overlaps", "lower end": "equals lower end"}
+CHECKS = {"point": "contains", "interval": "overlaps", "lower end": "equals lower end",
+          "upper bound": "is at least the lower end"}
 #: the sensitivity of a rate sampler's dominating Poisson-subsampled Gaussian pair, by its neighbouring relation:
 #: add/remove is Poisson's own pair, replace-one is Poisson's at sensitivity 2 (Lebeda et al. 2024, Prop. 9)
 PLD_SENSITIVITY = {"add_remove": 1.0, "replace_one": WOR_SENSITIVITY}
@@ -83,7 +89,8 @@ class Reference:
 
 def agrees(lower: float, upper: float, ref: Reference) -> bool:
     """Whether the interval [lower, upper] is consistent with ``ref``: contains its point, overlaps its
-    interval, or has its lower end (each up to a relative :data:`SLACK`)."""
+    interval, has its lower end, or has its lower end at most ``ref``'s upper bound (each up to a relative
+    :data:`SLACK`)."""
     lo, up = float(lower), float(upper)
     if not (math.isfinite(lo) and math.isfinite(up) and lo <= up):
         return False
@@ -93,6 +100,8 @@ def agrees(lower: float, upper: float, ref: Reference) -> bool:
 
     if ref.kind == "lower end":
         return abs(lo - ref.lower) <= slack(ref.lower)
+    if ref.kind == "upper bound":
+        return lo - slack(lo) <= ref.upper
     return lo - slack(lo) <= ref.upper and ref.lower <= up + slack(up)
 
 
@@ -251,6 +260,78 @@ def phi_interval(sampler: str, delta: float, *, sigma: float, q: float, steps: i
 
     r = samplers.account(sampler, "epsilon", delta, sigma=sigma, steps=steps, epochs=epochs, q=q, method="cf")
     return Reference(float(r.lower), float(r.upper), "interval", "φ accountant")
+
+
+# --------------------------------------------------------------------------- a run of phases: dp_accounting
+
+#: dp_accounting's name of a sampler's neighbouring relation
+DP_ACCOUNTING_RELATIONS = {"add_remove": "ADD_OR_REMOVE_ONE", "replace_one": "REPLACE_ONE"}
+#: the methods of :func:`run_upper_bounds`, in its order
+RUN_METHODS = ("dp_accounting PLD (pessimistic)", "dp_accounting RDP")
+
+
+def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: int, total_steps: int):
+    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under its relation, the event
+    :class:`dpsampling.integrations.dp_accounting.CertifiedAccountant` reads as that sampler's phase
+    (its ``SAMPLER_NAMES``) in dp_accounting's convention (an inner ``GaussianDpEvent``'s noise multiplier is relative
+    to the relation's sensitivity, :data:`PLD_SENSITIVITY`): add/remove ``PoissonSampledDpEvent(B/n,
+    GaussianDpEvent(σ))``, replace-one ``SampledWithoutReplacementDpEvent(n, B, GaussianDpEvent(σ/2))``;
+    self-composed ``total_steps`` times."""
+    from dp_accounting import dp_event as ev
+
+    from dpsampling import samplers
+    from dpsampling.integrations.dp_accounting import SAMPLER_NAMES
+
+    relation = samplers.get_spec(sampler).relation
+    events = [e for (e, rel), s in SAMPLER_NAMES.items()
+              if s == sampler and rel == DP_ACCOUNTING_RELATIONS.get(relation) and e != "GaussianDpEvent"]
+    if not events:
+        raise ParameterError("sampler", "a sampler with a dp_accounting event ("
+                             + ", ".join(sorted({s for s in SAMPLER_NAMES.values()})) + ")", sampler)
+    gaussian = ev.GaussianDpEvent(float(sigma) / PLD_SENSITIVITY[relation])
+    n, b = int(dataset_size), int(batch_size)
+    one = {"PoissonSampledDpEvent": lambda: ev.PoissonSampledDpEvent(b / n, gaussian),
+           "SampledWithoutReplacementDpEvent": lambda: ev.SampledWithoutReplacementDpEvent(n, b, gaussian)}[events[0]]()
+    return ev.SelfComposedDpEvent(one, int(total_steps))
+
+
+def run_upper_bounds(sampler: str, phases, delta: float, *, dataset_size: int, relation: str,
+                     discretization: float = 1e-4) -> list:
+    """dp_accounting's own ε(δ) of a run after each of its ``phases`` (``(sigma, batch_size, total_steps)``, one
+    ``sampler``), its events (:func:`phase_event`) composed in order into each accountant, under ``relation``
+    (dpsampling's name): for each phase, ``{method: (Reference or None, note)}`` over :data:`RUN_METHODS`.
+
+    * ``PLDAccountant`` (pessimistic estimate, value discretisation ``discretization``): its connect-the-dots pair
+      dominates each step's, so its composition bounds ε from above up to its own rounding;
+    * ``RdpAccountant``: Rényi DP of each step converted to (ε, δ), a valid upper bound (and the analysis Opacus's
+      ``rdp`` accountant implements, with its own orders).
+
+    Each answer is a :class:`Reference` of kind ``upper bound``; an accountant that does not support an event
+    (``supports`` False: dp_accounting's PLD has no branch for ``SampledWithoutReplacementDpEvent``) gives None and
+    the reason, never a value of another analysis."""
+    import dp_accounting
+
+    rel = getattr(dp_accounting.NeighboringRelation, DP_ACCOUNTING_RELATIONS[relation])
+    accountants = {RUN_METHODS[0]: dp_accounting.pld.PLDAccountant(rel, value_discretization_interval=discretization),
+                   RUN_METHODS[1]: dp_accounting.rdp.RdpAccountant(neighboring_relation=rel)}
+    labels = {RUN_METHODS[0]: f"{RUN_METHODS[0]}, d = {discretization:.0e}", RUN_METHODS[1]: RUN_METHODS[1]}
+    why = {}
+    out = []
+    for sigma, batch_size, total_steps in phases:
+        event = phase_event(sampler, sigma=sigma, dataset_size=dataset_size, batch_size=batch_size,
+                            total_steps=total_steps)
+        row = {}
+        for method, acc in accountants.items():
+            if method not in why and not acc.supports(event):
+                why[method] = (f"{type(acc).__name__} does not support {type(event.event).__name__} under "
+                               f"{DP_ACCOUNTING_RELATIONS[relation]}")
+            if method in why:
+                row[method] = (None, why[method])
+                continue
+            acc.compose(event)
+            row[method] = (Reference(0.0, float(acc.get_epsilon(delta)), "upper bound", labels[method]), "")
+        out.append(row)
+    return out
 
 
 # --------------------------------------------------------------------------- balls-and-bins: PLD_accounting

@@ -428,9 +428,11 @@ def certified_text(lower, upper) -> str:
 def opacus_check_text(accountant_name, what, when, sigma, reported, reported_relation, delta, verdict, lower, upper,
                       used_relation, note, sampler) -> str:
     """The warning of an accountant that does not fit its loader: what it reports (and under which relation),
-    whether that is wrong, and the certified ε of the sampler used under its relation."""
+    whether that is wrong, and the certified ε of the sampler used under its relation (``sigma``: a number, or the
+    words of a history that changes it)."""
     rels = (reported_relation, used_relation)
-    return (f"dpsampling: accountant '{accountant_name}' {what}. {when[0].upper()}{when[1:]} at σ = {sigma:g} it "
+    sigma = sigma if isinstance(sigma, str) else f"{sigma:g}"
+    return (f"dpsampling: accountant '{accountant_name}' {what}. {when[0].upper()}{when[1:]} at σ = {sigma} it "
             f"reports ε = {bound(reported, 'value')}{_rel_suffix(reported_relation, rels)} at δ = {delta:g}, which "
             f"is {verdict}: the certified {certified_text(lower, upper)}{_rel_suffix(used_relation, rels)} for this "
             f"run{note}. Use PrivacyEngine(accountant='dpsampling_{sampler}').")

@@ -42,6 +42,8 @@ def test_agrees_by_kind():
     assert not R.agrees(3.01, 3.5, interval) and not R.agrees(1.0, 1.99, interval)
     lower = R.Reference(2.0, 2.0, "lower end", "l")
     assert R.agrees(2.0, 5.0, lower) and not R.agrees(1.98, 5.0, lower) and not R.agrees(2.02, 5.0, lower)
+    upper = R.Reference(0.0, 2.0, "upper bound", "u")  # another method's upper bound: at least our lower end
+    assert R.agrees(2.0, 2.5, upper) and R.agrees(1.0, 1.5, upper) and not R.agrees(2.02, 2.5, upper)
     assert not R.agrees(math.nan, 3.0, interval) and not R.agrees(3.0, 2.5, interval)  # not an interval
     assert {c: R.Reference(0, 0, c, "x").check for c in R.CHECKS} == R.CHECKS
 

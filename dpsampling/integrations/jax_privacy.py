@@ -309,4 +309,31 @@ def noise_multiplier(strategy, num_examples: int, epsilon: float, delta: float, 
     return _with_relation(_scaled(_ask(m, type(strategy).__name__, "sigma", target, **kw), 1.0 / m.sigma_scale), rel)
 
 
-__all__ = ["SAMPLER_NAMES", "Mapping", "epsilon", "noise_multiplier", "relation_of", "to_sampler"]
+def _config_base():
+    from jax_privacy.accounting import accountants
+
+    return accountants.PldAccountantConfig
+
+
+@dataclasses.dataclass(kw_only=True, slots=True)
+class CertifiedAccountantConfig(_config_base()):
+    """JAX Privacy's accountant configuration answered by dpsampling's certified accountant: the one-line swap
+    ``DpsgdTrainingAccountant(CertifiedAccountantConfig())`` where ``DpsgdTrainingAccountant(PldAccountantConfig())``
+    stood.  ``create_accountant`` returns :class:`~dpsampling.integrations.dp_accounting.CertifiedAccountant` under
+    add-or-remove (JAX Privacy's configurations' relation), so every ε JAX Privacy computes from it (its events:
+    Poisson, truncated Poisson; fixed batches as JAX Privacy's Poisson event at σ/2, the analysis dpsampling's wor
+    sampler uses too) is the certified upper end.  A subclass of ``PldAccountantConfig`` (JAX Privacy asks for one
+    with truncated batches); ``value_discretization_interval`` is not used (each answer meets ``rel_tol``)."""
+
+    rel_tol: float | None = None
+
+    def create_accountant(self):
+        import dp_accounting
+
+        from .dp_accounting import CertifiedAccountant
+
+        return CertifiedAccountant(dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE, rel_tol=self.rel_tol)
+
+
+__all__ = ["SAMPLER_NAMES", "CertifiedAccountantConfig", "Mapping", "epsilon", "noise_multiplier", "relation_of",
+           "to_sampler"]

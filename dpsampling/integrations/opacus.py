@@ -6,9 +6,11 @@ Importing this module registers one accountant per registered sampler with Opacu
 ``make_private_with_epsilon`` work unchanged (:func:`register` adds samplers registered later).  Every number is
 :func:`dpsampling.samplers.account`'s (the same as ``dpsampling epsilon``), read off the sampler's spec:
 
-* the run is read off the accountant's ``history`` of ``(noise_multiplier, sample_rate, steps)``: one σ and one
-  sample rate per run (a history that changes either is refused: ``account`` answers one σ and rate per run, and
-  silently accounting it as something else would misstate ε); ``total_steps`` is the number of compositions;
+* the run is read off the accountant's ``history`` of ``(noise_multiplier, sample_rate, steps)``; a history of one
+  σ and one sample rate is one question (below, ``total_steps`` the number of compositions); a history that changes
+  either is a run of phases, each contiguous stretch of one setting a phase (:mod:`._opacus_history`,
+  :func:`dpsampling.samplers.phases.epsilon`; refused, saying why, where the phases module does not hold the sampler,
+  and for a change inside an epoch of a one-batch-per-step sampler);
 * a sampler with a free rate (``spec.batch == "rate"``) is accounted at ``q = sample_rate`` over ``total_steps``;
 * a sampler with one batch per step (``spec.batch == "one_per_step"``) has ``steps = 1/sample_rate`` steps per epoch
   (Opacus sets ``sample_rate = 1/len(data_loader)``; a rate that is not 1/T for an integer T is refused) and
@@ -28,8 +30,11 @@ read off a geometric σ grid that Opacus's bisection revisits instead of asking 
 :class:`PrivacyEngine` (and :func:`check_privacy_engine` for Opacus's own engine) knows the loader it wraps, maps it
 to a loader kind (:data:`dpsampling.samplers.spec.LOADERS`) and the kind to the sampler whose ``spec.loader`` is that
 kind, and checks the accountant against it: when the accountant assumes another loader, or reports less than the
-certified lower end of the sampler actually used, it warns once per engine with both numbers and the accountant to
-use; a loader it cannot map is refused.
+certified lower end of the sampler actually used, every ``get_epsilon`` warns with both numbers of that call (the
+certified interval of the run so far) and the accountant to use, and ``make_private_with_epsilon`` warns before
+training with the certified ε at the σ it calibrated; a loader it cannot map is refused.  A ``dpsampling_*``
+accountant in Opacus's own engine, which cannot show it the loader, says so once (:class:`DpsamplingUnchecked`), with
+how to get the check.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ from dpsampling.engine.validation import steps_of_rate as _one_per_step
 from dpsampling.samplers.per_epoch import epsilon_per_epoch
 from dpsampling.samplers.spec import LOADERS, TIME_LIMIT, Cost, CostError
 
+from . import _opacus_history as _history
 from ._inputs import plain
 
 #: Opacus's and PyTorch's names -> the loader kind (:data:`~dpsampling.samplers.spec.LOADERS`) they stand for:
@@ -89,29 +95,26 @@ class DpsamplingNote(DpsamplingWarning):
     """An accountant's one note on its own answer (an upper end that is only the best known one), said once."""
 
 
+class DpsamplingUnchecked(DpsamplingWarning):
+    """A ``dpsampling_*`` accountant in an engine that cannot show it the data loader (Opacus's own PrivacyEngine),
+    said once per accountant, with how to get the check."""
+
+
 def _check_delta(delta):
     return float(check_delta(one_number("delta", plain(delta))))
 
 
 def _run_of(history, sampler):
-    """(σ, q, total_steps) of a history of ``(noise_multiplier, sample_rate, steps)``; ValueError if it mixes σ or
-    rates; None if empty."""
-    if not history:
+    """(σ, q, total_steps) of a history of one setting ``(noise_multiplier, sample_rate, steps)``; None if empty;
+    ParameterError for a history that changes σ or the rate (answered by :func:`_history.results` instead)."""
+    runs = _history.stretches(history or [], sampler)
+    if not runs:
         return None
-    runs = {(float(plain(s)), float(plain(q))) for s, q, _ in history}
     if len(runs) > 1:
-        raise ParameterError('history', 'one (noise_multiplier, sample_rate) per run', sorted(runs),
+        raise ParameterError('history', 'one (noise_multiplier, sample_rate) per run', _history.words(runs),
                              message=f"accountant dpsampling_{sampler}: the history changes the noise multiplier or "
-                                     f"the sample "
-                         f"rate ({sorted(runs)}); dpsampling accounts one (noise_multiplier, sample_rate) per run and "
-                         f"does not compose different ones (no silent Poisson fallback): account each part separately")
-    (sigma, q), = runs
-    if not (math.isfinite(sigma) and sigma > 0) or not (0 < q <= 1):
-        raise ParameterError('noise_multiplier', '> 0 (and sample_rate in (0, 1])', (sigma, q),
-                             message=f"accountant dpsampling_{sampler}: noise_multiplier must be > 0 and sample_rate "
-                                     f"in (0, 1] "
-                         f"(got {sigma!r}, {q!r})")
-    return sigma, q, sum(int(plain(n)) for _, _, n in history)
+                                     f"the sample rate ({_history.words(runs)}): a run of phases, not one setting")
+    return runs[0]
 
 
 def steps_of_rate(sample_rate, sampler=""):
@@ -230,11 +233,30 @@ class DpsamplingAccountant(IAccountant):
 
     SAMPLER = ""
     force = False
+    #: True where something that knows the data loader checks this accountant (:class:`PrivacyEngine`,
+    #: :func:`check_privacy_engine`); otherwise the first answer in training says once that nothing does
+    sees_loader = False
 
     def __init__(self):
         super().__init__()
         self._assigned = False  # True once `history` is set from outside (σ calibration, load_state_dict)
         self._told = False  # the one-line note of an accountant whose upper end is the best known one, said once
+        self._told_unchecked = False  # the one warning of an accountant no engine checks against its loader
+
+    def _say_blind(self):
+        """Warn once (:class:`DpsamplingUnchecked`) that this accountant cannot see the data loader, unless an
+        engine that does checks it, or the history was set by assignment (σ calibration's scratch accountant)."""
+        if self.sees_loader or self._assigned or getattr(self, "_told_unchecked", False):
+            return
+        self._told_unchecked = True
+        m = self.mechanism()
+        warnings.warn(f"dpsampling: accountant '{m}' accounts {self.spec.drawn}, but it cannot see the data loader, "
+                      f"so nothing checks that the loader draws its batches that way (opacus.PrivacyEngine does not "
+                      f"show it the loader; a shuffled loader accounted as Poisson reports an ε several times too "
+                      f"small). For the check, use dpsampling.integrations.opacus.PrivacyEngine(accountant='{m}') "
+                      f"in place of opacus.PrivacyEngine, or call dpsampling.integrations.opacus."
+                      f"check_privacy_engine(privacy_engine, data_loader, delta=...) after make_private",
+                      DpsamplingUnchecked, stacklevel=3)
 
     @property
     def history(self):
@@ -265,11 +287,14 @@ class DpsamplingAccountant(IAccountant):
         return sum(int(n) for _, _, n in self._history)
 
     def _results(self, delta):
-        """(upper result, lower result or None) of the run so far, or None before any step."""
-        run = _run_of(self._history, self.SAMPLER)
-        if run is None:
+        """(upper result, lower result or None) of the run so far, or None before any step; a history that changes
+        σ or the rate is a run of phases (:mod:`._opacus_history`)."""
+        runs = _history.stretches(self._history, self.SAMPLER)
+        if not runs:
             return None
-        sigma, q, total_steps = run
+        if len(runs) > 1:
+            return _history.results(self.SAMPLER, delta, runs, _ask, self.force)
+        sigma, q, total_steps = runs[0]
         if self.spec.batch == "one_per_step":
             t = steps_of_rate(q, self.SAMPLER)
             up_epochs, lo_epochs = -(-total_steps // t), total_steps // t
@@ -296,10 +321,11 @@ class DpsamplingAccountant(IAccountant):
         """Certified upper end of ε(δ) for the history (0 before any step).  Opacus forwards ``make_private``'s keyword
         arguments here during calibration; they do not concern accounting and are not used."""
         delta = _check_delta(delta)
-        run = _run_of(self._history, self.SAMPLER)
-        if run is None:
+        runs = _history.stretches(self._history, self.SAMPLER)
+        if not runs:
             return 0.0
-        sigma, q, total_steps = run
+        self._say_blind()
+        sigma, q, total_steps = runs[0]
         if self._assigned and len(self._history) == 1:
             if self.spec.batch == "one_per_step":
                 t = steps_of_rate(q, self.SAMPLER)
@@ -311,7 +337,7 @@ class DpsamplingAccountant(IAccountant):
             if self.spec.predict_seconds(question) > ENVELOPE_SECONDS:
                 return _envelope(self.SAMPLER, delta, sigma, q, total_steps, self.force)
         up = self._results(delta)[0]
-        if self.spec.upper_best_known and not self._told and not self._assigned:
+        if self.spec.upper_best_known and not self._told and not self._assigned and len(runs) == 1:
             self._told = True
             warnings.warn(_best_known_line(self, delta, up), DpsamplingNote, stacklevel=2)
         return float(_ends(up)[1])
@@ -323,10 +349,10 @@ class DpsamplingAccountant(IAccountant):
             return 0.0, 0.0
         up, lo = out
         lower = _ends(lo)[0] if lo is not None else 0.0
-        if lower is None:
+        if lower is None and len(_history.stretches(self._history, self.SAMPLER)) == 1:
             lower = _ends(_account(self.SAMPLER, delta, *_run_of(self._history, self.SAMPLER), self.force,
                                    "lower"))[0]
-        return float(lower), float(_ends(up)[1])
+        return float(lower or 0.0), float(_ends(up)[1])
 
     def load_state_dict(self, state_dict):
         super().load_state_dict(state_dict)
@@ -502,12 +528,14 @@ class Check:
 
 
 def _certified(sampler, lk, history, delta, force=False):
-    """(lower, upper) of the sampler ``sampler`` on loader ``lk`` for the run in ``history`` (None if the history
-    mixes σ or rates)."""
-    try:
-        sigma, _, total_steps = _run_of(history, sampler)
-    except ValueError:
-        return None
+    """(lower, upper) of the sampler ``sampler`` on loader ``lk`` for the run in ``history``; a history that changes
+    σ or the rate is a run of phases (:mod:`._opacus_history`; ParameterError where that refuses it)."""
+    runs = _history.stretches(history, sampler)
+    if len(runs) > 1:
+        up, lo = _history.results(sampler, delta, runs, _ask, force)
+        lower = _ends(lo)[0] if lo is not None else 0.0
+        return (None if lk.drops_at_random else lower), _ends(up)[1]
+    sigma, _, total_steps = runs[0]
     spec = samplers.get_spec(sampler)
     t = lk.steps
     if spec.batch == "one_per_step":
@@ -531,18 +559,20 @@ def _check(accountant, lk, reported, delta) -> Check:
     if not mismatch and own is not None:  # a dpsampling accountant for this very loader: its answer is certified
         return Check(lk.kind, sampler, reported, None, reported, False, None)
     history = accountant.history
-    ends = _certified(sampler, lk, history, delta, getattr(accountant, "force", False))
-    if ends is None:
-        if not mismatch:  # Opacus's own accountant composes changing σ; dpsampling cannot check it
+    try:
+        lower, upper = _certified(sampler, lk, history, delta, getattr(accountant, "force", False))
+    except ParameterError as exc:
+        if not mismatch:  # Opacus's own accountant on its own loader, a run dpsampling cannot account: unchecked
             return Check(lk.kind, sampler, reported, None, None, False, None)
         raise ParameterError("accountant", f"one that accounts {spec.drawn}", accountant.mechanism(),
                              message=f"accountant '{accountant.mechanism()}' accounts {assumed_words}, but the data "
-                                     f"loader draws {spec.drawn}, and the run changes σ or the sample rate, which "
-                                     f"dpsampling cannot account: no correct ε can be given for it")
-    lower, upper = ends
+                                     f"loader draws {spec.drawn}, and dpsampling cannot account this run ({exc}): "
+                                     f"no correct ε can be given for it") from None
     if not mismatch and (lower is None or reported >= lower):
         return Check(lk.kind, sampler, reported, lower, upper, False, None)
-    sigma, _, total_steps = _run_of(history, sampler)
+    runs = _history.stretches(history, sampler)
+    sigma = runs[0][0] if len(runs) == 1 else f"{runs[0][0]:g} first ({_history.words(runs)})"
+    total_steps = sum(n for _, _, n in runs)
     if lower is not None and reported < lower:
         verdict = "provably too small for this run"
     elif reported >= upper:
@@ -585,6 +615,8 @@ def check_privacy_engine(privacy_engine, data_loader, *, delta, loader=None, war
     delta = _check_delta(delta)
     lk = loader_kind(data_loader, loader)
     accountant = privacy_engine.accountant
+    if isinstance(accountant, DpsamplingAccountant):
+        accountant.sees_loader = True  # checked here: its own "cannot see the loader" warning is not needed
     if len(accountant) == 0:
         return None
     reported = float(accountant.get_epsilon(delta))
@@ -594,34 +626,80 @@ def check_privacy_engine(privacy_engine, data_loader, *, delta, loader=None, war
     return check
 
 
+#: predicted seconds up to which the calibration warning also gives the σ the loader's sampler needs
+SIGMA_HINT_SECONDS = 5.0
+
+
+def _sigma_needed(sampler, lk, target_epsilon, delta, epochs):
+    """' With it, ... σ = s ...': a σ certifying ε ≤ ``target_epsilon`` for ``epochs`` epochs of the loader's
+    sampler (:func:`dpsampling.samplers.account`'s σ, a sufficient one), or '' where that question is predicted
+    beyond :data:`SIGMA_HINT_SECONDS` or refused (the warning's certified ε stands on its own)."""
+    spec = samplers.get_spec(sampler)
+    kw = ({"steps": lk.steps, "epochs": epochs} if spec.batch == "one_per_step"
+          else {"steps": lk.steps * epochs, "q": lk.sample_rate})
+    try:
+        if spec.predict_seconds(samplers.question(sampler, "sigma", (target_epsilon, delta), **kw)) > \
+                SIGMA_HINT_SECONDS:
+            return ""
+        sigma = samplers.account(sampler, "sigma", (target_epsilon, delta), **kw).value
+    except (CostError, ParameterError):
+        return ""
+    if sigma is None:
+        return ""
+    return (f" With it, the run needs noise_multiplier = {render.bound(float(sigma), 'upper')} for a certified "
+            f"ε ≤ {target_epsilon:g}.")
+
+
 class PrivacyEngine(_OpacusPrivacyEngine):
-    """Opacus's PrivacyEngine that knows the loader it wraps and checks its accountant against it on every
-    ``get_epsilon`` (:func:`check_privacy_engine`), warning once per engine; ``loader``: the loader kind
-    (:data:`~dpsampling.samplers.spec.LOADERS`) for a loader whose classes dpsampling does not know."""
+    """Opacus's PrivacyEngine that knows the loader it wraps and checks its accountant against it: every
+    ``get_epsilon`` on a loader the accountant does not account (or below the certified lower end of the sampler
+    the loader draws with) warns with the certified interval of that call (:func:`check_privacy_engine`), and
+    ``make_private_with_epsilon`` with such an accountant warns before training with the certified ε at the σ it
+    calibrated.  ``loader``: the loader kind (:data:`~dpsampling.samplers.spec.LOADERS`) for a loader whose classes
+    dpsampling does not know."""
 
     def __init__(self, *, accountant: str = "prv", secure_mode: bool = False, loader: str | None = None):
         register()
         super().__init__(accountant=accountant, secure_mode=secure_mode)
         check_choice("loader", loader, (None, *LOADERS))
-        self._dpsampling_kind, self._dpsampling_loader, self._dpsampling_warned = loader, None, False
+        self._dpsampling_kind, self._dpsampling_loader = loader, None
+        if isinstance(self.accountant, DpsamplingAccountant):
+            self.accountant.sees_loader = True
 
     def make_private(self, *, data_loader, poisson_sampling=True, **kwargs):
         out = super().make_private(data_loader=data_loader, poisson_sampling=poisson_sampling, **kwargs)
         self._dpsampling_loader = loader_kind(out[-1], self._dpsampling_kind)  # (module, optimizer[, crit], loader)
-        self._dpsampling_warned = False
+        return out
+
+    def make_private_with_epsilon(self, *, target_epsilon, target_delta, epochs, **kwargs):
+        """Opacus's calibration (unchanged), then, before training, a warning if the accountant does not account the
+        loader: the certified ε of the planned run (``epochs`` epochs of the loader at the calibrated σ)."""
+        out = super().make_private_with_epsilon(target_epsilon=target_epsilon, target_delta=target_delta,
+                                                epochs=epochs, **kwargs)
+        lk, optimizer = self._dpsampling_loader, out[1]
+        planned = create_accountant(self.accountant.mechanism())
+        planned.history = [(float(optimizer.noise_multiplier), lk.sample_rate, int(epochs) * lk.steps)]
+        check = _check(planned, lk, float(planned.get_epsilon(_check_delta(target_delta))), float(target_delta))
+        if check.message:
+            head = (f"dpsampling: before training: make_private_with_epsilon calibrated noise_multiplier = "
+                    f"{float(optimizer.noise_multiplier):.6g} with accountant '{planned.mechanism()}' for ε = "
+                    f"{float(target_epsilon):g} at δ = {float(target_delta):g} after {_count(int(epochs), 'epoch')}; ")
+            needed = _sigma_needed(check.sampler, lk, float(target_epsilon), float(target_delta), int(epochs))
+            warnings.warn(head + check.message[len("dpsampling: "):] + needed, DpsamplingWarning, stacklevel=2)
         return out
 
     def get_epsilon(self, delta):
         delta = _check_delta(delta)
         lk = getattr(self, "_dpsampling_loader", None)
         acc = self.accountant
-        if lk is not None and isinstance(acc, DpsamplingAccountant) and acc.spec.loader != lk.kind:
-            acc._told = True  # the mismatch warning below says more than the accountant's own note
+        if isinstance(acc, DpsamplingAccountant):
+            acc.sees_loader = True
+            if lk is not None and acc.spec.loader != lk.kind:
+                acc._told = True  # the mismatch warning below says more than the accountant's own note
         eps = super().get_epsilon(delta)
-        if lk is not None and not self._dpsampling_warned and len(self.accountant) > 0:
+        if lk is not None and len(self.accountant) > 0:
             check = _check(self.accountant, lk, float(eps), delta)
-            if check.message:
-                self._dpsampling_warned = True
+            if check.message:  # every call: the certified interval of this call's run
                 warnings.warn(check.message, DpsamplingWarning, stacklevel=2)
         return eps
 
@@ -632,10 +710,12 @@ __all__ = [
     "GRID_PER_OCTAVE",
     "POISSON_MECHANISMS",
     "SAMPLER_NAMES",
+    "SIGMA_HINT_SECONDS",
     "BallsAndBinsBatchSampler",
     "Check",
     "DpsamplingAccountant",
     "DpsamplingNote",
+    "DpsamplingUnchecked",
     "DpsamplingWarning",
     "LoaderKind",
     "PrivacyEngine",

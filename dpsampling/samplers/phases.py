@@ -19,13 +19,13 @@ composition dominates the run's):
 
 * ``poisson``: the q-subsampled Gaussian at σ (its remove/add pairs; under zero_out the same curves); under
   replace_one dp_accounting's replace-one pair (:mod:`dpsampling.engine.replace_one`, symmetric);
-* ``wor``: one pair dominating both directions of the q-subsampled Gaussian at σ/2
-  (:func:`dpsampling.engine.replace_one.max_pair_one_step`; under zero_out too, since zero-out pairs are replace-one
-  pairs).  Under substitution a WOR step is bounded by the remove pair at σ/2 for ε ≥ 0 and by the add pair below
-  (Lebeda et al. 2024 Thm 14), and neither dominates for every ε, so composing each direction apart and taking the
-  larger (the single-setting WOR answer, :mod:`.wor`) is not a proven bound (their §7): a run of several settings
-  composes the pair dominating both (their §8), which can be much larger (MNIST, σ 1.1, 14 100 steps, δ 1e-5: 18.48
-  against 14.74 per direction, RDP 24.12);
+* ``wor``: the q-subsampled Gaussian at σ/2, each direction composed apart as the single-setting WOR answer does
+  (:mod:`.wor`; under zero_out too, since zero-out pairs are replace-one pairs).  Open: under substitution a WOR step
+  is bounded by the remove pair at σ/2 for ε ≥ 0 and by the add pair below (Lebeda et al. 2024 Thm 14), neither
+  dominating for every ε, so the per-direction composition is not proven there (their §7); one pair dominating both
+  (their §8; :data:`WOR_PAIR` "max_of_directions", :func:`dpsampling.engine.replace_one.max_pair_one_step`) is, and
+  is larger (MNIST, σ 1.1, 14 100 steps, δ 1e-5: 18.48 against 14.74, RDP 24.12; bench/study_wor_replace_one.py).
+  The choice is the WOR sampler's, made for single settings and runs together;
 * ``deterministic``: one Gaussian at σ per epoch (each record is in one batch per epoch; exact), at σ/2 under
   replace_one (sensitivity 2);
 * ``shuffle`` and ``balls_and_bins``: one Gaussian at σ per epoch, the deterministic phase: conditioned on the
@@ -96,6 +96,10 @@ PER_EPOCH = ("deterministic", "shuffle", "balls_and_bins")
 OWN_LOWER = ("shuffle", "balls_and_bins")
 #: the samplers whose own certified lower end is asked of them (the lower end's part (c))
 FLOOR = OWN_LOWER + ("truncated_poisson",)
+#: the engine pair a WOR phase is composed as: "add_remove" (each σ/2 direction composed apart, the larger taken: the
+#: single-setting WOR answer's argument, :mod:`.wor`) or "max_of_directions" (one pair dominating both directions,
+#: :func:`dpsampling.engine.replace_one.max_pair_one_step`): see the module docstring's WOR item
+WOR_PAIR = "add_remove"
 #: the coverages (:func:`.relations.coverage`) answered with both ends
 TWO_SIDED = ("native", "same_curves", "sensitivity_2", "pld_replace_one")
 
@@ -111,7 +115,7 @@ class Phase:
     q: float | None
     steps: int
     epochs: int = 1
-    options: dict | None = None
+    options: dict | None = dataclasses.field(default=None, hash=False)
 
 
 def _as_phase(i, phase):
@@ -196,7 +200,7 @@ def _upper_of(p, how):
         return (float(p.sigma) / factor, 1.0, int(p.epochs), "add_remove")
     if p.sampler == "truncated_poisson":
         return (float(p.sigma), float(p.q), int(p.steps) * int(p.epochs), "truncated", *_n_cap(p))
-    pair = {"pld_replace_one": "replace_one"}.get(how, "max_of_directions" if p.sampler == wor.NAME else "add_remove")
+    pair = {"pld_replace_one": "replace_one"}.get(how, WOR_PAIR if p.sampler == wor.NAME else "add_remove")
     return (float(p.sigma) / factor, float(p.q), int(p.steps) * int(p.epochs), pair)
 
 
@@ -237,7 +241,8 @@ def _replace_one_adversary(p):
 def _plan(checked, hows, relation):
     """(upper mechanisms, lower runs or None for the run's own, the phases asked for their own lower end, labels)."""
     upper = [_upper_of(p, h) for p, h in zip(checked, hows)]
-    if all(h == "native" for h in hows) and all(p.sampler == poisson.NAME for p in checked) \
+    if all(h == "native" for h in hows) and all(p.sampler == poisson.NAME or (p.sampler == wor.NAME and WOR_PAIR ==
+                                                   "add_remove") for p in checked) \
             or all(p.sampler == "deterministic" for p in checked):
         return upper, None, [], None  # one analysis throughout: the run's own dominated pairs (today's answer)
     adversary = [m for m in map(_zero_out_adversary, checked) if m is not None]
@@ -254,7 +259,8 @@ def _plan(checked, hows, relation):
              "each shuffled / balls-and-bins / truncated phase's own lower end" if own else "")
     lo_m = ("max of " if sum(map(bool, words)) > 1 else "") + " and ".join(w for w in words if w)
     up_m = "pessimistic PLD of the phases' dominating pairs, composed" + (
-        " (WOR: one pair dominating both directions)" if any(p.sampler == wor.NAME for p in checked) else "")
+        " (WOR: one pair dominating both directions)" if WOR_PAIR == "max_of_directions" and any(
+            p.sampler == wor.NAME for p in checked) else "")
     return upper, [r for r in (adversary, swap, fixed) if r], own, (lo_m, up_m)
 
 

@@ -9,7 +9,8 @@ import pytest
 
 import dpsampling
 from dpsampling import phases
-from dpsampling.integrations.dp_accounting import CertifiedAccountant
+from dpsampling.integrations.dp_accounting import (BallsAndBinsGaussianDpEvent, CertifiedAccountant,
+                                                   ShuffledGaussianDpEvent)
 
 Q = 256 / 60000
 REPLACE = dpa.NeighboringRelation.REPLACE_ONE
@@ -89,9 +90,12 @@ def test_empty_and_non_private():
     (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, dpa.SampledWithoutReplacementDpEvent(60000, 256,
                                                                                       dpa.GaussianDpEvent(1.1))),
     (REPLACE, dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1))),
-    (dpa.NeighboringRelation.REPLACE_SPECIAL, dpa.GaussianDpEvent(1.1)),
     (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, dpa.LaplaceDpEvent(1.0)),
-    (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, dpa.TruncatedSubsampledGaussianDpEvent(60000, Q, 300, 1.1)),
+    (REPLACE, dpa.TruncatedSubsampledGaussianDpEvent(60000, Q, 300, 1.1)),
+    (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, ShuffledGaussianDpEvent(1.0, 10)),
+    (REPLACE, BallsAndBinsGaussianDpEvent(1.0, 10)),
+    (dpa.NeighboringRelation.REPLACE_SPECIAL, dpa.SampledWithoutReplacementDpEvent(60000, 256,
+                                                                                   dpa.GaussianDpEvent(1.1))),
     (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, dpa.PoissonSampledDpEvent(Q, dpa.LaplaceDpEvent(1.0))),
     (dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, dpa.SelfComposedDpEvent(dpa.LaplaceDpEvent(1.0), 3)),
 ])
@@ -101,6 +105,18 @@ def test_unsupported_events_are_refused(relation, event):
     with pytest.raises(dpa.UnsupportedEventError):
         acc.compose(event)
     assert acc.get_epsilon(1e-5) == 0.0  # nothing was composed
+
+
+def test_replace_special_is_add_or_remove_for_poisson():
+    """REPLACE_SPECIAL (zero-out) gives a Poisson event the same privacy curves as ADD_OR_REMOVE_ONE (dp_accounting
+    says the same: its PLD under REPLACE_SPECIAL is add-or-remove's), answered under zero-out."""
+    special = CertifiedAccountant(dpa.NeighboringRelation.REPLACE_SPECIAL).compose(_poisson(1.1, 1000))
+    add = CertifiedAccountant().compose(_poisson(1.1, 1000))
+    assert special.get_epsilon_interval(1e-5) == add.get_epsilon_interval(1e-5)
+    assert special.result(1e-5).relation == "zero_out"
+    pld = dpa.pld.PLDAccountant(dpa.NeighboringRelation.REPLACE_SPECIAL).compose(_poisson(1.1, 1000))
+    lo, up = special.get_epsilon_interval(1e-5)
+    assert lo <= pld.get_epsilon(1e-5) and up <= pld.get_epsilon(1e-5) * (1 + 1e-3)
 
 
 def test_a_gaussian_next_to_sampled_events():

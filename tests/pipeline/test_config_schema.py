@@ -74,7 +74,7 @@ def _get_defaults(repo_root, script):
 
 @pytest.mark.parametrize("script,function", [
     ("balls_and_bins", "compute_point"), ("sampler_audit", "compute_point"), ("certified_intervals", "compute_point"),
-    ("truncation_cost", "compute_point"),
+    ("truncation_cost", "compute_point"), ("phased_runs", "compute_point"),
     ("deterministic_vs_poisson", "compute_point"), ("_samplers", "sampler_result_row"),
     ("a_minus_b", "compute_points"), ("add_remove_crossing", "compute_point"), ("conjecture12", "compute_point"),
     ("laplace_substitution", "compute_point"), ("rr_counterexample", "compute_point"),
