@@ -54,7 +54,7 @@ from scipy import signal, special
 
 from . import gaussian
 from .errors import InternalError, ParameterError
-from .numerics import fft_error
+from .numerics import fft_error, norm2
 from .reading import loss_pmf_delta_lower, loss_pmf_epsilon_lower
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_delta, check_epsilon, check_int, check_positive
@@ -402,8 +402,8 @@ def _fft_error(a, b, c):
     """A bound on ‖c − a∗b‖₁ for c = fftconvolve(a, b) computed in floating point (a, b ≥ 0):
     :func:`.numerics.fft_error` of the two factors at fftconvolve's transform length."""
     n = len(c)
-    return fft_error([(float(np.sum(a)), np.linalg.norm(a), 1), (float(np.sum(b)), np.linalg.norm(b), 1)], n,
-                     sp_fft.next_fast_len(n, real=True), out_norm2=np.linalg.norm(c))
+    return fft_error([(float(np.sum(a)), norm2(a), 1), (float(np.sum(b)), norm2(b), 1)], n,
+                     sp_fft.next_fast_len(n, real=True), out_norm2=norm2(c))
 
 
 def _compose(p, q, pessimistic, tail):
