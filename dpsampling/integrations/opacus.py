@@ -170,14 +170,16 @@ def calibrated_sigma(sampler, epsilon, delta, sample_rate, epochs, force=False):
     """The σ ``make_private_with_epsilon`` of :class:`PrivacyEngine` uses with ``dpsampling_<sampler>``:
     :func:`dpsampling.samplers.account`'s sufficient σ (its upper end, what ``dpsampling sigma`` prints), for the run
     Opacus's ``get_noise_multiplier`` describes: ``int(epochs / sample_rate)`` steps at ``sample_rate`` (one batch
-    per step: 1/sample_rate steps per epoch, ``epochs`` epochs).  Its certified ε is ≤ ``epsilon``, and it is one
-    solve (about 3 CPU-s on the MNIST run) instead of Opacus's bisection over 14–25 certified ε answers."""
+    per step: 1/sample_rate steps per epoch, a partial last epoch counted whole).  Its certified ε is ≤ ``epsilon``,
+    and it is one solve instead of Opacus's bisection over 14–25 certified ε answers (costs: docs/benchmarks.md)."""
     delta = _check_delta(delta)
     epsilon, q = plain(epsilon), plain(sample_rate)
-    if samplers.get_spec(sampler).batch == "one_per_step":
-        kw = {"steps": steps_of_rate(q, sampler), "epochs": int(plain(epochs))}
+    total_steps = int(plain(epochs) / q)  # as get_noise_multiplier counts them
+    if samplers.get_spec(sampler).batch == "one_per_step":  # a partial last epoch as a full one (as get_epsilon)
+        t = steps_of_rate(q, sampler)
+        kw = {"steps": t, "epochs": -(-total_steps // t)}
     else:
-        kw = {"steps": int(plain(epochs) / q), "q": q}
+        kw = {"steps": total_steps, "q": q}
     return float(_ends(_ask(samplers.account, sampler, "sigma", (epsilon, delta), force=force, **kw))[1])
 
 
