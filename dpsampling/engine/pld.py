@@ -478,7 +478,7 @@ def rounding_at(pmf, err2, epsilon):
     k = _first_above(pmf._lower_loss, pmf._discretization, n, epsilon)
     losses = (np.arange(k, n) + pmf._lower_loss) * pmf._discretization
     w = -np.expm1(epsilon - losses)
-    return float(np.linalg.norm(w)) * float(err2)
+    return norm2(w) * float(err2)
 
 
 def _first_above(lower, d, size, eps):
