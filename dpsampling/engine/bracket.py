@@ -21,16 +21,16 @@ def gdp_sigma(epsilon, delta, q, total_steps):
 
 
 def log_bracket(f, x0, tol, span, unreachable, known=()):
-    """(x_fail, x_pass) with f(x_fail) > 0 ≥ f(x_pass) and x_pass − x_fail ≤ ``tol`` (to 1e-9 of it), for f non-increasing in
-    x = log σ up to its discretisation (both sides are evaluated, so each side's sign holds whatever f does
-    elsewhere).
+    """(x_fail, x_pass) with f(x_fail) > 0 ≥ f(x_pass) and x_pass − x_fail ≤ ``tol`` (to 1e-9 of it), for f
+    non-increasing in x = log σ up to its discretisation (both sides are evaluated, so each side's sign holds
+    whatever f does elsewhere).
 
-    From ``x0`` (and the points ``known``: (x, f(x)) already evaluated) secant steps, at most 1 in x and overshooting
-    by 2·tol (a first step of 5 % where no slope is known), find a bracket; x_fail = −inf where a step would go below ``span[0]`` (nothing fails there),
-    ``unreachable()`` (which raises) where it would go above ``span[1]``.  Inside the bracket the linear
-    interpolation x* of the two sides is probed at x* + 0.4·tol (kept a tol inside each side) and, where that passes,
-    at it − tol: a good x* closes the bracket in two evaluations; after a probe that shrank the bracket by less than
-    half, or in a bracket narrower than 1.5·tol, the next is the middle.
+    From ``x0`` (and the points ``known``: (x, f(x)) already evaluated) secant steps, at most 1 in x and overshooting by
+    2·tol (a first step of 5 % where no slope is known), find a bracket; x_fail = −inf where a step would go below
+    ``span[0]`` (nothing fails there), ``unreachable()`` (which raises) where it would go above ``span[1]``.  Inside the
+    bracket the linear interpolation x* of the two sides is probed at x* + 0.4·tol (kept a tol inside each side) and,
+    where that passes, at it − tol: a good x* closes the bracket in two evaluations; after a probe that shrank the
+    bracket by less than half, or in a bracket narrower than 1.5·tol, the next is the middle.
     """
     pts = dict(known)
     if x0 not in pts:

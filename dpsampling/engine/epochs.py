@@ -96,8 +96,6 @@ def _epoch_error(probs, total_steps, epoch, steps, out, transform_len, norms=Non
     factors to the same ≤ 6u/e absolute as for one power) and e − 1 complex multiplications (≤ 3u each, Higham
     Lemma 3.5), so the relative error of the product exceeds fft_error's r(T) by at most 9u·e + 6u; that excess
     times (‖c‖₂ + g·spread) with Young's spread T‖p‖₂‖p‖₁^{T−1} ≥ fft_error's is added."""
-    import numpy as np
-
     from .numerics import UNIT_ROUNDOFF, fft_error
 
     s1, s2 = norms if norms is not None else (math.fsum(probs), norm2(probs))

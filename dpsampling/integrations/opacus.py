@@ -19,12 +19,13 @@ Importing this module registers one accountant per registered sampler with Opacu
   :func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`, which keeps the composition of earlier epochs, so asking
   after every epoch costs about one epoch of composition per call.
 
-σ calibration: :class:`PrivacyEngine`'s ``make_private_with_epsilon`` takes :func:`calibrated_sigma`, the σ
-``dpsampling sigma`` gives (one solve).  Opacus's own ``get_noise_multiplier`` (Opacus's engine, or called directly)
-sets ``history = [(σ, q, total_steps)]`` and calls ``get_epsilon`` 15–25 times.  Results are memoised per run
-(one dict for all instances: Opacus builds a fresh accountant for the calibration), and for a sampler whose answer is predicted to cost more than :data:`ENVELOPE_SECONDS`, a history set
-by assignment with one entry (the calibration's pattern) is answered from :func:`_envelope`, a certified upper bound
-read off a geometric σ grid that Opacus's bisection revisits instead of asking the accountant at every σ it tries.
+σ calibration: :class:`PrivacyEngine`'s ``make_private_with_epsilon`` takes :func:`calibrated_sigma`, the σ ``dpsampling
+sigma`` gives (one solve).  Opacus's own ``get_noise_multiplier`` (Opacus's engine, or called directly) sets ``history =
+[(σ, q, total_steps)]`` and calls ``get_epsilon`` 15–25 times.  Results are memoised per run (one dict for all
+instances: Opacus builds a fresh accountant for the calibration), and for a sampler whose answer is predicted to cost
+more than :data:`ENVELOPE_SECONDS`, a history set by assignment with one entry (the calibration's pattern) is answered
+from :func:`_envelope`, a certified upper bound read off a geometric σ grid that Opacus's bisection revisits instead of
+asking the accountant at every σ it tries.
 
 :class:`PrivacyEngine` (and :func:`check_privacy_engine` for Opacus's own engine) knows the loader it wraps, maps it
 to a loader kind (:data:`dpsampling.samplers.spec.LOADERS`) and the kind to the sampler whose ``spec.loader`` is that

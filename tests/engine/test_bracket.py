@@ -61,5 +61,6 @@ def test_gdp_sigma_solves_its_defining_equation():
     s = gdp_sigma(epsilon, delta, q, steps)
     s_gauss = 1 / (q * math.sqrt(steps * math.expm1(1 / s**2)))
     phi = NormalDist().cdf
-    assert phi(-epsilon * s_gauss + 1 / (2 * s_gauss)) - math.exp(epsilon) * phi(-epsilon * s_gauss - 1 / (2 * s_gauss)) \
-        == pytest.approx(delta, rel=1e-6)
+    half = 1 / (2 * s_gauss)
+    curve = phi(-epsilon * s_gauss + half) - math.exp(epsilon) * phi(-epsilon * s_gauss - half)
+    assert curve == pytest.approx(delta, rel=1e-6)
