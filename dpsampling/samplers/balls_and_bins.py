@@ -464,7 +464,7 @@ def _spec():
                    low_open=True, methods=pld, cli=False),
             Option("tail_truncation", "tail-truncation", float, "PLD_accounting tail mass", low=0.0, low_open=True,
                    methods=pld, cli=False),
-            Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
+            Option("rel_tol", "rel-tol", float, "σ search relative width", low=0.0, low_open=True,
                    methods=certified, quantities=("sigma",), cli=False),
             Option("mc_samples", "mc-samples", int, f"samples per direction (default {MC_SAMPLES:g}); with "
                    "--mc-half-width, the sample budget", default=MC_SAMPLES, low=1, high=MC_MAX_SAMPLES, methods=mc,
