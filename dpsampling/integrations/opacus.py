@@ -690,11 +690,22 @@ class PrivacyEngine(_OpacusPrivacyEngine):
         self._dpsampling_loader = loader_kind(out[-1], self._dpsampling_kind)  # (module, optimizer[, crit], loader)
         return out
 
-    def make_private_with_epsilon(self, *, target_epsilon, target_delta, epochs, **kwargs):
-        """Opacus's calibration (unchanged), then, before training, a warning if the accountant does not account the
-        loader: the certified ε of the planned run (``epochs`` epochs of the loader at the calibrated σ)."""
-        out = super().make_private_with_epsilon(target_epsilon=target_epsilon, target_delta=target_delta,
-                                                epochs=epochs, **kwargs)
+    def make_private_with_epsilon(self, *, data_loader, target_epsilon, target_delta, epochs, **kwargs):
+        """Opacus's ``make_private_with_epsilon``; with a dpsampling accountant σ is :func:`calibrated_sigma` (the
+        σ ``dpsampling sigma`` gives for this run) instead of Opacus's bisection over the accountant.  Then, before
+        training, a warning if the accountant does not account the loader: the certified ε of the planned run
+        (``epochs`` epochs of the loader at the calibrated σ)."""
+        if not isinstance(self.accountant, DpsamplingAccountant):
+            out = super().make_private_with_epsilon(data_loader=data_loader, target_epsilon=target_epsilon,
+                                                    target_delta=target_delta, epochs=epochs, **kwargs)
+        else:
+            if len(self.accountant) > 0:  # Opacus's own warning
+                warnings.warn("You're calling make_private_with_epsilon with non-zero privacy budget already spent. "
+                              "Returned noise_multiplier assumes zero starting point, so your overall privacy budget "
+                              "will be higher.")
+            sigma = calibrated_sigma(self.accountant.SAMPLER, target_epsilon, target_delta, 1 / len(data_loader),
+                                     epochs, self.accountant.force)
+            out = self.make_private(data_loader=data_loader, noise_multiplier=sigma, **kwargs)
         lk, optimizer = self._dpsampling_loader, out[1]
         planned = create_accountant(self.accountant.mechanism())
         planned.history = [(float(optimizer.noise_multiplier), lk.sample_rate, int(epochs) * lk.steps)]
@@ -706,20 +717,6 @@ class PrivacyEngine(_OpacusPrivacyEngine):
             needed = _sigma_needed(check.sampler, lk, float(target_epsilon), float(target_delta), int(epochs))
             warnings.warn(head + check.message[len("dpsampling: "):] + needed, DpsamplingWarning, stacklevel=2)
         return out
-
-    def make_private_with_epsilon(self, *, data_loader, target_epsilon, target_delta, epochs, **kwargs):
-        """Opacus's ``make_private_with_epsilon``; with a dpsampling accountant σ is :func:`calibrated_sigma` (the
-        σ ``dpsampling sigma`` gives for this run) instead of Opacus's bisection over the accountant."""
-        if not isinstance(self.accountant, DpsamplingAccountant):
-            return super().make_private_with_epsilon(data_loader=data_loader, target_epsilon=target_epsilon,
-                                                     target_delta=target_delta, epochs=epochs, **kwargs)
-        if len(self.accountant) > 0:  # Opacus's own warning
-            warnings.warn("You're calling make_private_with_epsilon with non-zero privacy budget already spent. "
-                          "Returned noise_multiplier assumes zero starting point, so your overall privacy budget "
-                          "will be higher.")
-        sigma = calibrated_sigma(self.accountant.SAMPLER, target_epsilon, target_delta, 1 / len(data_loader), epochs,
-                                 self.accountant.force)
-        return self.make_private(data_loader=data_loader, noise_multiplier=sigma, **kwargs)
 
     def get_epsilon(self, delta):
         delta = _check_delta(delta)
