@@ -121,7 +121,9 @@ def _today(phases, scale, w, epsilon, delta, direction, rel_tol, force):
     lo = None if r.lower is None else _divided(r.lower, w, False)
     up = None if r.upper is None else _divided(r.upper, w, True)
     value = up if r.value == r.upper else _divided(r.value, w, True)
-    return dataclasses.replace(r, value=value, lower=lo, upper=up)
+    acc = dict(r.accuracy, scale=scale, sigmas=[float(p.sigma) * up for p in phases] if up is not None else None,
+               sigmas_insufficient=None if lo is None else [float(p.sigma) * lo for p in phases])
+    return dataclasses.replace(r, value=value, lower=lo, upper=up, accuracy=acc)
 
 
 def sigma(phases, epsilon, delta, *, scale="all", direction="add_remove", rel_tol=None, force=False):
