@@ -61,7 +61,7 @@ def main(args, fail, error_text, accuracy_text, print_answer) -> int:
             run, origins = [p for p, _ in pairs], [f"--phase {o}" for _, o in pairs]
     except ParameterError as exc:
         return fail(error_text(exc), 2)
-    source = f"--phases {args.phases}" if args.phases is not None else "--phase"
+    source = f"--phases {args.phases}: " if args.phases is not None else ""
     kw = {"direction": args.direction, "force": args.force}
     if args.rel_tol is not None:
         kw["rel_tol"] = args.rel_tol
@@ -78,7 +78,7 @@ def main(args, fail, error_text, accuracy_text, print_answer) -> int:
     except ValueError as exc:
         text = str(exc)
         if text.startswith("phase "):  # a phase's own error: name its row
-            return fail(f"{source}: {phases_io.where(origins, text)}", 2)
+            return fail(source + phases_io.where(origins, text), 2)
         return fail(error_text(exc), 2)
     except (RuntimeError, ArithmeticError) as exc:
         return fail(accuracy_text(exc), 1)

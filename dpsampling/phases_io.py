@@ -88,7 +88,7 @@ def read_file(path) -> tuple:
         rows = _csv_rows(path, text)
     if not rows:
         _fail("phases", f"file {path}", None, "has no phases (one row per phase: " + ",".join(KEYS) + ")", path)
-    phases = [phase_of(row, "phases", origin) for origin, row in rows]
+    phases = [phase_of(row, "phases", f"file {path}, {origin}") for origin, row in rows]
     return phases, [origin for origin, _ in rows]
 
 
@@ -108,7 +108,7 @@ def _csv_rows(path, text):
         if len(cells) != len(header):
             _fail("phases", f"file {path}, line {n}", None,
                   f"has {len(cells)} cells, the header {len(header)} ({','.join(header)})", line)
-        out.append((f"file {path}, line {n}", dict(zip(header, cells))))
+        out.append((f"line {n}", dict(zip(header, cells))))
     return out
 
 
@@ -127,7 +127,7 @@ def _yaml_rows(path, text):
     if not isinstance(data, list):
         _fail("phases", f"file {path}", None, "must hold a list of phases (or a mapping with the list under "
                                               "'phases')", data)
-    return [(f"file {path}, phase entry {i + 1}", row) for i, row in enumerate(data)]
+    return [(f"entry {i + 1}", row) for i, row in enumerate(data)]
 
 
 def parse_flag(text: str, n: int) -> tuple:
@@ -151,7 +151,7 @@ def where(origins, message: str) -> str:
     head, sep, rest = message.partition(" ")
     index = rest.split(" ", 1)[0].rstrip(":")
     if head == "phase" and index.isdigit() and int(index) < len(origins):
-        return f"phase {index} ({origins[int(index)]}){rest[len(index):]}"
+        return f"phase {index} at {origins[int(index)]}{rest[len(index):]}"
     return message
 
 
