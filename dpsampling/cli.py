@@ -176,8 +176,8 @@ def _audit_parser(sub) -> None:
     a = sub.add_parser("audit", help="ε (or σ, or the most epochs) of a training run under every batch sampler",
                        description="sigma+epochs: ε per sampler; target-epsilon+epochs: σ per sampler; "
                                    "target-epsilon+sigma: the most epochs per sampler.")
-    a.add_argument("--dataset-size", type=int, required=True, help="number of training examples N >= 1")
-    a.add_argument("--batch-size", type=int, required=True, help="batch size B in [1, N]")
+    a.add_argument("--dataset-size", type=int, help="number of training examples N >= 1 (required without --phases)")
+    a.add_argument("--batch-size", type=int, help="batch size B in [1, N] (required without --phases)")
     a.add_argument("--epochs", type=int, help="epochs E >= 1 (leave out to ask for the most epochs)")
     a.add_argument("--sigma", type=float, help="noise multiplier σ > 0 (leave out to ask for σ)")
     a.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
@@ -199,6 +199,10 @@ def _audit_parser(sub) -> None:
     a.add_argument("--markdown", action="store_true", help="the table and verdicts as Markdown")
     a.add_argument("--plot", metavar="FILE", help="draw the per-epoch intervals to FILE (.png or .pdf; implies "
                                                   "--per-epoch; needs the 'pipeline' extra)")
+    a.add_argument("--phases", metavar="FILE", help="a run of several phases (CSV or YAML, as for dpsampling epsilon "
+                                                    "--phases): ε of the same schedule under each sampler")
+    a.add_argument("--phase", action="append", metavar="KEY=VALUE,...",
+                   help="one phase of a run (sampler=…,sigma=…,q=…,steps=…[,epochs=…]); repeat for each")
 
 
 #: what to change in an audit when a row costs too much: its cost drivers are the run's steps and epochs
@@ -256,6 +260,14 @@ def _audit_error_text(exc, row=False) -> str:
 
 def _audit_main(a) -> int:
     from .auditing import audit
+
+    if a.phases is not None or a.phase:
+        from . import cli_phases
+
+        return cli_phases.audit_main(a, _fail, _audit_error_text)
+    missing = [f for f, v in (("--dataset-size", a.dataset_size), ("--batch-size", a.batch_size)) if v is None]
+    if missing:
+        return _fail("the following arguments are required: " + ", ".join(missing), 2)
 
     per_epoch = a.per_epoch or a.plot is not None
     if a.plot is not None:  # a path or a missing extra is refused before anything is computed

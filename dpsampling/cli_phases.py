@@ -87,4 +87,59 @@ def main(args, fail, error_text, accuracy_text, print_answer) -> int:
     return print_answer(args, res, head, listed, scale)
 
 
-__all__ = ["APPLY", "main", "refused"]
+#: the audit's flags that apply to a run of phases; every other audit flag given is refused
+AUDIT_APPLY = ("command", "delta", "samplers", "force", "json", "phases", "phase", "accuracy")
+
+
+def _read(args, error_text):
+    """(phases, origins) from --phases or --phase, or raise the ParameterError worded for the command line."""
+    from . import phases_io
+
+    if args.phases is not None:
+        return phases_io.read_file(args.phases)
+    pairs = [phases_io.parse_flag(text, n + 1) for n, text in enumerate(args.phase)]
+    return [p for p, _ in pairs], [f"--phase {o}" for _, o in pairs]
+
+
+def audit_main(args, fail, error_text) -> int:
+    """``dpsampling audit --phases FILE`` (or --phase): :func:`dpsampling.phases_audit.audit_phases`, printed by
+    :func:`dpsampling.render.phases_audit_text` (``--json``: one object {question, phases, rows, not_computed})."""
+    import json
+
+    from . import phases_audit, phases_io, render
+    from .engine.errors import ParameterError
+
+    source = "--phases" if args.phases is not None else "--phase"
+    if args.phases is not None and args.phase:
+        return fail("--phases and --phase together: give the run's phases either in a file (--phases) or as --phase "
+                    "flags", 2)
+    for dest, value in vars(args).items():
+        if dest not in AUDIT_APPLY and value not in (None, False):
+            return fail(f"{_flag(dest)} does not apply with {source} (each phase gives its own sigma, q, steps and "
+                        f"epochs; the audit asks ε of the schedule under each sampler)", 2)
+    if args.accuracy != "default":
+        return fail(f"--accuracy does not apply with {source} (a run of phases is answered to --rel-tol's default "
+                    f"width)", 2)
+    if args.delta is None:
+        return fail("the following arguments are required: --delta", 2)
+    try:
+        run, origins = _read(args, error_text)
+        rows = phases_audit.audit_phases(run, args.delta, samplers=args.samplers, force=args.force)
+    except ParameterError as exc:
+        if str(exc).startswith("phase "):
+            return fail((f"--phases {args.phases}: " if args.phases else "") + phases_io.where(origins, str(exc)), 2)
+        return fail(error_text(exc), 2)
+    except (RuntimeError, ArithmeticError) as exc:
+        return fail(str(exc) or type(exc).__name__, 1)
+    listed = [dataclasses.asdict(p) for p in run]
+    if args.json:
+        recs = phases_audit.records(rows)
+        print(json.dumps({"question": "epsilon", "delta": args.delta, "phases": listed,
+                          "rows": [r for r in recs if "not_computed" not in r],
+                          "not_computed": {r["sampler"]: r["not_computed"] for r in recs if "not_computed" in r}}))
+    else:
+        print(render.phases_audit_text(rows, listed, args.delta))
+    return 0
+
+
+__all__ = ["APPLY", "AUDIT_APPLY", "audit_main", "main", "refused"]

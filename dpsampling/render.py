@@ -469,6 +469,35 @@ def answer_text(command, result, target, run, scale=None) -> str:
     return "\n".join(lines)
 
 
+def phases_audit_text(rows, run, delta) -> str:
+    """The audit of a run of phases: one row per sampler (its ε interval on its side, what it is, its relation, the
+    method of each end), the samplers not computed with why, then the run's phases."""
+    head = ("sampler", "ε", "what it is", "relation", "method")
+    table = [head]
+    for r in rows:
+        if r.result is None:
+            continue
+        res = r.result
+        how = " / ".join(m for m in (res.lower_method, res.upper_method) if m) or (res.method or "")
+        table.append((r.sampler, cell(res.lower, res.upper, res.kind, res.value), _WHAT.get(res.kind, res.kind),
+                      relation(res.relation), how))
+    w = [max(len(t[k]) for t in table) for k in range(len(head))]
+    lines = [f"a run of {len(run)} phase{'s' if len(run) != 1 else ''}, δ = {_given(delta)}: ε of the same schedule "
+             f"under each sampler", ""]
+    lines += [("  ".join(c.rjust(w[k]) if k == 1 and i else c.ljust(w[k]) for k, c in enumerate(t))).rstrip()
+              for i, t in enumerate(table)]
+    skipped = [r for r in rows if r.result is None]
+    if skipped:
+        lines.append("")
+        lines += [f"- {r.sampler}: not computed: {r.why}" for r in skipped]
+    lines += ["", "phases (each row's sampler in place of the one given):"]
+    ptable = [("phase", "σ", "q", "steps × epochs")]
+    ptable += [(str(i), _given(p["sigma"]), _given(p["q"]), f"{p['steps']} × {p['epochs']}") for i, p in enumerate(run)]
+    pw = [max(len(t[k]) for t in ptable) for k in range(4)]
+    lines += ["  " + "  ".join(c.ljust(pw[k]) for k, c in enumerate(t)).rstrip() for t in ptable]
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- warnings (integrations)
 
 def certified_text(lower, upper) -> str:
@@ -507,7 +536,7 @@ def best_known_text(head, claim_relation, lower, upper, used_relation, proven) -
             f"best known upper bound")
 
 
-__all__ = ["DIGITS", "RELATION_SHORT", "answer_text", "audit_markdown", "audit_rows", "audit_text", "best_known_text", "bound",
+__all__ = ["DIGITS", "RELATION_SHORT", "answer_text", "audit_markdown", "phases_audit_text", "audit_rows", "audit_text", "best_known_text", "bound",
            "cap_verdict", "cell", "certified_text", "ends", "exact", "interval", "opacus_check_text",
            "per_epoch_text", "plot_axis_label", "plot_label", "relation", "relation_words", "separating", "tagged",
            "verdicts", "outward"]
