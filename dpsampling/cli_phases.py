@@ -54,11 +54,7 @@ def main(args, fail, error_text, accuracy_text, print_answer) -> int:
     if why is not None:
         return fail(why, 2)
     try:
-        if args.phases is not None:
-            run, origins = phases_io.read_file(args.phases)
-        else:
-            pairs = [phases_io.parse_flag(text, n + 1) for n, text in enumerate(args.phase)]
-            run, origins = [p for p, _ in pairs], [f"--phase {o}" for _, o in pairs]
+        run, origins = _read(args)
     except ParameterError as exc:
         return fail(error_text(exc), 2)
     source = f"--phases {args.phases}: " if args.phases is not None else ""
@@ -91,7 +87,7 @@ def main(args, fail, error_text, accuracy_text, print_answer) -> int:
 AUDIT_APPLY = ("command", "delta", "samplers", "force", "json", "phases", "phase", "accuracy")
 
 
-def _read(args, error_text):
+def _read(args):
     """(phases, origins) from --phases or --phase, or raise the ParameterError worded for the command line."""
     from . import phases_io
 
@@ -123,7 +119,7 @@ def audit_main(args, fail, error_text) -> int:
     if args.delta is None:
         return fail("the following arguments are required: --delta", 2)
     try:
-        run, origins = _read(args, error_text)
+        run, origins = _read(args)
         rows = phases_audit.audit_phases(run, args.delta, samplers=args.samplers, force=args.force)
     except ParameterError as exc:
         if str(exc).startswith("phase "):

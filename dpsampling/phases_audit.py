@@ -29,7 +29,7 @@ def audit_phases(phases, delta, *, samplers=None, force=False, rel_tol=None) -> 
     from dpsampling.engine.errors import ParameterError
     from dpsampling.engine.validation import check_delta
 
-    from . import phases as api
+    from .samplers import phases as api
 
     check_delta(delta)
     names = registry.SAMPLERS if samplers is None else _names(samplers, registry.SAMPLERS)

@@ -163,7 +163,7 @@ def phases_statement(phases, *, delta, dataset_size=None, format="text", force=F
     (Poisson) sampler where a phase used another, and a footnote that says which number is the run's guarantee.
     Every bound on its side (:mod:`dpsampling.render`).  Bad input raises ParameterError naming the phase."""
     from dpsampling import __version__, samplers
-    from dpsampling import phases as api
+    from dpsampling.samplers import phases as api
     from dpsampling.engine.validation import check_choice, check_int
 
     from . import render
