@@ -34,6 +34,25 @@ def refused(args) -> str | None:
     return None
 
 
+def cost_text(exc) -> str:
+    """A cost refusal in a run of phases: the phases' keys to change (their flags do not apply), or --force."""
+    return exc.text("--force", {d: f"the phases' {d}" if d in ("sigma", "q", "steps", "epochs") else None
+                                for d in exc.drivers})
+
+
+def _error(exc, source, origins, error_text) -> str:
+    """One line for a library error about a run of phases: a phase's own error names its row."""
+    from . import phases_io
+    from .samplers.spec import CostError
+
+    if isinstance(exc, CostError):
+        return source + phases_io.where(origins, cost_text(exc))
+    text = str(exc)
+    if text.startswith("phase "):
+        return source + phases_io.where(origins, text)
+    return error_text(exc)
+
+
 def _scale(text):
     if text is None or text == "all":
         return "all"
@@ -72,10 +91,7 @@ def main(args, fail, error_text, accuracy_text, print_answer) -> int:
             else:
                 res = api.sigma(run, args.epsilon, args.delta, scale=scale, **kw)
     except ValueError as exc:
-        text = str(exc)
-        if text.startswith("phase "):  # a phase's own error: name its row
-            return fail(source + phases_io.where(origins, text), 2)
-        return fail(error_text(exc), 2)
+        return fail(_error(exc, source, origins, error_text), 2)
     except (RuntimeError, ArithmeticError) as exc:
         return fail(accuracy_text(exc), 1)
     listed = [dataclasses.asdict(p) for p in run]
@@ -118,13 +134,12 @@ def audit_main(args, fail, error_text) -> int:
                     f"width)", 2)
     if args.delta is None:
         return fail("the following arguments are required: --delta", 2)
+    origins = []
     try:
         run, origins = _read(args)
         rows = phases_audit.audit_phases(run, args.delta, samplers=args.samplers, force=args.force)
     except ParameterError as exc:
-        if str(exc).startswith("phase "):
-            return fail((f"--phases {args.phases}: " if args.phases else "") + phases_io.where(origins, str(exc)), 2)
-        return fail(error_text(exc), 2)
+        return fail(_error(exc, f"--phases {args.phases}: " if args.phases else "", origins, error_text), 2)
     except (RuntimeError, ArithmeticError) as exc:
         return fail(str(exc) or type(exc).__name__, 1)
     listed = [dataclasses.asdict(p) for p in run]

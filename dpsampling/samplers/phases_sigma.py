@@ -32,6 +32,8 @@ from . import phases as _phases
 SEARCH_REL_TOL = 1e-2
 #: at most this many evaluations of the run's interval per calibration
 MAX_EVALUATIONS = 40
+#: the largest step of the search in log σ before a bracket is found (a factor 2: small σ is costly)
+MAX_STEP = math.log(2.0)
 #: the starting guess of −d log ε / d log σ (ε ≈ ∝ 1/σ when the composition is far from one step)
 SLOPE_GUESS = 1.0
 
@@ -171,12 +173,40 @@ class _Run:
     def __call__(self, x, rel_tol):
         key = (x, rel_tol)
         if key not in self.seen:
+            run = _scaled(self.phases, self.scale, x)
+            _check_cost(run, self.delta, rel_tol, self.force)
             self.count += 1
             if self.count > MAX_EVALUATIONS:
                 raise InternalError(f"σ calibration of a run: no bracket after {MAX_EVALUATIONS} evaluations")
-            self.seen[key] = _phases.epsilon(_scaled(self.phases, self.scale, x), self.delta,
-                                             direction=self.direction, rel_tol=rel_tol, force=self.force)
+            self.seen[key] = _phases.epsilon(run, self.delta, direction=self.direction, rel_tol=rel_tol,
+                                             force=self.force)
         return self.seen[key]
+
+
+def _check_cost(run, delta, rel_tol, force):
+    """Each phase's ε question at its σ within the time and memory limits (:func:`.spec.check_cost`, the sampler's
+    cost model; a run costs at least each of its phases): CostError naming the phase and its σ otherwise."""
+    from . import get_spec
+    from .spec import CostError, Question, check_cost
+
+    for i, p in enumerate(run):
+        try:
+            spec = get_spec(p.sampler)
+        except ParameterError:
+            return  # the run's own check names the phase
+        options = {} if rel_tol is None else {"rel_tol": rel_tol}
+        try:
+            check_cost(spec, Question("epsilon", sigma=float(p.sigma), steps=p.steps, epochs=p.epochs, q=p.q,
+                                      target=delta, method=spec.default_method, options=options), force=force)
+        except CostError as exc:
+            raise CostError(f"phase {i} ({p.sampler}) at σ = {float(p.sigma):.4g} in the σ calibration of the run",
+                            _cost_of(exc), exc.limit) from None
+
+
+def _cost_of(exc):
+    from .spec import Cost
+
+    return Cost(exc.seconds, exc.why, exc.drivers, exc.bytes)
 
 
 def _log_mid(r):
@@ -190,12 +220,25 @@ def _log_mid(r):
 
 def _root(run, x0, log_t, coarse):
     """log x where the coarse interval's midpoint meets the target (secant, kept in a bracket once one is found),
-    and the slope k = −d log ε / d log x there (> 0)."""
+    and the slope k = −d log ε / d log x there (> 0); a point beyond the cost limits is backed off towards more
+    noise."""
+    from .spec import CostError
+
     pts = []  # (log x, log mid − log target)
     lx, k = math.log(x0), SLOPE_GUESS
     below = above = None  # the nearest points with f < 0 (enough noise) and f > 0
     for _ in range(MAX_EVALUATIONS):
-        f = _log_mid(run(math.exp(lx), coarse)) - log_t
+        try:
+            r = run(math.exp(lx), coarse)
+        except CostError:  # beyond the limits here: back towards more noise (cheaper), or give up near the root
+            if pts and abs(lx - pts[-1][0]) > 1e-3:
+                lx = 0.5 * (lx + pts[-1][0])
+                continue
+            if not pts and lx - math.log(x0) < 10 * MAX_STEP:
+                lx += MAX_STEP
+                continue
+            raise
+        f = _log_mid(r) - log_t
         pts.append((lx, f))
         if f == math.inf:
             above = (lx, f) if above is None or lx > above[0] else above
@@ -209,7 +252,7 @@ def _root(run, x0, log_t, coarse):
             slope = -(pts[-1][1] - pts[-2][1]) / (pts[-1][0] - pts[-2][0])
             if slope > 0:
                 k = min(max(slope, 0.05), 20.0)
-        nxt = lx + f / k if math.isfinite(f) else lx + 1.0
+        nxt = lx + (max(-MAX_STEP, min(MAX_STEP, f / k)) if math.isfinite(f) else MAX_STEP)
         if below is not None and above is not None:  # bracketed: stay inside, away from the ends
             a, b = above[0], below[0]
             nxt = min(max(nxt, a + 0.05 * (b - a)), b - 0.05 * (b - a))
