@@ -36,7 +36,8 @@ def refused(args) -> str | None:
 
 def cost_text(exc) -> str:
     """A cost refusal in a run of phases: the phases' keys to change (their flags do not apply), or --force."""
-    return exc.text("--force", {d: f"the phases' {d}" if d in ("sigma", "q", "steps", "epochs") else None
+    keys = [d for d in exc.drivers if d in ("sigma", "q", "steps", "epochs")]
+    return exc.text("--force", {d: (f"the phase's {d}" if d == keys[0] else d) if d in keys else None
                                 for d in exc.drivers})
 
 
@@ -143,6 +144,8 @@ def audit_main(args, fail, error_text) -> int:
     except (RuntimeError, ArithmeticError) as exc:
         return fail(str(exc) or type(exc).__name__, 1)
     listed = [dataclasses.asdict(p) for p in run]
+    if all(r.result is None for r in rows):  # as the audit: only when no row answers does it fail
+        return fail("no sampler answers this run of phases: " + "; ".join(f"{r.sampler}: {r.why}" for r in rows), 2)
     if args.json:
         recs = phases_audit.records(rows)
         print(json.dumps({"question": "epsilon", "delta": args.delta, "phases": listed,

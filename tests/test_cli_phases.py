@@ -121,3 +121,18 @@ def test_a_phases_error_names_its_row(capsys, tmp_path):
     assert code == 2 and "phase 1 at --phase #2" in err and "replace_one" in err
     code, _, err = run(capsys, "epsilon", "--phases", tmp_path / "none.csv", "--delta", "1e-5")
     assert code == 2 and err.startswith(f"dpsampling: error: --phases file {tmp_path / 'none.csv'}: cannot be read")
+
+
+def test_a_phase_beyond_the_limits_is_refused_naming_it(capsys):
+    """σ = 0.01 in one phase: its sampler's cost model refuses it (memory), as a single run's question is refused,
+    naming the phase and its flag, before any work."""
+    code, out, err = run(capsys, "epsilon", "--phase", f"sampler=poisson,sigma=0.01,q={Q!r},steps=100",
+                         "--phase", f"sampler=poisson,sigma=1.1,q={Q!r},steps=7050", "--delta", "1e-5")
+    assert code == 2 and not out
+    assert err.startswith("dpsampling: error: phase 0 at --phase #1") and "memory" in err and "the phase's sigma" in err
+    with pytest.raises(ValueError, match="phase 0 \\(poisson\\) at σ = 0.01"):
+        phases.epsilon([phases.Phase("poisson", 0.01, Q, 100), phases.Phase("poisson", 1.1, Q, 7050)], 1e-5)
+    code, _, err = run(capsys, "audit", "--phase", f"sampler=poisson,sigma=0.01,q={Q!r},steps=100",
+                       "--phase", f"sampler=poisson,sigma=1.1,q={Q!r},steps=7050", "--delta", "1e-5",
+                       "--samplers", "poisson,wor")
+    assert code == 2 and err.startswith("dpsampling: error: no sampler answers this run of phases: poisson: phase 0")

@@ -27,6 +27,7 @@ import math
 from dpsampling.engine.errors import InternalError, ParameterError
 
 from . import phases as _phases
+from ._phase_cost import check_cost
 
 #: the coarsest width of an interval used only to place the root (its certified ends are not returned)
 SEARCH_REL_TOL = 1e-2
@@ -174,39 +175,13 @@ class _Run:
         key = (x, rel_tol)
         if key not in self.seen:
             run = _scaled(self.phases, self.scale, x)
-            _check_cost(run, self.delta, rel_tol, self.force)
+            check_cost(run, "epsilon", self.delta, rel_tol, self.force, "in the σ calibration of the run")
             self.count += 1
             if self.count > MAX_EVALUATIONS:
                 raise InternalError(f"σ calibration of a run: no bracket after {MAX_EVALUATIONS} evaluations")
             self.seen[key] = _phases.epsilon(run, self.delta, direction=self.direction, rel_tol=rel_tol,
                                              force=self.force)
         return self.seen[key]
-
-
-def _check_cost(run, delta, rel_tol, force):
-    """Each phase's ε question at its σ within the time and memory limits (:func:`.spec.check_cost`, the sampler's
-    cost model; a run costs at least each of its phases): CostError naming the phase and its σ otherwise."""
-    from . import get_spec
-    from .spec import CostError, Question, check_cost
-
-    for i, p in enumerate(run):
-        try:
-            spec = get_spec(p.sampler)
-        except ParameterError:
-            return  # the run's own check names the phase
-        options = {} if rel_tol is None else {"rel_tol": rel_tol}
-        try:
-            check_cost(spec, Question("epsilon", sigma=float(p.sigma), steps=p.steps, epochs=p.epochs, q=p.q,
-                                      target=delta, method=spec.default_method, options=options), force=force)
-        except CostError as exc:
-            raise CostError(f"phase {i} ({p.sampler}) at σ = {float(p.sigma):.4g} in the σ calibration of the run",
-                            _cost_of(exc), exc.limit) from None
-
-
-def _cost_of(exc):
-    from .spec import Cost
-
-    return Cost(exc.seconds, exc.why, exc.drivers, exc.bytes)
 
 
 def _log_mid(r):
