@@ -277,7 +277,7 @@ def _calibrate(phases, scale, start, eps, dlt, direction, rel_tol, force):
 
 
 def _result(phases, scale, lo, up, r_lo, r_up, rel, count):
-    from dpsampling.engine.result import UPPER_CERTIFIED_KINDS, AccountingResult
+    from dpsampling.engine.result import UPPER_CERTIFIED_KINDS, WIDTH_NOT_MET_FLAG, AccountingResult
 
     sig = lambda x: [float(p.sigma) for p in _scaled(phases, scale, x)]  # noqa: E731
     acc = {"scale": scale, "rel_tol": rel, "evaluations": count, "sigmas": sig(up), "sigmas_insufficient": sig(lo),
@@ -285,7 +285,9 @@ def _result(phases, scale, lo, up, r_lo, r_up, rel, count):
            "discretization": r_up.accuracy.get("discretization"),
            "lower_method": f"{r_lo.lower_method} (provably insufficient σ)",
            "upper_method": f"{r_up.upper_method} (sufficient σ)"}
-    flags = tuple(dict.fromkeys(r_up.flags + r_lo.flags))
+    acc["rel_width"] = (up - lo) / up
+    # an ε interval wider than asked only widens the σ bracket (rel_width says by how much): both ends stay bounds
+    flags = tuple(f for f in dict.fromkeys(r_up.flags + r_lo.flags) if f != WIDTH_NOT_MET_FLAG)
     if r_up.kind not in UPPER_CERTIFIED_KINDS:  # the run's upper end is not certified here: σ is not either
         return AccountingResult(up, "estimate", r_up.method, acc, lo, up, flags, relation=r_up.relation)
     lower_ok = r_lo.kind in ("interval", "exact", "lower")
