@@ -110,3 +110,34 @@ def test_weight_must_be_positive():
         phases.sigma(_run([1.1, 0.0], 10), 1.0, 1e-5)
     with pytest.raises(ParameterError, match="phase 0 \\(poisson\\): sigma"):
         phases.sigma([phases.Phase("poisson", None, Q, 10), phases.Phase("poisson", 1.0, Q, 10)], 1.0, 1e-5, scale=1)
+
+
+def test_search_on_a_known_curve_backs_off_where_a_phase_is_too_costly(monkeypatch):
+    """The search alone, on a synthetic run whose certified interval is ε(c) = 3/c² · [1 − 1e-5, 1 + 1e-5] (true
+    root c* = √(3/50) for ε = 50): the bracket contains c*, each end holds by the synthetic interval, and a point
+    where a phase's cost model refuses (σ < 0.2) is backed off from, never evaluated."""
+    from dpsampling.engine.result import AccountingResult
+    from dpsampling.samplers.spec import Cost, CostError
+
+    asked = []
+
+    def fake_epsilon(run, delta, **kw):
+        c = run[0].sigma / 1.1
+        asked.append(c)
+        eps = 3.0 / c**2
+        return AccountingResult(eps * (1 + 1e-5), "interval", "certified", {"discretization": 1e-4},
+                                eps * (1 - 1e-5), eps * (1 + 1e-5), (), relation="add_remove",
+                                lower_method="dominated PLD", upper_method="pessimistic PLD")
+
+    def fake_cost(run, quantity, target, rel_tol, force, what=""):
+        if min(p.sigma for p in run) < 0.2:
+            raise CostError("phase 1 (poisson)", Cost(1e3, "", ("sigma",)), 60)
+
+    monkeypatch.setattr(phases_sigma._phases, "epsilon", fake_epsilon)
+    monkeypatch.setattr(phases_sigma, "check_cost", fake_cost)
+    r = phases_sigma._calibrate(_run([1.1, 0.9], 10), "all", 1.0, 50.0, 1e-5, "add_remove", None, False)
+    root = (3.0 / 50.0) ** 0.5
+    assert r.lower < root < r.upper and (r.upper - r.lower) / r.upper <= 1e-3
+    assert 3.0 / r.upper**2 * (1 + 1e-5) <= 50.0 < 3.0 / r.lower**2 * (1 - 1e-5)
+    assert min(0.9 * c for c in asked) >= 0.2  # no evaluation where the cost model refused
+    assert r.kind == "interval" and r.lower_method == "dominated PLD (provably insufficient σ)"
