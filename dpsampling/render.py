@@ -447,12 +447,16 @@ def answer_text(command, result, target, run, scale=None) -> str:
     what = _WHAT.get(result.kind, result.kind)
     if command == "sigma" and result.kind == "interval":
         what = "interval (lower provably insufficient, upper sufficient)"
-    value = cell(result.lower, result.upper, result.kind, result.value, command)
+    if result.kind == "estimate":  # not a bound: its value, said so (its band, if any, is in the JSON)
+        value, what = f"≈ {bound(result.value, 'value')}", "estimate, not a bound"
+    else:
+        value = cell(result.lower, result.upper, result.kind, result.value, command)
     lines = [f"{head}, under {relation(result.relation)}:",
              f"  {symbol} = {value}  {what}; {how}"]
     if result.flags:
         lines.append("  flags: " + ", ".join(result.flags))
-    sig_head = "σ" if command != "sigma" else "σ (sufficient)"
+    certified = result.kind in ("exact", "interval", "upper")
+    sig_head = "σ" if command != "sigma" else ("σ (sufficient)" if certified else "σ (estimate)")
     sufficient = (result.accuracy or {}).get("sigmas")
     rows = [("phase", "sampler", sig_head, "q", "steps × epochs")]
     for i, p in enumerate(run):
@@ -460,7 +464,7 @@ def answer_text(command, result, target, run, scale=None) -> str:
             s = sufficient[i] if sufficient else result.value
             if not sufficient and scale == "all" and s is not None:  # one setting: c times its weight
                 s = s * float(p["sigma"])
-            s_text = bound(s, "upper") if s is not None else "-"
+            s_text = bound(s, "upper" if certified else "value") if s is not None else "-"
         else:
             s_text = _given(p["sigma"])
         rows.append((str(i), str(p["sampler"]), s_text, _given(p["q"]), f"{p['steps']} × {p['epochs']}"))
