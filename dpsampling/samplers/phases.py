@@ -104,6 +104,9 @@ def _answer(quantity, phases, target, direction, rel_tol, force):
         total = sum(int(p.steps) * int(p.epochs) for p in checked)
         return account(first.sampler, quantity, target, sigma=first.sigma, steps=total, epochs=1, q=first.q,
                        direction=direction, force=force, **options)
+    from ._phase_cost import check_cost
+
+    check_cost(checked, quantity, target, rel_tol, force)  # each phase within the limits, as account checks one
     mechanisms = [(float(p.sigma) / MECHANISMS[p.sampler], float(p.q), int(p.steps) * int(p.epochs)) for p in checked]
     fn = engine_phases.epsilon if quantity == "epsilon" else engine_phases.delta
     kw = {} if rel_tol is None else {"rel_tol": float(rel_tol)}
