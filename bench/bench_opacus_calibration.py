@@ -7,24 +7,24 @@ Prints, per accountant: the σ returned, CPU and wall seconds, the number of ``g
 certified evaluations: the rest are memoised), the CPU ratio to each of Opacus's accountants, and what the σ is worth:
 our certified interval of ε for a Poisson run at that σ (Opacus's accountants all assume Poisson sampling) and, for a
 dpsampling accountant of another sampler, that sampler's certified ε.  Each calibration runs once, in the order given,
-after a warm-up (imports, numba's cached kernels) on another run, so none pays for what the process loads first.
+after a warm-up (imports, numba's cached kernels) on another run, so none pays for what the process loads first:
+this measures Opacus's bisection over each accountant inside a warm process.  What a user's fresh process pays
+(imports, default threads, dpsampling's PrivacyEngine calibrating with one solve) is
+bench/bench_calibration_plain.py.
 
 Run: python bench/bench_opacus_calibration.py [accountant ...]   (needs the [opacus] extra; default: dpsampling_poisson
 dpsampling_balls_and_bins rdp prv gdp; a sampler name means dpsampling_<sampler>; -v prints every certified evaluation)
 """
 
-import os
 import sys
 import time
 import warnings
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+from opacus.accountants import registry
+from opacus.accountants.utils import get_noise_multiplier
 
-from opacus.accountants import registry  # noqa: E402
-from opacus.accountants.utils import get_noise_multiplier  # noqa: E402
-
-from dpsampling.integrations import opacus as dpo  # noqa: E402
-from dpsampling.samplers import account, get_spec  # noqa: E402
+from dpsampling.integrations import opacus as dpo
+from dpsampling.samplers import account, get_spec
 
 N, B, EPOCHS, TARGET, DELTA = 60000, 256, 60, 3.0, 1e-5
 T = -(-N // B)

@@ -5,7 +5,11 @@ composed (equal settings merge: two groups of 70 500 steps); ten distinct runs (
 1.35 in the first phase, 0.9 in the second, 7050 steps each: 11 groups).  Per run: our certified interval, its
 relative width, CPU seconds from cold caches (one process; the first run pays the imports' warm-up), and
 dp_accounting's PLDAccountant (pessimistic, connect-the-dots) at 10× finer discretisation than ours reached, with its
-CPU seconds, and whether our interval contains it.  Run: ``PYTHONPATH=. python bench/bench_phases.py [--no-reference]``.
+CPU seconds, and whether our interval contains it.  Then σ calibration of the two phases scaled together
+(:func:`dpsampling.phases.sigma`, ε = 3): our bracket of the multiplier and its CPU seconds, against
+dp_accounting's ``calibrate_dp_mechanism`` on a PLDAccountant of the same run (at the discretisation ours reached
+and at 10× finer), its CPU seconds and whether its multiplier lies in our bracket.
+Run: ``PYTHONPATH=. python bench/bench_phases.py [--no-reference]``.
 """
 
 from __future__ import annotations
@@ -39,6 +43,46 @@ def _reference(run, d):
     return acc.get_epsilon(1e-5)
 
 
+TARGET_EPSILON = 3.0
+
+
+def _reference_sigma(run, d):
+    """dp_accounting's calibrate_dp_mechanism: the multiplier c of the run's σ for ε = TARGET_EPSILON."""
+    import dp_accounting as dpa
+
+    def accountant():
+        return dpa.pld.PLDAccountant(dpa.NeighboringRelation.ADD_OR_REMOVE_ONE, value_discretization_interval=d)
+
+    def event(c):
+        return dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(c * s)),
+                                                            steps) for s, q, steps in run])
+
+    return dpa.calibrate_dp_mechanism(accountant, event, TARGET_EPSILON, 1e-5,
+                                      dpa.LowerEndpointAndGuess(0.5, 1.0), tol=1e-5)
+
+
+def calibration(reference):
+    """σ calibration of the two phases scaled together: ours vs dp_accounting's calibrate_dp_mechanism."""
+    from dpsampling import phases
+
+    run = RUNS["two phases"]
+    _clear()
+    t = time.process_time()
+    r = phases.sigma([phases.Phase("poisson", s, q, steps) for s, q, steps in run], TARGET_EPSILON, 1e-5)
+    ours = time.process_time() - t
+    width = (r.upper - r.lower) / r.upper
+    print(f"\nσ calibration, two phases (σ 1.1, 0.9) × c, ε = {TARGET_EPSILON:g}, δ = 1e-5: ours c in "
+          f"[{r.lower:.6f}, {r.upper:.6f}] (rel. width {width:.1e}, {r.accuracy['evaluations']} evaluations), "
+          f"{ours:.2f} CPU s", flush=True)
+    if reference:
+        d = r.accuracy["discretization"]
+        for dd in (d, d / 10):
+            t = time.process_time()
+            c = _reference_sigma(run, dd)
+            print(f"dp_accounting calibrate_dp_mechanism at d = {dd:g}: c = {c:.6f}, {time.process_time() - t:.1f} "
+                  f"CPU s, in our bracket: {r.lower <= c <= r.upper}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--no-reference", action="store_true")
@@ -62,6 +106,7 @@ def main():
         width = (r.upper - r.lower) / r.upper
         print(f"| {name} | [{r.lower:.6f}, {r.upper:.6f}] | {width:.1e} | {d:g} | {ours:.2f} | {ref} | {ref_t} | "
               f"{inside} |", flush=True)
+    calibration(not args.no_reference)
 
 
 if __name__ == "__main__":

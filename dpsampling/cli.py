@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 FLAGS = {"sigma": "sigma", "q": "q", "steps": "steps", "epochs": "epochs", "epsilon": "epsilon", "delta": "delta",
          "direction": "direction", "method": "method", "bound": "bound", "sampler": "sampler", "force": "force",
          "dataset_size": "dataset-size", "batch_size": "batch-size", "target_epsilon": "target-epsilon",
-         "samplers": "samplers", "relation": "relation"}
+         "samplers": "samplers", "relation": "relation", "phases": "phases", "phase": "phase", "scale": "scale"}
 DIRECTIONS = ("add", "remove", "add_remove")
 
 
@@ -98,18 +98,19 @@ def _parser() -> argparse.ArgumentParser:
     options = cli_options()
 
     def common(sp, quantity):
-        sp.add_argument("--sampler", choices=reg.SAMPLERS, default=reg.SAMPLERS[0],
+        sp.add_argument("--sampler", choices=reg.SAMPLERS, default=None,
                         help=f"batch sampler (default {reg.SAMPLERS[0]}): "
                              + "; ".join(f"{s.name} = {s.summary}" for s in specs)
                              + ". Samplers with one batch per step have q = 1/steps")
         if quantity != "sigma":
-            sp.add_argument("--sigma", type=float, required=True, help="noise multiplier σ > 0")
+            sp.add_argument("--sigma", type=float, help="noise multiplier σ > 0 (required without --phases)")
         sp.add_argument("--q", type=float, default=None,
                         help="sampling rate γ in (0, 1]; required for "
                              + "/".join(s.name for s in specs if s.batch == "rate")
                              + ", = 1/steps (optional) otherwise")
-        sp.add_argument("--steps", type=int, required=True, help="number of steps per epoch T >= 1")
-        sp.add_argument("--epochs", type=int, default=1, help="number of epochs E >= 1 (default 1): steps×epochs steps")
+        sp.add_argument("--steps", type=int, help="number of steps per epoch T >= 1 (required without --phases)")
+        sp.add_argument("--epochs", type=int, default=None,
+                        help="number of epochs E >= 1 (default 1): steps×epochs steps")
         sp.add_argument("--direction", choices=_union(s.directions for s in specs), default="add_remove",
                         help="neighbouring direction (default add_remove = max of both)")
         sp.add_argument("--method", choices=_union(s.methods for s in specs), default=None,
@@ -131,6 +132,19 @@ def _parser() -> argparse.ArgumentParser:
         sp.add_argument("--relation", choices=_relations(), default=None,
                         help="the neighbouring relation to answer under (default: the sampler's own); refused, with "
                              "why, where the sampler's analysis does not cover it")
+        sp.add_argument("--phases", metavar="FILE",
+                        help="a run of several phases: a CSV (header sampler,sigma,q,steps[,epochs]) or YAML file, one "
+                             "phase per row (docs/cli.md); replaces --sampler/--sigma/--q/--steps/--epochs")
+        sp.add_argument("--phase", action="append", metavar="KEY=VALUE,...",
+                        help="one phase of a run, e.g. sampler=poisson,sigma=1.1,q=0.0042,steps=7050[,epochs=1]; "
+                             "repeat for each phase (instead of --phases FILE)")
+        if quantity == "sigma":
+            sp.add_argument("--scale", default=None, metavar="all|I",
+                            help="with --phases: 'all' (default) calibrates one multiplier of every phase's σ (their "
+                                 "σ are relative weights), an index I the σ of phase I with the others as given")
+        sp.add_argument("--text", action="store_true",
+                        help="print the answer as text (its ends rounded outward, its relation, the run's phases) "
+                             "instead of one JSON object")
 
     e = sub.add_parser("epsilon", help="ε for a target δ")
     common(e, "epsilon")
@@ -162,8 +176,8 @@ def _audit_parser(sub) -> None:
     a = sub.add_parser("audit", help="ε (or σ, or the most epochs) of a training run under every batch sampler",
                        description="sigma+epochs: ε per sampler; target-epsilon+epochs: σ per sampler; "
                                    "target-epsilon+sigma: the most epochs per sampler.")
-    a.add_argument("--dataset-size", type=int, required=True, help="number of training examples N >= 1")
-    a.add_argument("--batch-size", type=int, required=True, help="batch size B in [1, N]")
+    a.add_argument("--dataset-size", type=int, help="number of training examples N >= 1 (required without --phases)")
+    a.add_argument("--batch-size", type=int, help="batch size B in [1, N] (required without --phases)")
     a.add_argument("--epochs", type=int, help="epochs E >= 1 (leave out to ask for the most epochs)")
     a.add_argument("--sigma", type=float, help="noise multiplier σ > 0 (leave out to ask for σ)")
     a.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
@@ -185,6 +199,10 @@ def _audit_parser(sub) -> None:
     a.add_argument("--markdown", action="store_true", help="the table and verdicts as Markdown")
     a.add_argument("--plot", metavar="FILE", help="draw the per-epoch intervals to FILE (.png or .pdf; implies "
                                                   "--per-epoch; needs the 'pipeline' extra)")
+    a.add_argument("--phases", metavar="FILE", help="a run of several phases (CSV or YAML, as for dpsampling epsilon "
+                                                    "--phases): ε of the same schedule under each sampler")
+    a.add_argument("--phase", action="append", metavar="KEY=VALUE,...",
+                   help="one phase of a run (sampler=…,sigma=…,q=…,steps=…[,epochs=…]); repeat for each")
 
 
 #: what to change in an audit when a row costs too much: its cost drivers are the run's steps and epochs
@@ -242,6 +260,14 @@ def _audit_error_text(exc, row=False) -> str:
 
 def _audit_main(a) -> int:
     from .auditing import audit
+
+    if a.phases is not None or a.phase:
+        from . import cli_phases
+
+        return cli_phases.audit_main(a, _fail, _audit_error_text)
+    missing = [f for f, v in (("--dataset-size", a.dataset_size), ("--batch-size", a.batch_size)) if v is None]
+    if missing:
+        return _fail("the following arguments are required: " + ", ".join(missing), 2)
 
     per_epoch = a.per_epoch or a.plot is not None
     if a.plot is not None:  # a path or a missing extra is refused before anything is computed
@@ -374,6 +400,17 @@ def main(argv=None) -> int:
         return _audit_main(args)
     if args.command == "statement":
         return statements.main(args, _fail, _audit_error_text)
+    if args.phases is not None or args.phase:
+        from . import cli_phases
+
+        return cli_phases.main(args, _fail, _error_text, _accuracy_text, _print_answer)
+    missing = [f for f, v in (("--sigma", getattr(args, "sigma", 0)), ("--steps", args.steps)) if v is None]
+    if missing:
+        return _fail("the following arguments are required: " + ", ".join(missing), 2)
+    if getattr(args, "scale", None) is not None:
+        return _fail("--scale applies only to a run of phases (--phases FILE or --phase): a single run has one σ", 2)
+    args.sampler = args.sampler or _registry().SAMPLERS[0]
+    args.epochs = 1 if args.epochs is None else args.epochs
     try:
         with warnings.catch_warnings():  # numerical warnings (e.g. e^ε overflow at ε = 1e300) would break the one line
             warnings.simplefilter("ignore", RuntimeWarning)
@@ -382,6 +419,19 @@ def main(argv=None) -> int:
         return _fail(_error_text(exc, args.sampler), 2)
     except (RuntimeError, ArithmeticError) as exc:  # e.g. cf.CFAccuracyError: φ cannot meet its error budget
         return _fail(_accuracy_text(exc, args.sampler), 1)
+    run = [{"sampler": args.sampler, "sigma": getattr(args, "sigma", None), "q": args.q, "steps": args.steps,
+            "epochs": args.epochs}]
+    return _print_answer(args, res, {"sampler": args.sampler}, run)
+
+
+def _target(args):
+    return args.delta if args.command == "epsilon" else args.epsilon if args.command == "delta" else (args.epsilon,
+                                                                                                       args.delta)
+
+
+def _print_answer(args, res, head, run, scale=None) -> int:
+    """Print an answer (one JSON object: ``head`` then the result's fields; ``--text``:
+    :func:`dpsampling.render.answer_text` with the ``run``'s phases), or say why it is not printed (exit 1)."""
     from .engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG
 
     if WIDTH_NOT_MET_FLAG in res.flags:  # a certified interval wider than asked: said, not printed
@@ -397,7 +447,12 @@ def main(argv=None) -> int:
     if not _in_range(args.command, shown):
         return _fail(f"the {args.command} computed for these inputs ({shown!r}) is outside its valid range; "
                      f"not reported", 1)
-    out = {"command": args.command, "sampler": args.sampler, **res.as_dict()}
+    if args.text:
+        from . import render
+
+        print(render.answer_text(args.command, res, _target(args), run, scale))
+        return 0
+    out = {"command": args.command, **head, **res.as_dict()}
     print(json.dumps(out, default=lambda x: None if isinstance(x, float) and math.isnan(x) else str(x)))
     return 0
 

@@ -414,6 +414,94 @@ def plot_axis_label(relations) -> str:
     return f"ε{under} (dashed: lower end)"
 
 
+# --------------------------------------------------------------------------- one answer (epsilon/delta/sigma --text)
+
+def _given(x) -> str:
+    """A number the user gave (not a bound): its shortest repr, '-' for None."""
+    return "-" if x is None else repr(float(x)) if not isinstance(x, int) else str(x)
+
+
+def answer_text(command, result, target, run, scale=None) -> str:
+    """The answer of ``dpsampling epsilon|delta|sigma --text``: the question, the answer on its side with what it is,
+    its relation and the method of each end, then the run, one row per phase (``run``: dicts of sampler, sigma, q,
+    steps, epochs; one row for a single setting).  A σ answer's table gives each phase's σ at the sufficient end
+    (rounded up); ``scale`` ("all" or a phase index) says which σ a run's σ answer is."""
+    symbol = SYMBOL[command]
+    if command == "sigma":
+        eps, dlt = target
+        ask = f"for ε = {_given(eps)}, δ = {_given(dlt)}"
+        if scale == "all" and len(run) > 1:
+            head = f"σ multiplier c of every phase's σ {ask}"
+            symbol = "c"
+        elif scale not in (None, "all") and len(run) > 1:
+            head = f"σ of phase {scale} {ask}, the other phases as given"
+        else:
+            head = f"σ {ask}"
+    else:
+        other = "δ" if command == "epsilon" else "ε"
+        head = f"{symbol} at {other} = {_given(target)}"
+    n = len(run)
+    head += f", a run of {n} phases" if n > 1 else ""
+    lm, um = result.lower_method, result.upper_method
+    how = " / ".join(m for m in (lm, um) if m) or (result.method or "")
+    what = _WHAT.get(result.kind, result.kind)
+    if command == "sigma" and result.kind == "interval":
+        what = "interval (lower provably insufficient, upper sufficient)"
+    if result.kind == "estimate":  # not a bound: its value, said so (its band, if any, is in the JSON)
+        value, what = f"≈ {bound(result.value, 'value')}", "estimate, not a bound"
+    else:
+        value = cell(result.lower, result.upper, result.kind, result.value, command)
+    lines = [f"{head}, under {relation(result.relation)}:",
+             f"  {symbol} = {value}  {what}; {how}"]
+    if result.flags:
+        lines.append("  flags: " + ", ".join(result.flags))
+    certified = result.kind in ("exact", "interval", "upper")
+    sig_head = "σ" if command != "sigma" else ("σ (sufficient)" if certified else "σ (estimate)")
+    sufficient = (result.accuracy or {}).get("sigmas")
+    rows = [("phase", "sampler", sig_head, "q", "steps × epochs")]
+    for i, p in enumerate(run):
+        if command == "sigma":
+            s = sufficient[i] if sufficient else result.value
+            if not sufficient and scale == "all" and s is not None:  # one setting: c times its weight
+                s = s * float(p["sigma"])
+            s_text = bound(s, "upper" if certified else "value") if s is not None else "-"
+        else:
+            s_text = _given(p["sigma"])
+        rows.append((str(i), str(p["sampler"]), s_text, _given(p["q"]), f"{p['steps']} × {p['epochs']}"))
+    w = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    lines += ["  " + "  ".join(c.ljust(w[k]) for k, c in enumerate(r)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def phases_audit_text(rows, run, delta) -> str:
+    """The audit of a run of phases: one row per sampler (its ε interval on its side, what it is, its relation, the
+    method of each end), the samplers not computed with why, then the run's phases."""
+    head = ("sampler", "ε", "what it is", "relation", "method")
+    table = [head]
+    for r in rows:
+        if r.result is None:
+            continue
+        res = r.result
+        how = " / ".join(m for m in (res.lower_method, res.upper_method) if m) or (res.method or "")
+        table.append((r.sampler, cell(res.lower, res.upper, res.kind, res.value), _WHAT.get(res.kind, res.kind),
+                      relation(res.relation), how))
+    w = [max(len(t[k]) for t in table) for k in range(len(head))]
+    lines = [f"a run of {len(run)} phase{'s' if len(run) != 1 else ''}, δ = {_given(delta)}: ε of the same schedule "
+             f"under each sampler", ""]
+    lines += [("  ".join(c.rjust(w[k]) if k == 1 and i else c.ljust(w[k]) for k, c in enumerate(t))).rstrip()
+              for i, t in enumerate(table)]
+    skipped = [r for r in rows if r.result is None]
+    if skipped:
+        lines.append("")
+        lines += [f"- {r.sampler}: not computed: {r.why}" for r in skipped]
+    lines += ["", "phases (each row's sampler in place of the one given):"]
+    ptable = [("phase", "σ", "q", "steps × epochs")]
+    ptable += [(str(i), _given(p["sigma"]), _given(p["q"]), f"{p['steps']} × {p['epochs']}") for i, p in enumerate(run)]
+    pw = [max(len(t[k]) for t in ptable) for k in range(4)]
+    lines += ["  " + "  ".join(c.ljust(pw[k]) for k, c in enumerate(t)).rstrip() for t in ptable]
+    return "\n".join(lines)
+
+
 # --------------------------------------------------------------------------- warnings (integrations)
 
 def certified_text(lower, upper) -> str:
@@ -454,7 +542,7 @@ def best_known_text(head, claim_relation, lower, upper, used_relation, proven) -
             f"best known upper bound")
 
 
-__all__ = ["DIGITS", "RELATION_SHORT", "audit_markdown", "audit_rows", "audit_text", "best_known_text", "bound",
+__all__ = ["DIGITS", "RELATION_SHORT", "answer_text", "audit_markdown", "phases_audit_text", "audit_rows", "audit_text", "best_known_text", "bound",
            "cap_verdict", "cell", "certified_text", "ends", "exact", "interval", "opacus_check_text",
            "per_epoch_text", "plot_axis_label", "plot_label", "relation", "relation_words", "separating", "tagged",
            "verdicts", "outward"]

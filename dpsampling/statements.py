@@ -156,16 +156,106 @@ def statement(dataset_size, batch_size, *, epochs, sigma, delta, sampler, format
     return "\n\n".join(paras) + "\n"
 
 
+def phases_statement(phases, *, delta, dataset_size=None, format="text", force=False) -> str:
+    """The privacy statement of a run of several phases (:class:`dpsampling.phases.Phase` each): every phase listed
+    (its sampler, σ, q — with ``dataset_size`` the batch size q·N too — and steps × epochs), the whole run's certified
+    ε(δ) interval under its relation (:func:`dpsampling.phases.epsilon`), the same schedule assuming the baseline
+    (Poisson) sampler where a phase used another, and a footnote that says which number is the run's guarantee.
+    Every bound on its side (:mod:`dpsampling.render`).  Bad input raises ParameterError naming the phase."""
+    from dpsampling import __version__, samplers
+    from dpsampling.samplers import phases as api
+    from dpsampling.engine.validation import check_choice, check_int
+
+    from . import render
+
+    check_choice("format", format, FORMATS)
+    if dataset_size is not None:
+        dataset_size = check_int("dataset_size", dataset_size, 1)
+    used = api.epsilon(phases, delta, force=force)
+    run = list(phases)
+    run = [p if isinstance(p, api.Phase) else api.Phase(**p) for p in run]
+    base = samplers.with_role("baseline")
+    others = [i for i, p in enumerate(run) if p.sampler != base.name]
+    lines = [("Epsilon of the run (samplers used):", _interval_or_exact(used), used.relation)]
+    if others:
+        import dataclasses
+
+        as_base = api.epsilon([dataclasses.replace(p, sampler=base.name) for p in run], delta, force=force)
+        lines.append((f"Epsilon assuming {base.words} sampling (*):", _upper_of(as_base),
+                      as_base.relation))
+    rels = [rel for _, _, rel in lines]
+
+    def phase_line(i, p):
+        spec = samplers.get_spec(p.sampler)
+        batch = f" (batches of {p.q * dataset_size:g} of {dataset_size} examples)" if dataset_size else ""
+        epochs = f"{p.epochs} epoch{'s' if p.epochs != 1 else ''}"
+        return (f"phase {i}: {spec.label} ({render.relation(spec.relation)}), noise multiplier {p.sigma:g}, "
+                f"sampling rate {p.q:g}{batch}, {p.steps} steps × {epochs}")
+
+    intro = f"DP-SGD performed in {len(run)} phase{'s' if len(run) != 1 else ''}, each composed with the others:"
+    scope = "This privacy guarantee protects the release of all model checkpoints in addition to the final model."
+    how = (f"Example-level DP with {render.relation_words(used.relation)} at delta = {delta:g} computed with "
+           f"dpsampling {__version__} (PLD accounting, certified bounds: every phase's dominating pair composed "
+           f"above, its dominated pair below):")
+    if not others:
+        note = f"This run used {base.words} sampling in every phase: the interval above is its guarantee."
+    else:
+        groups = {}
+        for i in others:
+            groups.setdefault(samplers.get_spec(run[i].sampler).label, []).append(str(i))
+        which = "; ".join(f"phase{'s' if len(ix) > 1 else ''} {', '.join(ix)} ({label})" for label, ix in groups.items())
+        note = (f"(*) This run did not use {base.words} sampling in {which}, so the "
+                f"{render.tagged(base.words, lines[1][2], rels)} number is not its guarantee; its guarantee is the "
+                f"first line, {render.cell(used.lower, used.upper, used.kind, used.value)}"
+                f"{' under ' + render.relation_words(used.relation) if used.relation != lines[1][2] else ''}.")
+    labels = [(render.tagged(label.rstrip(":"), rel, rels) + ":", val) for label, val, rel in lines]
+    if format == "markdown":
+        table = ["| | ε | relation |", "|---|---|---|",
+                 *(f"| {label.rstrip(':')} | {val} | {render.relation(rel)} |" for label, val, rel in lines)]
+        plist = "\n".join(f"- {phase_line(i, p)}" for i, p in enumerate(run))
+        return "\n\n".join([intro, plist, scope, how.replace("delta = ", "δ = "), "\n".join(table), note]) + "\n"
+    width = max(len(label) for label, _ in labels) + 1
+    vw = max(12, *(len(val) for _, val in labels))
+
+    def fill(text, indent=""):
+        return textwrap.fill(text, 80, break_on_hyphens=False, initial_indent=indent,
+                             subsequent_indent=indent + "  " if indent else "")
+
+    block = "\n".join(f"    {label.ljust(width)}{val.rjust(vw)}" for label, val in labels)
+    plist = "\n".join(fill(phase_line(i, p), "    ") for i, p in enumerate(run))
+    return "\n\n".join([fill(intro) + "\n" + plist, fill(scope), fill(how) + "\n" + block, fill(note)]) + "\n"
+
+
+def _interval_or_exact(r):
+    from . import render
+
+    return render.cell(r.lower, r.upper, r.kind, r.value)
+
+
+def _upper_of(r):
+    from . import render
+
+    return render.exact(r.value) if r.kind == "exact" else render.bound(r.upper, "upper")
+
+
+#: the statement's flags that describe a single run (required without --phases, refused with it)
+SINGLE_RUN = ("batch_size", "epochs", "sigma", "sampler", "max_batch_size", "relation")
+#: the flags required for a single run's statement
+REQUIRED = ("dataset_size", "batch_size", "epochs", "sigma", "delta", "sampler")
+
+
 def add_parser(sub, samplers) -> None:
     """Add the ``statement`` subcommand to the ``dpsampling`` command line's subparsers (``samplers``: the names)."""
     s = sub.add_parser("statement", help="a privacy statement for a paper (TF Privacy's layout, the sampler used)",
-                       description="The once-per-epoch and Poisson ε, the ε of the sampler used, and a true footnote.")
-    s.add_argument("--dataset-size", type=int, required=True, help="number of training examples N >= 1")
-    s.add_argument("--batch-size", type=int, required=True, help="batch size B in [1, N]")
-    s.add_argument("--epochs", type=int, required=True, help="epochs E >= 1")
-    s.add_argument("--sigma", type=float, required=True, help="noise multiplier σ > 0")
-    s.add_argument("--delta", type=float, required=True, help="δ in (0, 1)")
-    s.add_argument("--sampler", choices=samplers, required=True, help="the batch sampler the run used")
+                       description="The once-per-epoch and Poisson ε, the ε of the sampler used, and a true footnote; "
+                                   "with --phases, every phase of a run and the whole run's ε.")
+    s.add_argument("--dataset-size", type=int, help="number of training examples N >= 1 (with --phases: optional, "
+                                                    "prints each phase's batch size q·N)")
+    s.add_argument("--batch-size", type=int, help="batch size B in [1, N]")
+    s.add_argument("--epochs", type=int, help="epochs E >= 1")
+    s.add_argument("--sigma", type=float, help="noise multiplier σ > 0")
+    s.add_argument("--delta", type=float, help="δ in (0, 1)")
+    s.add_argument("--sampler", choices=samplers, help="the batch sampler the run used")
     s.add_argument("--accuracy", choices=("default", "fine"), default="default",
                    help="accuracy of a certified interval computed to a requested width")
     s.add_argument("--max-batch-size", type=int, help="the cap of a sampler that caps its batches")
@@ -174,11 +264,58 @@ def add_parser(sub, samplers) -> None:
                    help="state every line under this neighbouring relation (default: the sampler's own); a line "
                         "whose analysis does not cover it is stated under its own, named")
     s.add_argument("--markdown", action="store_true", help="Markdown instead of 80-column text")
+    s.add_argument("--phases", metavar="FILE", help="a run of several phases (CSV or YAML, as for dpsampling epsilon "
+                                                    "--phases): every phase listed and the whole run's ε")
+    s.add_argument("--phase", action="append", metavar="KEY=VALUE,...",
+                   help="one phase of a run (sampler=…,sigma=…,q=…,steps=…[,epochs=…]); repeat for each")
+
+
+def _phases_main(args, fail, error_text) -> int:
+    from . import phases_io
+
+    given = [f for f in SINGLE_RUN if getattr(args, f) is not None] + (["accuracy"] if args.accuracy != "default"
+                                                                       else [])
+    if given:
+        flag = "--" + given[0].replace("_", "-")
+        return fail(f"{flag} does not apply with {'--phases' if args.phases else '--phase'} (each phase gives its own "
+                    f"sampler, sigma, q, steps and epochs)", 2)
+    if args.phases is not None and args.phase:
+        return fail("--phases and --phase together: give the run's phases either in a file (--phases) or as --phase "
+                    "flags", 2)
+    if args.delta is None:
+        return fail("the following arguments are required: --delta", 2)
+    from dpsampling.engine.errors import ParameterError
+
+    try:
+        if args.phases is not None:
+            run, origins = phases_io.read_file(args.phases)
+        else:
+            pairs = [phases_io.parse_flag(text, n + 1) for n, text in enumerate(args.phase)]
+            run, origins = [p for p, _ in pairs], [f"--phase {o}" for _, o in pairs]
+    except ParameterError as exc:
+        return fail(error_text(exc), 2)
+    try:
+        text = phases_statement(run, delta=args.delta, dataset_size=args.dataset_size,
+                                format="markdown" if args.markdown else "text", force=args.force)
+    except ValueError as exc:
+        if str(exc).startswith("phase "):
+            prefix = f"--phases {args.phases}: " if args.phases is not None else ""
+            return fail(prefix + phases_io.where(origins, str(exc)), 2)
+        return fail(error_text(exc), 2)
+    except (RuntimeError, ArithmeticError) as exc:
+        return fail(str(exc) or type(exc).__name__, 1)
+    print(text, end="")
+    return 0
 
 
 def main(args, fail, error_text) -> int:
     """Run the ``statement`` subcommand: print the statement; bad input: one line naming the flag, exit 2
     (``fail(message, code)`` prints it, ``error_text(exc)`` words a library error for the command line)."""
+    if args.phases is not None or args.phase:
+        return _phases_main(args, fail, error_text)
+    missing = ["--" + f.replace("_", "-") for f in REQUIRED if getattr(args, f) is None]
+    if missing:
+        return fail("the following arguments are required: " + ", ".join(missing), 2)
     try:
         text = statement(args.dataset_size, args.batch_size, epochs=args.epochs, sigma=args.sigma, delta=args.delta,
                          sampler=args.sampler, format="markdown" if args.markdown else "text", accuracy=args.accuracy,
@@ -191,4 +328,4 @@ def main(args, fail, error_text) -> int:
     return 0
 
 
-__all__ = ["FORMATS", "add_parser", "main", "statement"]
+__all__ = ["FORMATS", "add_parser", "main", "phases_statement", "statement"]

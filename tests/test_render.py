@@ -338,3 +338,25 @@ def test_truncated_statement_numbers_and_relations(relation):
     assert bool(line[1]) == (relation == "replace_one")
     assert "(†) Under" in text
 
+
+
+def test_answer_text_sides_and_an_estimate():
+    """`--text` of one answer: an interval's ends rounded outward, a σ answer's per-phase σ rounded up (still
+    sufficient), an estimate never printed as a bound."""
+    from dpsampling.engine.result import AccountingResult
+
+    run = [{"sampler": "poisson", "sigma": 1.1, "q": 0.01, "steps": 10, "epochs": 2},
+           {"sampler": "poisson", "sigma": 0.9, "q": 0.01, "steps": 10, "epochs": 1}]
+    eps = AccountingResult(2.12341, "interval", "certified", {}, 2.12339, 2.12341, relation="add_remove",
+                           lower_method="dominated PLD", upper_method="pessimistic PLD")
+    text = render.answer_text("epsilon", eps, 1e-5, run)
+    lo, up = map(float, re.search(r"ε = \[(\S+), (\S+)\]", text).groups())
+    assert lo <= 2.12339 and up >= 2.12341 and "under add/remove" in text and "10 × 2" in text
+    sig = AccountingResult(1.00011, "interval", "certified", {"sigmas": [1.100121, 0.900099]}, 1.0, 1.00011,
+                           relation="add_remove")
+    text = render.answer_text("sigma", sig, (3.0, 1e-5), run, "all")
+    rows = [ln.split() for ln in text.splitlines()[-2:]]
+    assert [float(r[2]) for r in rows] == [1.101, 0.9001] and "multiplier" in text
+    est = AccountingResult(1.0944, "estimate", "pld", {}, None, 1.0944, ("delta_below_1e-10",), relation="add_remove")
+    text = render.answer_text("sigma", est, (3.0, 1e-12), run[:1])
+    assert "≈ 1.094" in text and "≤" not in text and "not a bound" in text and "σ (estimate)" in text

@@ -144,3 +144,56 @@ def test_a_cap_that_does_not_apply_is_refused_naming_it(sampler, capsys):
             "--delta", "1e-5", "--sampler", sampler, "--max-batch-size", "300"]
     assert cli.main(argv) == 2
     assert "--max-batch-size must be unset" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- a run of phases
+
+def _phase_numbers(text):
+    out = {}
+    for label, key in (("Epsilon of the run", "run"), ("Poisson sampling (*)", "poisson")):
+        line = next((ln for ln in text.splitlines() if label in ln), None)
+        if line is not None:
+            out[key] = [float(x) for x in re.findall(r"\d+\.\d+", line.split(":")[-1])]
+    return out
+
+
+def test_one_phase_statement_is_the_single_runs_line():
+    """One Poisson phase: the run's interval is the single statement's line of the sampler used (one answer)."""
+    single = _numbers(st.statement(**RUN, sampler="poisson"))["used"]
+    text = st.phases_statement([dpsampling.Phase("poisson", 1.0, 0.1, 10, 5)], delta=1e-5)
+    assert _phase_numbers(text) == {"run": single}
+    assert "This run used Poisson sampling in every phase" in text and all(len(ln) <= 80 for ln in text.splitlines())
+
+
+def test_phases_statement_lists_every_phase_and_the_runs_interval():
+    from dpsampling import phases
+
+    run = [phases.Phase("wor", 1.1, 0.01, 300), phases.Phase("wor", 0.9, 0.01, 200, 2)]
+    text = st.phases_statement(run, delta=1e-5, dataset_size=10000)
+    flat = " ".join(text.split())
+    assert "phase 0: WOR (replace-one), noise multiplier 1.1, sampling rate 0.01 (batches of 100 of 10000 examples), " \
+           "300 steps × 1 epoch" in flat
+    assert "phase 1: WOR (replace-one), noise multiplier 0.9, sampling rate 0.01 (batches of 100 of 10000 examples), " \
+           "200 steps × 2 epochs" in flat
+    n = _phase_numbers(text)
+    used = phases.epsilon(run, 1e-5)
+    poisson = phases.epsilon([phases.Phase("poisson", p.sigma, p.q, p.steps, p.epochs) for p in run], 1e-5)
+    (lo, up), (p_up,) = n["run"], n["poisson"]
+    assert lo <= used.lower and up >= used.upper and up - lo <= 2 * (used.upper - used.lower) + 1e-3 * up
+    assert poisson.upper <= p_up <= poisson.upper * (1 + 1e-3)  # an upper end, rounded up
+    assert "(replace-one):" in text and "(add/remove):" in text  # the two lines under different relations, named
+    assert "did not use Poisson sampling in phases 0, 1 (WOR)" in flat and "not its guarantee" in flat
+    assert all(len(ln) <= 80 for ln in text.splitlines())
+    md = st.phases_statement(run, delta=1e-5, format="markdown")
+    assert "| Epsilon of the run (samplers used) |" in md and "| replace-one |" in md
+
+
+def test_phases_statement_on_the_command_line(capsys, tmp_path):
+    f = tmp_path / "run.csv"
+    f.write_text("sampler,sigma,q,steps,epochs\npoisson,1.0,0.1,10,5\n")
+    assert cli.main(["statement", "--phases", str(f), "--delta", "1e-5"]) == 0
+    assert capsys.readouterr().out == st.phases_statement([dpsampling.Phase("poisson", 1.0, 0.1, 10, 5)], delta=1e-5)
+    assert cli.main(["statement", "--phases", str(f), "--delta", "1e-5", "--sigma", "1"]) == 2
+    assert capsys.readouterr().err.startswith("dpsampling: error: --sigma does not apply with --phases")
+    assert cli.main(["statement", "--dataset-size", "100", "--delta", "1e-5"]) == 2
+    assert "required: --batch-size, --epochs, --sigma, --sampler" in capsys.readouterr().err

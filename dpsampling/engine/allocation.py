@@ -53,8 +53,9 @@ from scipy import fft as sp_fft
 from scipy import signal, special
 
 from . import gaussian
+from .bracket import gdp_sigma, log_bracket
 from .errors import InternalError, ParameterError
-from .numerics import fft_error
+from .numerics import fft_error, norm2
 from .reading import loss_pmf_delta_lower, loss_pmf_epsilon_lower
 from .result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG, AccountingResult
 from .validation import check_delta, check_epsilon, check_int, check_positive
@@ -402,8 +403,8 @@ def _fft_error(a, b, c):
     """A bound on ‖c − a∗b‖₁ for c = fftconvolve(a, b) computed in floating point (a, b ≥ 0):
     :func:`.numerics.fft_error` of the two factors at fftconvolve's transform length."""
     n = len(c)
-    return fft_error([(float(np.sum(a)), np.linalg.norm(a), 1), (float(np.sum(b)), np.linalg.norm(b), 1)], n,
-                     sp_fft.next_fast_len(n, real=True), out_norm2=np.linalg.norm(c))
+    return fft_error([(float(np.sum(a)), norm2(a), 1), (float(np.sum(b)), norm2(b), 1)], n,
+                     sp_fft.next_fast_len(n, real=True), out_norm2=norm2(c))
 
 
 def _compose(p, q, pessimistic, tail):
@@ -704,52 +705,39 @@ def sigma_interval(epsilon, delta, steps, epochs=1, rel_width=1e-2, *, rel_tol=2
 
     σ_sufficient: the upper end of :func:`epsilon_interval` at it is ≤ ε, so that σ certifiably gives (ε, δ);
     σ_insufficient: the lower end at it is > ε, so that σ certifiably does not (0.0 if none was found down to
-    :data:`MIN_SIGMA`; ParameterError for an ε that no σ ≤ :data:`MAX_SIGMA` reaches).  Each is found by
-    bisection in log σ to relative tolerance ``rel_tol``; the certificate holds at the returned σ itself whatever
-    the monotonicity of the bounds in σ."""
+    :data:`MIN_SIGMA`; ParameterError for an ε that no σ ≤ :data:`MAX_SIGMA` reaches).  Each is the passing side
+    of a bracket (a σ that fails, a σ that passes) of ratio ≤ 1 + ``rel_tol`` (:func:`.bracket.log_bracket`, from
+    the Gaussian-DP guess :func:`.bracket.gdp_sigma` at q = 1/T), both ends read
+    off the same evaluations; the certificate holds at the returned σ itself whatever the monotonicity of the
+    bounds in σ."""
     check_epsilon(epsilon)
     check_delta(delta)
     steps = _check(1.0, steps, epochs, rel_width)[1]
     check_positive("rel_tol", rel_tol)
     ends, upper_methods = {}, {}
 
-    def bound(sigma, end):
-        key = (sigma, end)
-        if key not in ends:
-            lo, up, info = epsilon_interval(delta, sigma, steps, epochs, rel_width)
-            ends[(sigma, 0)], ends[(sigma, 1)], upper_methods[sigma] = lo, up, info["method_upper"]
-        return ends[key]
+    def bound(x, end):  # x = log σ; the interval at σ = e^x, memoised per x
+        if (x, end) not in ends:
+            lo, up, info = epsilon_interval(delta, math.exp(x), steps, epochs, rel_width)
+            ends[(x, 0)], ends[(x, 1)], upper_methods[x] = lo, up, info["method_upper"]
+        return ends[(x, end)]
 
-    def search(end):
-        """Smallest σ (within rel_tol) with bound(σ, end) ≤ ε; returns (σ_fail, σ_ok)."""
-        ok, fail = 1.0, 1.0
-        if bound(1.0, end) <= epsilon:
-            while bound(fail, end) <= epsilon:
-                ok, fail = fail, fail / 2
-                if fail < MIN_SIGMA:
-                    return 0.0, ok
-        else:
-            while bound(ok, end) > epsilon:
-                fail, ok = ok, ok * 2
-                if ok > MAX_SIGMA:
-                    raise ParameterError("epsilon", f"reachable with σ ≤ {MAX_SIGMA:g} at delta={delta!r}", epsilon,
-                                         message=f"no σ ≤ {MAX_SIGMA:g} reaches epsilon={epsilon!r} at "
-                                                 f"delta={delta!r}: ask for a larger epsilon")
-        while ok / fail > 1 + rel_tol:
-            mid = math.sqrt(ok * fail)
-            if bound(mid, end) <= epsilon:
-                ok = mid
-            else:
-                fail = mid
-        return fail, ok
+    def unreachable():
+        raise ParameterError("epsilon", f"reachable with σ ≤ {MAX_SIGMA:g} at delta={delta!r}", epsilon,
+                             message=f"no σ ≤ {MAX_SIGMA:g} reaches epsilon={epsilon!r} at delta={delta!r}: ask for "
+                                     f"a larger epsilon")
 
-    sufficient = search(1)[1]
-    insufficient = search(0)[0]
+    tol, span = math.log1p(rel_tol), (math.log(MIN_SIGMA), math.log(MAX_SIGMA))
+    x0 = math.log(min(MAX_SIGMA, max(MIN_SIGMA, gdp_sigma(epsilon, delta, 1 / steps, steps * epochs))))
+    sufficient = log_bracket(lambda x: bound(x, 1) - epsilon, x0, tol, span, unreachable)[1]
+    known = [(x, v - epsilon) for (x, e), v in ends.items() if e == 0]  # the lower end where it is known
+    insufficient = log_bracket(lambda x: bound(x, 0) - epsilon, sufficient, tol, span, unreachable, known)[0]
+    found = insufficient > -math.inf
     info = {"method_sufficient": upper_methods[sufficient], "method_insufficient": LOWER_METHOD,
             "evaluations": len(ends) // 2,
-            "epsilon_upper_at_sufficient": float(bound(sufficient, 1)),
-            "epsilon_lower_at_insufficient": float(bound(insufficient, 0)) if insufficient > 0 else None}
-    return insufficient, sufficient, info
+            "epsilon_upper_at_sufficient": float(ends[(sufficient, 1)]),
+            "epsilon_lower_at_insufficient": float(ends[(insufficient, 0)]) if found else None}
+    return (math.exp(insufficient) if found else 0.0), math.exp(sufficient), info
 
 
 # ---------------------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ import math
 from dp_accounting.pld import pld_pmf as _pmflib
 
 from . import dominated_pld, pld, poisson_interval
+from .numerics import norm2
 from .reading import epsilon_for_delta_lower
 
 
@@ -95,12 +96,10 @@ def _epoch_error(probs, total_steps, epoch, steps, out, transform_len, norms=Non
     factors to the same ≤ 6u/e absolute as for one power) and e − 1 complex multiplications (≤ 3u each, Higham
     Lemma 3.5), so the relative error of the product exceeds fft_error's r(T) by at most 9u·e + 6u; that excess
     times (‖c‖₂ + g·spread) with Young's spread T‖p‖₂‖p‖₁^{T−1} ≥ fft_error's is added."""
-    import numpy as np
-
     from .numerics import UNIT_ROUNDOFF, fft_error
 
-    s1, s2 = norms if norms is not None else (math.fsum(probs), float(np.linalg.norm(probs)))
-    c2 = float(np.linalg.norm(out)) + pld.TAIL_MASS_TRUNCATION
+    s1, s2 = norms if norms is not None else (math.fsum(probs), norm2(probs))
+    c2 = norm2(out) + pld.TAIL_MASS_TRUNCATION
     power = "cpow" if steps >= pld._CPOW_MIN_EXPONENT else "multiply"  # noqa: SLF001 - how _power raised it
     base = fft_error([(s1, s2, int(total_steps))], len(out), transform_len, out_norm2=c2, norm=2, power=power)
     u = UNIT_ROUNDOFF
@@ -124,7 +123,7 @@ def _epoch_pmfs(probs, lower_loss, d, steps, epochs, pessimistic, inf_mass, want
     n_fft = fft.next_fast_len(max(max(up - lo + 1 for lo, up in wins), len(probs)))
     step_power = pld._power(fft.fft(probs, n_fft), steps)  # noqa: SLF001 - the engine's z**T
     acc = step_power
-    norms = (math.fsum(probs), float(np.linalg.norm(probs)))
+    norms = (math.fsum(probs), norm2(probs))
     out = []
     for e, (lo, up) in enumerate(wins, 1):
         t = steps * e
@@ -208,7 +207,7 @@ def _epoch_pmf_pair(first, second, d, steps, epochs, wanted=None):
     n_fft = fft.next_fast_len(max(max(up - lo + 1 for ws in wins for lo, up in ws), *(len(p[0]) for p in pmfs)))
     powers = [_hermitian_half(pld._power(fft.fft(p[0], n_fft), steps), n_fft) for p in pmfs]  # noqa: SLF001
     accs = [power.copy() for power in powers]
-    norms = [(math.fsum(p[0]), float(np.linalg.norm(p[0]))) for p in pmfs]
+    norms = [(math.fsum(p[0]), norm2(p[0])) for p in pmfs]
     outs = ([], [])
     buffer = np.empty(n_fft, dtype=complex)
     for e in range(1, epochs + 1):
@@ -232,7 +231,7 @@ def _epoch_pmf_pair(first, second, d, steps, epochs, wanted=None):
             masses = np.concatenate((full[start:start + out_len], full[:max(0, out_len - (n_fft - start))]))
             inf = (pld.TAIL_MASS_TRUNCATION - math.expm1(t * math.log1p(-inf_mass))) if pessimistic else 0.0
             made.append((_pmflib.DensePLDPmf(d, lower_loss * t + lo, masses, inf, pessimistic), masses))
-        c2 = [float(np.linalg.norm(m)) + pld.TAIL_MASS_TRUNCATION for _, m in made]
+        c2 = [norm2(m) + pld.TAIL_MASS_TRUNCATION for _, m in made]
         for i, ((pmf, masses), (probs, *_), out) in enumerate(zip(made, pmfs, outs)):
             err = _epoch_error(probs, t, e, steps, masses, n_fft, norms[i]) + _pair_error(c2[i], c2[1 - i], n_fft)
             out.append((pmf, err))

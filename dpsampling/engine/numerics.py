@@ -86,6 +86,18 @@ def bisect(too_low, lo, hi, iters, *, width=None):
 UNIT_ROUNDOFF = float(np.finfo(float).eps) / 2
 
 
+def norm2(a) -> float:
+    """‖a‖₂ of a 1-d array, summed by numpy's pairwise summation of the squares (no BLAS call).
+
+    ``np.linalg.norm`` of a vector is BLAS's dot, which OpenBLAS spreads over its threads above a size: in a plain
+    process (default threads) on a busy machine, waking and joining them cost more than the sum itself (most of
+    balls-and-bins' σ calibration went there: bench/bench_calibration_plain.py, docs/benchmarks.md).  Pairwise
+    summation's error, ≤ u·⌈log₂ n⌉ relative, is below BLAS's sequential u·n; the norms feed :func:`fft_error`,
+    which takes computed norms for exact ones to first order in u either way."""
+    a = np.asarray(a, dtype=float)
+    return math.sqrt(float(np.sum(np.square(a))))
+
+
 def _other_norms(factors, i):
     """∏ of the 1-norms of ``factors`` other than factor i (factor i once fewer); exact for a product of two."""
     out = 1.0

@@ -44,7 +44,7 @@ from scipy import fft
 
 from . import dominated_pld, pld, poisson_interval
 from .errors import InternalError, ParameterError
-from .numerics import fft_error
+from .numerics import fft_error, norm2
 from .reading import delta_lower, epsilon_for_delta_lower
 from .result import RELIABLE_DELTA_FLOOR, AccountingResult
 
@@ -159,8 +159,8 @@ def convolve(parts, pessimistic: bool) -> Composed:
     for p in probs[1:]:
         spectrum = spectrum * fft.fft(p, fast_len)
     out = np.real(fft.ifft(spectrum))[:out_len]
-    err = fft_error([(a, float(np.linalg.norm(p)), 1) for a, p in zip(n1, probs)], out_len, fast_len,
-                    out_norm2=float(np.linalg.norm(out)), norm=2, power="multiply")
+    err = fft_error([(a, norm2(p), 1) for a, p in zip(n1, probs)], out_len, fast_len,
+                    out_norm2=norm2(out), norm=2, power="multiply")
     err2 = err + sum(c.err2 * o for c, o in zip(parts, others))
     fold = sum(c.fold * o for c, o in zip(parts, others))
     lowest = sum(p._lower_loss for p in pmfs)  # noqa: SLF001

@@ -40,7 +40,7 @@ from dp_accounting.pld import privacy_loss_distribution as _pldlib
 from dp_accounting.pld import privacy_loss_mechanism as _plm
 from scipy import fft, special
 
-from .numerics import fft_error
+from .numerics import fft_error, norm2
 
 
 
@@ -459,8 +459,8 @@ def composition_error(probs, total_steps, out):
     window plus at most the mass τ it leaves out)."""
     probs = np.asarray(probs, dtype=float)
     n = fft.next_fast_len(max(len(out), len(probs)))
-    return fft_error([(math.fsum(probs), float(np.linalg.norm(probs)), int(total_steps))], len(out), n,
-                     out_norm2=float(np.linalg.norm(out)) + TAIL_MASS_TRUNCATION, norm=2,
+    return fft_error([(math.fsum(probs), norm2(probs), int(total_steps))], len(out), n,
+                     out_norm2=norm2(out) + TAIL_MASS_TRUNCATION, norm=2,
                      power="cpow" if total_steps >= _CPOW_MIN_EXPONENT else "multiply")
 
 
@@ -478,7 +478,7 @@ def rounding_at(pmf, err2, epsilon):
     k = _first_above(pmf._lower_loss, pmf._discretization, n, epsilon)
     losses = (np.arange(k, n) + pmf._lower_loss) * pmf._discretization
     w = -np.expm1(epsilon - losses)
-    return float(np.linalg.norm(w)) * float(err2)
+    return norm2(w) * float(err2)
 
 
 def _first_above(lower, d, size, eps):

@@ -21,11 +21,13 @@ Importing this module registers one accountant per registered sampler with Opacu
   :func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`, which keeps the composition of earlier epochs, so asking
   after every epoch costs about one epoch of composition per call.
 
-σ calibration (``make_private_with_epsilon``) sets ``history = [(σ, q, total_steps)]`` and calls ``get_epsilon``
-15–25 times.  Results are memoised per run (one dict for all instances: Opacus builds a fresh accountant for the
-calibration), and for a sampler whose answer is predicted to cost more than :data:`ENVELOPE_SECONDS`, a history set
-by assignment with one entry (the calibration's pattern) is answered from :func:`_envelope`, a certified upper bound
-read off a geometric σ grid that Opacus's bisection revisits instead of asking the accountant at every σ it tries.
+σ calibration: :class:`PrivacyEngine`'s ``make_private_with_epsilon`` takes :func:`calibrated_sigma`, the σ ``dpsampling
+sigma`` gives (one solve).  Opacus's own ``get_noise_multiplier`` (Opacus's engine, or called directly) sets ``history =
+[(σ, q, total_steps)]`` and calls ``get_epsilon`` 15–25 times.  Results are memoised per run (one dict for all
+instances: Opacus builds a fresh accountant for the calibration), and for a sampler whose answer is predicted to cost
+more than :data:`ENVELOPE_SECONDS`, a history set by assignment with one entry (the calibration's pattern) is answered
+from :func:`_envelope`, a certified upper bound read off a geometric σ grid that Opacus's bisection revisits instead of
+asking the accountant at every σ it tries.
 
 :class:`PrivacyEngine` (and :func:`check_privacy_engine` for Opacus's own engine) knows the loader it wraps, maps it
 to a loader kind (:data:`dpsampling.samplers.spec.LOADERS`) and the kind to the sampler whose ``spec.loader`` is that
@@ -166,6 +168,23 @@ def _account(sampler, delta, sigma, q, total_steps, force=False, bound=None):
             kw = {"steps": total_steps, "q": q}
         _MEMO[key] = _ask(samplers.account, sampler, "epsilon", delta, sigma=sigma, bound=bound, force=force, **kw)
     return _MEMO[key]
+
+
+def calibrated_sigma(sampler, epsilon, delta, sample_rate, epochs, force=False):
+    """The σ ``make_private_with_epsilon`` of :class:`PrivacyEngine` uses with ``dpsampling_<sampler>``:
+    :func:`dpsampling.samplers.account`'s sufficient σ (its upper end, what ``dpsampling sigma`` prints), for the run
+    Opacus's ``get_noise_multiplier`` describes: ``int(epochs / sample_rate)`` steps at ``sample_rate`` (one batch
+    per step: 1/sample_rate steps per epoch, a partial last epoch counted whole).  Its certified ε is ≤ ``epsilon``,
+    and it is one solve instead of Opacus's bisection over 14–25 certified ε answers (costs: docs/benchmarks.md)."""
+    delta = _check_delta(delta)
+    epsilon, q = plain(epsilon), plain(sample_rate)
+    total_steps = int(plain(epochs) / q)  # as get_noise_multiplier counts them
+    if samplers.get_spec(sampler).batch == "one_per_step":  # a partial last epoch as a full one (as get_epsilon)
+        t = steps_of_rate(q, sampler)
+        kw = {"steps": t, "epochs": -(-total_steps // t)}
+    else:
+        kw = {"steps": total_steps, "q": q}
+    return float(_ends(_ask(samplers.account, sampler, "sigma", (epsilon, delta), force=force, **kw))[1])
 
 
 def _per_epoch(sampler, delta, sigma, q, steps, epochs, force=False):
@@ -671,11 +690,22 @@ class PrivacyEngine(_OpacusPrivacyEngine):
         self._dpsampling_loader = loader_kind(out[-1], self._dpsampling_kind)  # (module, optimizer[, crit], loader)
         return out
 
-    def make_private_with_epsilon(self, *, target_epsilon, target_delta, epochs, **kwargs):
-        """Opacus's calibration (unchanged), then, before training, a warning if the accountant does not account the
-        loader: the certified ε of the planned run (``epochs`` epochs of the loader at the calibrated σ)."""
-        out = super().make_private_with_epsilon(target_epsilon=target_epsilon, target_delta=target_delta,
-                                                epochs=epochs, **kwargs)
+    def make_private_with_epsilon(self, *, data_loader, target_epsilon, target_delta, epochs, **kwargs):
+        """Opacus's ``make_private_with_epsilon``; with a dpsampling accountant σ is :func:`calibrated_sigma` (the
+        σ ``dpsampling sigma`` gives for this run) instead of Opacus's bisection over the accountant.  Then, before
+        training, a warning if the accountant does not account the loader: the certified ε of the planned run
+        (``epochs`` epochs of the loader at the calibrated σ)."""
+        if not isinstance(self.accountant, DpsamplingAccountant):
+            out = super().make_private_with_epsilon(data_loader=data_loader, target_epsilon=target_epsilon,
+                                                    target_delta=target_delta, epochs=epochs, **kwargs)
+        else:
+            if len(self.accountant) > 0:  # Opacus's own warning
+                warnings.warn("You're calling make_private_with_epsilon with non-zero privacy budget already spent. "
+                              "Returned noise_multiplier assumes zero starting point, so your overall privacy budget "
+                              "will be higher.")
+            sigma = calibrated_sigma(self.accountant.SAMPLER, target_epsilon, target_delta, 1 / len(data_loader),
+                                     epochs, self.accountant.force)
+            out = self.make_private(data_loader=data_loader, noise_multiplier=sigma, **kwargs)
         lk, optimizer = self._dpsampling_loader, out[1]
         planned = create_accountant(self.accountant.mechanism())
         planned.history = [(float(optimizer.noise_multiplier), lk.sample_rate, int(epochs) * lk.steps)]
@@ -719,6 +749,7 @@ __all__ = [
     "DpsamplingWarning",
     "LoaderKind",
     "PrivacyEngine",
+    "calibrated_sigma",
     "check_privacy_engine",
     "loader_kind",
     "register",

@@ -323,7 +323,8 @@ MC_DRAWS_PER_SECOND = 10**10 / 60
 #: cost model of method allocation, CPU seconds of one ε interval at accuracy default: ALLOC_SECONDS +
 #: ALLOC_PER_STEP · T + ALLOC_PER_EPOCH · E (fitted by bench/bench_cost_model.py); × ALLOC_FINE_FACTOR at accuracy
 #: fine; a δ(ε) interval × (1 + ALLOC_DELTA_PER_EPOCH · E) (its lower end's loss step shrinks with the slope of
-#: log δ and with E); σ: about ALLOC_SIGMA_EVALUATIONS intervals (two bisections)
+#: log δ and with E); σ: at most about ALLOC_SIGMA_EVALUATIONS intervals (a secant bracket per end, both ends read off
+#: the same intervals: 7 on the MNIST run from the Gaussian-DP start, more from a poor start)
 ALLOC_SECONDS = 0.1
 ALLOC_PER_STEP = 1e-4
 ALLOC_PER_EPOCH = 1.5e-3
@@ -463,7 +464,7 @@ def _spec():
                    low_open=True, methods=pld, cli=False),
             Option("tail_truncation", "tail-truncation", float, "PLD_accounting tail mass", low=0.0, low_open=True,
                    methods=pld, cli=False),
-            Option("rel_tol", "rel-tol", float, "σ bisection relative width", low=0.0, low_open=True,
+            Option("rel_tol", "rel-tol", float, "σ search relative width", low=0.0, low_open=True,
                    methods=certified, quantities=("sigma",), cli=False),
             Option("mc_samples", "mc-samples", int, f"samples per direction (default {MC_SAMPLES:g}); with "
                    "--mc-half-width, the sample budget", default=MC_SAMPLES, low=1, high=MC_MAX_SAMPLES, methods=mc,

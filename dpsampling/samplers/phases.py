@@ -332,6 +332,9 @@ def _answer(quantity, phases, target, direction, rel_tol, force, relation=None):
         from dpsampling.engine.validation import check_choice
 
         check_choice("direction", direction, ("add_remove",))  # a run mixing analyses: both ways
+    from ._phase_cost import check_cost
+
+    check_cost(checked, quantity, target, rel_tol, force)  # each phase within the limits, as account checks one
     mechanisms, lower, own, labels = _plan(checked, hows, relation)
     from .spec import TIME_LIMIT, CostError, MEMORY_LIMIT, memory_why
 

@@ -155,3 +155,13 @@ def test_fft_error_rejects_bad_input():
         nu.fft_error([(1.0, 0.5, 2)], 10, 16, power="fast")
     with pytest.raises(InternalError, match="2 factors"):
         nu.fft_error([(1.0, 0.5, 1)], 10, 16)
+
+
+@pytest.mark.parametrize("n", [1, 7, 1000, 300_001])
+def test_norm2_matches_an_exactly_rounded_sum(n):
+    # reference: math.fsum of the squares (exactly rounded sum of the float squares), then sqrt; and numpy's BLAS norm
+    a = np.random.default_rng(n).exponential(size=n) * 1e-3
+    exact = math.sqrt(math.fsum((a * a).tolist()))
+    assert nu.norm2(a) == pytest.approx(exact, rel=4 * np.finfo(float).eps * math.log2(n + 1))
+    assert nu.norm2(a) == pytest.approx(float(np.linalg.norm(a)), rel=1e-12)
+    assert nu.norm2(np.zeros(3)) == 0.0

@@ -9,6 +9,7 @@ from dp_accounting.pld import privacy_loss_distribution as pldlib
 from dp_accounting.pld import privacy_loss_mechanism as plm
 
 from dpsampling.engine import pld
+from dpsampling.engine.numerics import norm2
 
 
 def _entries(pmf):
@@ -138,10 +139,11 @@ def test_delta_for_epsilons_is_dp_accountings_vectorised_reading_bit_for_bit(sig
 
 
 def _rounding_at_whole_array(pmf, err2, eps):
-    """rounding_at as first written: every loss formed, masked to those > ε."""
+    """rounding_at as first written: every loss formed, masked to those > ε (its 2-norm numerics.norm2, no BLAS, as
+    rounding_at's)."""
     losses = (pmf._lower_loss + np.arange(len(pmf._probs))) * pmf._discretization
     w = -np.expm1(float(eps) - losses[losses > eps])
-    return float(np.linalg.norm(w)) * float(err2)
+    return norm2(w) * float(err2)
 
 
 @pytest.mark.parametrize("sigma,q,d,steps", [(0.9, 0.02, 1e-3, 100), (2.0, 1e-3, 1e-4, 1000), (1.0, 1.0, 1e-3, 50)])

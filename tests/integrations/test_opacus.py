@@ -116,6 +116,36 @@ def test_make_private_with_epsilon_calibrates_through_opacus():
     assert engine.get_epsilon(DELTA) <= 3.0 and steps == 8
 
 
+@pytest.mark.parametrize("sampler", ["poisson", "balls_and_bins"])
+def test_drop_in_engine_calibrates_with_the_sigma_command(sampler):
+    """dpsampling's PrivacyEngine: make_private_with_epsilon's σ is `dpsampling sigma`'s for the same run (one answer
+    per question), its certified ε is ≤ the target, and it lies within Opacus's own bisection's tolerance of the σ
+    Opacus's get_noise_multiplier finds over the same accountant (an independent search)."""
+    if sampler == "poisson":
+        loader, poisson, cli_args = DataLoader(_data(), batch_size=N // T), True, ["--q", repr(1 / T), "--steps",
+                                                                                   str(2 * T)]
+    else:
+        loader = DataLoader(_data(), batch_sampler=dpo.BallsAndBinsBatchSampler(N, T, torch.Generator().manual_seed(3)))
+        poisson, cli_args = False, ["--steps", str(T), "--epochs", "2"]
+    engine = dpo.PrivacyEngine(accountant=f"dpsampling_{sampler}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # Opacus's secure-RNG note
+        opt, _ = _train(engine, loader, epochs=2, target_epsilon=3.0, poisson_sampling=poisson)
+    sigma = opt.noise_multiplier
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        cli.main(["sigma", "--sampler", sampler, *cli_args, "--epsilon", "3.0", "--delta", str(DELTA)])
+    assert sigma == json.loads(buf.getvalue())["upper"]
+    kw = {"q": 1 / T, "steps": 2 * T} if sampler == "poisson" else {"steps": T, "epochs": 2}
+    assert account(sampler, "epsilon", DELTA, sigma=sigma, **kw).upper <= 3.0
+    theirs = get_noise_multiplier(target_epsilon=3.0, target_delta=DELTA, sample_rate=1 / T, epochs=2,
+                                  accountant=f"dpsampling_{sampler}")
+    assert sigma <= theirs * 1.001 and sigma >= theirs * 0.97
+
+
 @pytest.mark.parametrize("sampler", ["poisson", "deterministic"])
 def test_calibration_of_cheap_samplers_matches_ours(sampler):
     sigma = get_noise_multiplier(target_epsilon=2.0, target_delta=DELTA, sample_rate=1 / T, epochs=2,
