@@ -117,8 +117,8 @@ def test_a_phases_error_names_its_row(capsys, tmp_path):
     assert code == 2 and err.strip() == f"dpsampling: error: --phases {f}: phase 1 at line 4 (wor): q must be in " \
                                         f"(0, 1] (got 1.5)"
     code, _, err = run(capsys, "epsilon", "--phase", f"sampler=poisson,sigma=1.1,q={Q!r},steps=10",
-                       "--phase", f"sampler=wor,sigma=1.1,q={Q!r},steps=10", "--delta", "1e-5")
-    assert code == 2 and "phase 1 at --phase #2" in err and "replace_one" in err
+                       "--phase", f"sampler=wor,sigma=-1,q={Q!r},steps=10", "--delta", "1e-5")
+    assert code == 2 and "phase 1 at --phase #2" in err and "sigma" in err
     code, _, err = run(capsys, "epsilon", "--phases", tmp_path / "none.csv", "--delta", "1e-5")
     assert code == 2 and err.startswith(f"dpsampling: error: --phases file {tmp_path / 'none.csv'}: cannot be read")
 

@@ -205,10 +205,16 @@ def dominated_pmf(sigma: float, q: float, discretization: float, direction: str,
     lo_i, hi_i = math.floor(bounds.epsilon_lower / d), math.ceil(bounds.epsilon_upper / d) + 1
     if direction == "remove":  # start a cell inside the linear part h = 1 − x (ε ≤ log(1 − q)): exact there
         lo_i = min(lo_i, math.floor(math.log1p(-q) / d) - 1)
+    return from_profile(lambda eps: profile(loss, eps), lo_i, hi_i, d)
+
+
+def from_profile(prof, lo_i, hi_i, d):
+    """The dominated pmf (module docstring's construction) of the pair whose profile is ``prof`` (ε array ->
+    (h(e^ε), Q(L > ε))), on the knots e^{iΔ}, i = ``lo_i`` .. ``hi_i``, Δ = ``d``."""
     i = np.arange(lo_i, hi_i + 1)
     x = np.exp(i * d)
     u = np.exp((i[:-1] + 0.5) * d)  # cell midpoints (in loss)
-    hu, tu = profile(loss, np.log(u))
+    hu, tu = prof(np.log(u))
     # tangent of cell k at its two knots: h(u_k) − Q(X > u_k)·(x − u_k)
     left = hu - tu * (x[:-1] - u)
     right = hu - tu * (x[1:] - u)
@@ -224,7 +230,7 @@ def dominated_pmf(sigma: float, q: float, discretization: float, direction: str,
     j = len(g) - 1 - int(np.argmax((g <= line)[::-1]))
     g[j] = line[j]
     if j + 1 < len(g):
-        _, t_start = profile(loss, np.array([(lo_i + j) * d]))
+        _, t_start = prof(np.array([(lo_i + j) * d]))
         g[j + 1] = min(g[j + 1], line[j] - float(t_start[0]) * (x[j + 1] - x[j]))
     g[:j] = line[:j]  # on the line 1 − x (collinear with (0, 1): no mass)
     # the end x_k: the first knot whose tangent value is ≤ 0 (h is negligible there); g_k = 0 and the knot
@@ -234,7 +240,7 @@ def dominated_pmf(sigma: float, q: float, discretization: float, direction: str,
     x, g = x[:k + 1], g[:k + 1]
     g[k] = 0.0
     if k >= 1:
-        _, t_end = profile(loss, np.array([(lo_i + k) * d]))
+        _, t_end = prof(np.array([(lo_i + k) * d]))
         g[k - 1] = min(g[k - 1], float(t_end[0]) * (x[k] - x[k - 1]))
     # lower convex hull with the point (0, 1)
     xs = np.concatenate(([0.0], x))

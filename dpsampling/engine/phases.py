@@ -1,7 +1,12 @@
 """A certified interval for a run of phases: compositions of Poisson-subsampled Gaussians at different (σ, q).
 
-A phase is ``(sigma, q, total_steps)``: ``total_steps`` compositions of the q-subsampled Gaussian at noise multiplier
-σ (sensitivity 1; a sampler that reduces to it maps its own parameters, as WOR does with σ/2).  The run is the
+A phase is ``(sigma, q, total_steps[, pair])``: ``total_steps`` compositions of the q-subsampled Gaussian at noise
+multiplier σ (sensitivity 1; a sampler that reduces to it maps its own parameters), under ``pair`` (:data:`PAIRS`:
+its add/remove pairs, by default; dp_accounting's replace-one pair; truncated Poisson's combined pair, with ``n``
+and ``cap``; one pair dominating both add/remove directions).  The caller (:mod:`dpsampling.samplers.phases`) may
+give the lower end as other runs (``lower``: the max over their composed dominated pmfs, each a run it proved the
+run's pair dominates, e.g. under an explicit adversary) and a floor proven otherwise (``lower_floor``); such a run
+is refined until it reaches ``rel_tol`` or a level stops halving the width (the gap need not close).  The run is the
 composition of all phases' steps, in any order (composition is commutative), so equal (σ, q) are merged first
 (:func:`groups`): one group left is the single-phase question, answered by :mod:`.poisson_interval` itself (the same
 floats as today's one-phase answer); two equal phases are one run of their total length.
@@ -46,23 +51,46 @@ from .result import RELIABLE_DELTA_FLOOR, AccountingResult
 _DIRECTIONS = {"add_remove": ("remove", "add"), "remove": ("remove",), "add": ("add",)}
 
 
+#: the pairs a group's upper end is composed from: ``add_remove`` the q-subsampled Gaussian's remove and add pairs
+#: (one per direction, :mod:`.pld`), ``replace_one`` its one symmetric replace-one pair (:mod:`.replace_one`,
+#: dp_accounting's ``REPLACE_ONE`` PLD: the same pmf in both directions, the relation being symmetric),
+#: ``truncated`` truncated Poisson's pair dominating its three dominating pairs (:mod:`.truncated`, per direction;
+#: ``n`` records in the larger dataset, batches cut to ``cap``; upper ends only), ``max_of_directions`` one
+#: symmetric pair dominating both directions of the add/remove pairs (:func:`.replace_one.max_pair_one_step`: WOR
+#: under replace-one; its lower end the add/remove pairs' dominated pmfs, realised per direction)
+PAIRS = ("add_remove", "replace_one", "truncated", "max_of_directions")
+
+
 class Group(NamedTuple):
-    """One mechanism of a run: ``total_steps`` compositions of the q-subsampled Gaussian at σ."""
+    """One mechanism of a run: ``total_steps`` compositions of the q-subsampled Gaussian at σ, under ``pair``."""
 
     sigma: float
     q: float
     total_steps: int
+    pair: str = "add_remove"
+    n: int = 0
+    cap: int = 0
 
 
 def groups(phases) -> tuple:
-    """The run's phases ``(sigma, q, total_steps)`` with equal (σ, q) merged (their steps added), in order of first
-    appearance: the same run, since composition is commutative.  With any subsampled phase, the full-batch (q = 1)
-    phases become one Gaussian step at (Σ Tᵢ/σᵢ²)^{−1/2} (exactly their composition), placed last."""
+    """The run's phases ``(sigma, q, total_steps[, pair])`` with equal (σ, q, pair) merged (their steps added), in
+    order of first appearance: the same run, since composition is commutative.  A full-batch replace-one phase is the
+    Gaussian at sensitivity 2, i.e. at σ/2 (the loss depends on Δ/σ only).  With any subsampled phase, the
+    full-batch (q = 1) phases become one Gaussian step at (Σ Tᵢ/σᵢ²)^{−1/2} (exactly their composition), last."""
     steps = {}
-    for sigma, q, total_steps in phases:
-        key = (float(sigma), float(q))
+    for phase in phases:
+        sigma, q, total_steps = phase[:3]
+        pair = phase[3] if len(phase) > 3 else "add_remove"
+        n, cap = (int(phase[4]), int(phase[5])) if pair == "truncated" else (0, 0)
+        if pair not in PAIRS:
+            raise InternalError(f"phase {phase!r}: pair {pair!r} is not one of {PAIRS}")
+        if pair == "replace_one" and float(q) == 1.0:
+            sigma, pair = float(sigma) / 2.0, "add_remove"
+        elif pair == "max_of_directions" and float(q) == 1.0:  # the Gaussian: both directions are one pair
+            pair = "add_remove"
+        key = (float(sigma), float(q), pair, n, cap)
         steps[key] = steps.get(key, 0) + int(total_steps)
-    run = [Group(s, q, t) for (s, q), t in steps.items()]
+    run = [Group(s, q, t, p, n, cap) for (s, q, p, n, cap), t in steps.items()]
     full = [g for g in run if g.q == 1.0]
     if (len(full) > 1 or (full and len(run) > 1)) and all(g.sigma > 0 and g.total_steps >= 1 for g in full):
         merged = Group(math.fsum(g.total_steps / g.sigma**2 for g in full) ** -0.5, 1.0, 1)
@@ -101,6 +129,12 @@ def _dense(pmf):
     return pmf if isinstance(pmf, _pmflib.DensePLDPmf) else pld._to_dense(pmf)  # noqa: SLF001
 
 
+def _zero_infinity(pmf):
+    if not pmf._infinity_mass:  # noqa: SLF001
+        return pmf
+    return _pmflib.DensePLDPmf(pmf._discretization, pmf._lower_loss, pmf._probs, 0.0, False)  # noqa: SLF001
+
+
 def convolve(parts, pessimistic: bool) -> Composed:
     """The convolution of the groups' composed pmfs ``parts`` (:class:`Composed`, one discretisation): one transform
     of at least the full linear length, so nothing is truncated or folded here.
@@ -110,6 +144,9 @@ def convolve(parts, pessimistic: bool) -> Composed:
     :func:`.numerics.fft_error`'s bound for a product of k factors (``power="multiply"``, each factor's 1-norm taken
     as Σ|ĉⱼ|, which bounds its transform).  The folded mass of the parts (nonnegative) becomes Σᵢ foldᵢ ∏_{j≠i} Bⱼ.
     +∞ mass: 1 − ∏(1 − infᵢ) (``pessimistic``; the parts' τ included), else 0."""
+    if len(parts) == 1:  # nothing to convolve: the part itself (a lower part has no +∞ mass)
+        c = parts[0]
+        return c if pessimistic else Composed(_zero_infinity(_dense(c.pmf)), c.err2, c.fold)
     pmfs = [_dense(c.pmf) for c in parts]
     d = pmfs[0]._discretization  # noqa: SLF001 - dp_accounting's pmf fields, as in .pld
     probs = [np.asarray(p._probs, dtype=float) for p in pmfs]  # noqa: SLF001
@@ -134,6 +171,23 @@ def convolve(parts, pessimistic: bool) -> Composed:
 def _upper_part(g, dr, d):
     """One group's composed pessimistic pmf of direction ``dr`` (:func:`.pld._upper_pmfs`, today's single-phase
     composition and cache) with its 2-norm rounding bound (a sparse composition's flat bound bounds its 1-norm)."""
+    if g.pair == "truncated":  # the combined dominating pair's composition and rounding bound (.truncated)
+        from . import truncated
+
+        which = "combined" if truncated.truncation_probability(g.q, g.n, g.cap) > 0 else "sensitivity2"
+        pmf, err2 = truncated._upper_pmfs(g.sigma, g.q, g.n, g.cap, g.total_steps, float(d), which)[  # noqa: SLF001
+            ("remove", "add").index(dr)]
+        return Composed(pmf, err2)
+    if g.pair == "max_of_directions":  # one symmetric pmf dominating both directions (.replace_one)
+        from . import replace_one
+
+        pmf, err2 = replace_one.max_pair_composed(g.sigma, g.q, g.total_steps, float(d))
+        return Composed(pmf, err2)
+    if g.pair == "replace_one":  # one symmetric pmf, its composition's rounding bounded as .pld's (.replace_one)
+        from . import replace_one
+
+        pmf, err2 = replace_one._composed(g.sigma, g.q, g.total_steps, float(d))  # noqa: SLF001
+        return Composed(pmf, err2)
     one = pld._upper_pmfs(g.sigma, g.q, g.total_steps, dr, d)[0]  # noqa: SLF001 - the engine's certified upper pmfs
     pmf, err2, flat = one
     return Composed(pmf, err2 + flat)
@@ -141,7 +195,16 @@ def _upper_part(g, dr, d):
 
 def _lower_part(g, dr, d):
     """One group's composed dominated pmf of direction ``dr`` (:func:`.dominated_pld.composed`) with its rounding
-    bound and the mass its circular composition may have folded in (≤ τ when composed)."""
+    bound and the mass its circular composition may have folded in (≤ τ when composed); a replace-one group's
+    (:func:`.replace_one.dominated_composed`) is the same in both directions (a symmetric pair)."""
+    if g.pair == "replace_one":
+        from . import replace_one
+
+        c = replace_one.dominated_composed(g.sigma, g.q, g.total_steps, float(d))
+        return Composed(c.pmf, c.err2, dominated_pld.FOLD_MASS if g.total_steps > 1 else 0.0)
+    if g.pair not in ("add_remove", "max_of_directions"):
+        raise InternalError(f"group {tuple(g)}: no dominated pmf of pair {g.pair!r} is built here (a lower run is "
+                            f"of add_remove and replace_one pairs)")
     if g.q == 1.0:  # one merged Gaussian step (groups): the dominated pmf of a subsampled pair it dominates
         return Composed(dominated_pld.one_step(g.sigma, FULL_BATCH_LOWER_Q, d, dr), 0.0, 0.0)
     c = dominated_pld.composed(g.sigma, g.q, g.total_steps, d, dr)
@@ -203,35 +266,58 @@ def lower_epsilon(delta, run, direction, discretization) -> float:
     return max(out)
 
 
+def _lower_runs(run, lower):
+    """The lower runs: ``(run,)`` by default (the run's own dominated pairs), else ``lower`` grouped."""
+    if lower is None:
+        return (run,)
+    out = tuple(groups(r) for r in lower if list(r))
+    for r in out:
+        _check(r)
+    return out
+
+
 def epsilon(delta, phases, *, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
-            discretization=None) -> AccountingResult:
-    """ε(δ) of the run of ``phases`` (``(sigma, q, total_steps)`` each) as a certified interval (module docstring)."""
+            discretization=None, lower=None, lower_floor=0.0, labels=None) -> AccountingResult:
+    """ε(δ) of the run of ``phases`` (``(sigma, q, total_steps[, pair])`` each) as a certified interval (module
+    docstring).  ``lower``: the runs whose composed dominated pmfs give the lower end (the max over them; None: the
+    run itself), each a run the caller proved a post-processing of the run's pair is dominated by (see
+    :mod:`dpsampling.samplers.phases`); ``lower_floor``: a lower bound the caller proved otherwise (max'd in);
+    ``labels``: (lower method, upper method) of a run so assembled."""
     run = groups(phases)
-    if len(run) == 1:
+    if len(run) == 1 and run[0].pair == "add_remove" and lower is None and not lower_floor:
         g = run[0]
         return poisson_interval.epsilon(delta, sigma=g.sigma, q=g.q, total_steps=g.total_steps, direction=direction,
                                         rel_tol=rel_tol, finest_discretization=finest_discretization,
                                         discretization=discretization)
     _check(run, float(delta))
-    return _interval(lambda d: certified_epsilon(delta, run, direction, d),
-                     lambda d: lower_epsilon(delta, run, direction, d), run, rel_tol, finest_discretization,
-                     discretization)
+    lows = _lower_runs(run, lower)
+
+    def lower_at(d):
+        return max([float(lower_floor)] + [lower_epsilon(delta, r, direction, d) for r in lows])
+
+    return _interval(lambda d: certified_epsilon(delta, run, direction, d), lower_at, run, rel_tol,
+                     finest_discretization, discretization, lows if lower is not None else None, labels)
 
 
 def delta(epsilon_value, phases, *, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
-          discretization=None) -> AccountingResult:
-    """δ(ε) of the run of ``phases`` as a certified interval (module docstring); an upper end below the reliability
-    floor is flagged as :func:`.poisson_interval.delta`'s PLD answers are."""
+          discretization=None, lower=None, lower_floor=0.0, labels=None) -> AccountingResult:
+    """δ(ε) of the run of ``phases`` as a certified interval (module docstring; ``lower``, ``lower_floor`` and
+    ``labels`` as :func:`epsilon`'s); an upper end below the reliability floor is flagged as
+    :func:`.poisson_interval.delta`'s PLD answers are."""
     run = groups(phases)
-    if len(run) == 1:
+    if len(run) == 1 and run[0].pair == "add_remove" and lower is None and not lower_floor:
         g = run[0]
         return poisson_interval.delta(epsilon_value, sigma=g.sigma, q=g.q, total_steps=g.total_steps,
                                       direction=direction, rel_tol=rel_tol,
                                       finest_discretization=finest_discretization, discretization=discretization)
     _check(run)
-    r = _interval(lambda d: certified_delta(epsilon_value, run, direction, d),
-                  lambda d: lower_delta(epsilon_value, run, direction, d), run, rel_tol, finest_discretization,
-                  discretization)
+    lows = _lower_runs(run, lower)
+
+    def lower_at(d):
+        return max([float(lower_floor)] + [lower_delta(epsilon_value, r, direction, d) for r in lows])
+
+    r = _interval(lambda d: certified_delta(epsilon_value, run, direction, d), lower_at, run, rel_tol,
+                  finest_discretization, discretization, lows if lower is not None else None, labels)
     if r.upper < RELIABLE_DELTA_FLOOR:
         from dataclasses import replace
 
@@ -241,10 +327,33 @@ def delta(epsilon_value, phases, *, direction="add_remove", rel_tol=1e-3, finest
     return r
 
 
-def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretization):
+def _refine_assembled(upper_at, lower_at, rel_tol, finest, discretization):
+    """:func:`.poisson_interval._refine`'s levels for a run whose lower end is assembled from other runs (or a
+    floor): the gap need not close as d → 0 (the lower runs are other pairs), so the refinement also stops when a
+    level did not halve the width (any level's ends are bounds; the best are kept)."""
+    lo, up, widths = 0.0, math.inf, {}
+    d = max(poisson_interval.LEVELS[0], finest) if discretization is None else float(discretization)
+    last = math.inf
+    while True:
+        up = min(up, upper_at(d))
+        lo = max(lo, lower_at(d))
+        width = widths[d] = (up - lo) / up if up > 0 else 0.0
+        if discretization is not None or width <= rel_tol or d <= finest * (1 + 1e-9) or width > 0.5 * last:
+            return lo, up, d, widths
+        last = width
+        d = poisson_interval._next_level(d, width, rel_tol, finest)  # noqa: SLF001
+
+
+def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretization, lows=None, labels=None):
     finest = poisson_interval._check_finest(finest_discretization)  # noqa: SLF001 - the one refinement of the engine
-    lo, up, d, widths = poisson_interval._refine(upper_at, lower_at, float(rel_tol), finest,  # noqa: SLF001
-                                                 None if discretization is None else float(discretization))
+    args = (upper_at, lower_at, float(rel_tol), finest, None if discretization is None else float(discretization))
+    if lows is None and labels is None and all(g.pair == "add_remove" for g in run):
+        lo, up, d, widths = poisson_interval._refine(*args)  # noqa: SLF001
+    else:
+        lo, up, d, widths = _refine_assembled(*args)
     acc = {"discretization": d, "pld_widths": widths, "groups": [tuple(g) for g in run]}
+    if lows is not None:
+        acc["lower_groups"] = [[tuple(g) for g in r] for r in lows]
+    lo_m, up_m = labels or (poisson_interval.LOWER_PLD, poisson_interval.UPPER_PLD)
     result = poisson_interval._result  # noqa: SLF001 - the engine's one labelled interval
-    return result(lo, up, poisson_interval.LOWER_PLD, poisson_interval.UPPER_PLD, acc, (), float(rel_tol))
+    return result(lo, up, lo_m, up_m, acc, (), float(rel_tol))

@@ -189,7 +189,9 @@ class CertifiedAccountant(dp_accounting.PrivacyAccountant):
                 return samplers.account(sampler, quantity, target, sigma=sigma, steps=steps, epochs=n,
                                         relation=relation, **kw)
             return samplers.account(sampler, quantity, target, sigma=sigma, steps=n, q=q, relation=relation, **kw)
-        run = [_phases.Phase(s, sigma, q, n) for (s, sigma, q, _, _), n in self._settings.items()]
+        run = [_phases.Phase(s, sigma, q, n, 1, dict(opts) or None) if q is not None else
+               _phases.Phase(s, sigma, None, steps, n, dict(opts) or None)
+               for (s, sigma, q, steps, opts), n in self._settings.items()]
         kw = {} if self._rel_tol is None else {"rel_tol": self._rel_tol}
         return (_phases.epsilon if quantity == "epsilon" else _phases.delta)(run, target, **kw)
 

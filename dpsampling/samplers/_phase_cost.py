@@ -23,7 +23,7 @@ def check_cost(run, quantity, target, rel_tol, force, what="") -> None:
             spec = get_spec(p.sampler)
         except ParameterError:
             return  # the run's own check names the phase
-        options = {} if rel_tol is None else {"rel_tol": rel_tol}
+        options = dict({} if rel_tol is None else {"rel_tol": rel_tol}, **(getattr(p, "options", None) or {}))
         try:
             check_one(spec, Question(quantity, sigma=float(p.sigma), steps=p.steps, epochs=p.epochs, q=p.q,
                                      target=target, method=spec.default_method, options=options), force=force)

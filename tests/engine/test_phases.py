@@ -115,7 +115,7 @@ def test_full_batch_gaussians_merge_exactly():
     assert alone.kind == "exact" and alone.value == pytest.approx(exact.value, rel=1e-14)
     run = [(1.1, Q, 2000), (3.0, 1.0, 5), (5.0, 1.0, 3)]
     r = phases.epsilon(1e-5, run)
-    assert r.accuracy["groups"][-1][1:] == (1.0, 1)
+    assert r.accuracy["groups"][-1][1:3] == (1.0, 1)
     acc = dpa.pld.PLDAccountant(value_discretization_interval=r.accuracy["discretization"] / 10)
     acc.compose(dpa.PoissonSampledDpEvent(Q, dpa.GaussianDpEvent(1.1)), 2000)
     acc.compose(dpa.GaussianDpEvent(3.0), 5).compose(dpa.GaussianDpEvent(5.0), 3)
@@ -136,3 +136,58 @@ def test_delta_below_the_floor_is_refused():
     with pytest.raises(ParameterError, match="reliability floor"):
         phases.epsilon(1e-12, RUN)
     assert math.isfinite(phases.epsilon(1e-5, RUN, discretization=1e-3).upper)
+
+
+def _dpa_pld(sigma, q, steps, d, relation=None, pessimistic=True):
+    import dp_accounting as dpa
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    kw = {} if relation is None else {"neighboring_relation": getattr(dpa.NeighboringRelation, relation)}
+    return pldlib.from_gaussian_mechanism(sigma, pessimistic_estimate=pessimistic, value_discretization_interval=d,
+                                          sampling_prob=q, use_connect_dots=pessimistic, **kw).self_compose(steps)
+
+
+def test_replace_one_groups_compose_with_add_remove_groups():
+    """A replace-one group next to an add/remove group (a Poisson phase under replace-one beside a WOR phase at
+    σ/2): the upper end is above dp_accounting's composition of the same pessimistic PLDs at 10× finer d; the lower
+    end, from the lower run asked (both phases' replace-one pairs at σ, the ±C adversary), below dp_accounting's
+    pessimistic PLD of that run there, and above its optimistic (privacy-buckets) one less 1e-2 relative."""
+    run = [(1.1, Q, 2000, "replace_one"), (0.9, Q, 2000)]
+    lower = [[(1.1, Q, 2000, "replace_one"), (1.8, Q, 2000, "replace_one")]]
+    r = phases.epsilon(1e-5, run, lower=lower, labels=("lo", "up"), discretization=1e-3)
+    assert (r.accuracy["lower_method"], r.accuracy["upper_method"]) == ("lo", "up") and r.accuracy["lower_groups"][0][0][3] == "replace_one"
+    up_ref = _dpa_pld(1.1, Q, 2000, 1e-4, "REPLACE_ONE").compose(_dpa_pld(0.9, Q, 2000, 1e-4))
+    assert up_ref.get_epsilon_for_delta(1e-5) <= r.upper <= up_ref.get_epsilon_for_delta(1e-5) * (1 + 1e-2)
+    lo_ref = _dpa_pld(1.1, Q, 2000, 1e-4, "REPLACE_ONE").compose(_dpa_pld(1.8, Q, 2000, 1e-4, "REPLACE_ONE"))
+    assert r.lower <= lo_ref.get_epsilon_for_delta(1e-5)
+    assert r.lower >= lo_ref.get_epsilon_for_delta(1e-5) * (1 - 1e-2)
+    floor = phases.epsilon(1e-5, run, lower=lower, lower_floor=r.upper * 0.999, discretization=1e-3)
+    assert floor.lower == r.upper * 0.999  # a floor proven elsewhere is max'd in
+    d = phases.delta(1.0, run, lower=lower, discretization=1e-3)
+    assert d.lower <= d.upper
+
+
+def test_one_replace_one_group_is_replace_ones_certified_upper_end():
+    """One replace-one group: its upper end is engine.replace_one's certified ε at the same d (the same pmf and
+    rounding bound), its lower end the group's own dominated pmf (a certified replace-one interval)."""
+    from dpsampling.engine import replace_one
+
+    r = phases.epsilon(1e-5, [(1.1, Q, 2000, "replace_one")], discretization=1e-3)
+    assert r.upper == replace_one.certified_epsilon(1e-5, sigma=1.1, q=Q, total_steps=2000, discretization=1e-3)
+    assert 0 < r.lower <= r.upper and (r.upper - r.lower) / r.upper <= 1e-2
+    full = phases.groups([(2.0, 1.0, 3, "replace_one")])  # a full-batch replace-one phase: the Gaussian at σ/2
+    assert full == (phases.Group(1.0, 1.0, 3, "add_remove"),)
+
+
+def test_a_truncated_group_is_truncateds_certified_upper_end():
+    """A truncated Poisson group: its upper end is engine.truncated's certified ε at the same d (the same combined
+    pair's composition and rounding bound); no dominated pmf of it is built here (a lower run is asked)."""
+    from dpsampling.engine import truncated
+    from dpsampling.engine.errors import InternalError
+
+    group = (1.1, Q, 300, "truncated", 60000, 290)
+    r = phases.epsilon(1e-5, [group], lower=[[(1.1, Q * 0.99, 300)]], discretization=1e-3)
+    assert r.upper == truncated.upper_epsilon(1e-5, sigma=1.1, q=Q, dataset_size=60000, max_batch_size=290,
+                                              total_steps=300, discretization=1e-3)
+    with pytest.raises(InternalError, match="no dominated pmf"):
+        phases.epsilon(1e-5, [group, (0.9, Q, 10)], discretization=1e-3)

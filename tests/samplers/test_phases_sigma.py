@@ -79,8 +79,9 @@ def test_scaled_schedule_is_certified_on_both_sides():
 def test_one_phase_calibrated_the_others_fixed():
     """scale=1: phase 1's σ with phase 0 fixed; sufficient and insufficient by the run's certified interval, and
     more noise is needed than for phase 1 alone."""
-    run = [phases.Phase("poisson", 1.2, Q, 2000), phases.Phase("wor", 1.0, Q, 2000)]
-    with pytest.raises(ParameterError, match="phase 1 \\(wor\\)"):
+    run = [phases.Phase("wor", 1.2, Q, 2000), phases.Phase("truncated_poisson", 1.0, Q, 2000,
+                                                           options={"dataset_size": 60000, "max_batch_size": 290})]
+    with pytest.raises(ParameterError, match="phase 1 \\(truncated_poisson\\)"):  # no relation covers both
         phases.sigma(run, 3.0, 1e-5, scale=1)
     run = [phases.Phase("poisson", 1.2, Q, 2000), phases.Phase("poisson", None, 0.01, 2000)]
     r = phases.sigma(run, 4.0, 1e-5, scale=1)
