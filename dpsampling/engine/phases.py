@@ -211,14 +211,15 @@ def _lower_part(g, dr, d):
     return Composed(c.pmf, c.err2, dominated_pld.FOLD_MASS if g.total_steps > 1 else 0.0)
 
 
-@lru_cache(maxsize=16)
+#: a few runs only: a calibration visits many σ, and each entry holds a run's composed grid (up to ~1 GB)
+@lru_cache(maxsize=4)
 def upper_pmfs(run, direction, discretization) -> tuple:
     """(Composed, …) over ``direction``: the run's composed pessimistic pmfs (cached, treat as immutable)."""
     return tuple(convolve([_upper_part(g, dr, float(discretization)) for g in run], True)
                  for dr in _DIRECTIONS[direction])
 
 
-@lru_cache(maxsize=16)
+@lru_cache(maxsize=4)
 def lower_pmfs(run, direction, discretization) -> tuple:
     """(Composed, …) over ``direction``: the run's composed dominated pmfs (cached, treat as immutable)."""
     return tuple(convolve([_lower_part(g, dr, float(discretization)) for g in run], False)
@@ -296,7 +297,8 @@ def epsilon(delta, phases, *, direction="add_remove", rel_tol=1e-3, finest_discr
         return max([float(lower_floor)] + [lower_epsilon(delta, r, direction, d) for r in lows])
 
     return _interval(lambda d: certified_epsilon(delta, run, direction, d), lower_at, run, rel_tol,
-                     finest_discretization, discretization, lows if lower is not None else None, labels)
+                     finest_discretization, discretization, lows if lower is not None else None, labels,
+                     _points_at(run, direction))
 
 
 def delta(epsilon_value, phases, *, direction="add_remove", rel_tol=1e-3, finest_discretization=None,
@@ -317,7 +319,8 @@ def delta(epsilon_value, phases, *, direction="add_remove", rel_tol=1e-3, finest
         return max([float(lower_floor)] + [lower_delta(epsilon_value, r, direction, d) for r in lows])
 
     r = _interval(lambda d: certified_delta(epsilon_value, run, direction, d), lower_at, run, rel_tol,
-                  finest_discretization, discretization, lows if lower is not None else None, labels)
+                  finest_discretization, discretization, lows if lower is not None else None, labels,
+                  _points_at(run, direction))
     if r.upper < RELIABLE_DELTA_FLOOR:
         from dataclasses import replace
 
@@ -327,10 +330,20 @@ def delta(epsilon_value, phases, *, direction="add_remove", rel_tol=1e-3, finest
     return r
 
 
-def _refine_assembled(upper_at, lower_at, rel_tol, finest, discretization):
+def _points_at(run, direction):
+    """The grid points of the run's composed pessimistic pmfs at ``d`` (the cached compositions the upper end just
+    used, every direction), the size :func:`.poisson_interval._refine` bounds the next level by, as a single phase's."""
+    def points(d):
+        return sum(len(c.pmf._probs) for c in upper_pmfs(run, direction, float(d)))  # noqa: SLF001 - dense pmf
+    return points
+
+
+def _refine_assembled(upper_at, lower_at, rel_tol, finest, discretization, points_at=None, steps=1):
     """:func:`.poisson_interval._refine`'s levels for a run whose lower end is assembled from other runs (or a
     floor): the gap need not close as d → 0 (the lower runs are other pairs), so the refinement also stops when a
-    level did not halve the width (any level's ends are bounds; the best are kept)."""
+    level did not halve the width, or when the next level's grid would pass the refinement's bounds
+    (:data:`.poisson_interval.REFINE_MAX_POINTS`, ``REFINE_MAX_WORK``; any level's ends are bounds; the best are
+    kept)."""
     lo, up, widths = 0.0, math.inf, {}
     d = max(poisson_interval.LEVELS[0], finest) if discretization is None else float(discretization)
     last = math.inf
@@ -341,16 +354,31 @@ def _refine_assembled(upper_at, lower_at, rel_tol, finest, discretization):
         if discretization is not None or width <= rel_tol or d <= finest * (1 + 1e-9) or width > 0.5 * last:
             return lo, up, d, widths
         last = width
-        d = poisson_interval._next_level(d, width, rel_tol, finest)  # noqa: SLF001
+        nxt = poisson_interval._next_level(d, width, rel_tol, finest)  # noqa: SLF001
+        if points_at is not None and _too_big(points_at(d) * d / nxt, steps):
+            return lo, up, d, widths
+        d = nxt
 
 
-def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretization, lows=None, labels=None):
+def _too_big(points, steps):
+    """The next level's grid passes :data:`.poisson_interval.REFINE_MAX_POINTS` (its memory: ~300 bytes a point).
+    Its work bound (points × log2 T) is not applied to a run: measured far above a run's time (two groups of 10⁶
+    steps at σ 1.1 / 0.9, q 256/60000: 2.3e6 points × 20 predicted 55 s, took 3.6 CPU-s), and the run's cost model
+    (:func:`dpsampling.samplers.phases.predict_cost`) has admitted it."""
+    del steps
+    return points > poisson_interval.REFINE_MAX_POINTS
+
+
+def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretization, lows=None, labels=None,
+              points_at=None):
     finest = poisson_interval._check_finest(finest_discretization)  # noqa: SLF001 - the one refinement of the engine
     args = (upper_at, lower_at, float(rel_tol), finest, None if discretization is None else float(discretization))
+    # the refinement's grid bound: its points only (steps=1 leaves out the work bound, see _too_big)
+    bound = {"points_at": points_at, "steps": 1}
     if lows is None and labels is None and all(g.pair == "add_remove" for g in run):
-        lo, up, d, widths = poisson_interval._refine(*args)  # noqa: SLF001
+        lo, up, d, widths = poisson_interval._refine(*args, **bound)  # noqa: SLF001
     else:
-        lo, up, d, widths = _refine_assembled(*args)
+        lo, up, d, widths = _refine_assembled(*args, **bound)
     acc = {"discretization": d, "pld_widths": widths, "groups": [tuple(g) for g in run]}
     if lows is not None:
         acc["lower_groups"] = [[tuple(g) for g in r] for r in lows]
