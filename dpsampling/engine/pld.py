@@ -682,12 +682,18 @@ def certified_delta(epsilon, sigma, q, total_steps, direction, discretization):
 def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
     """An upper bound on ε(δ) after ``total_steps`` compositions: per direction ε₁ = ε̂(δ − E(ε₀)) with
     ε₀ = ε̂(δ) the pessimistic pmf's reading and E the rounding bound of :func:`certified_delta`; ε₁ ≥ ε₀ and E
-    is nonincreasing, so δ̂(ε₁) + E(ε₁) ≤ δ: the dominating pair's δ(ε₁) ≤ δ.  Max over ``direction``."""
+    is nonincreasing, so δ̂(ε₁) + E(ε₁) ≤ δ: the dominating pair's δ(ε₁) ≤ δ.  Max over ``direction``.  ε₁ is read
+    for an upper bound by construction (:func:`.reading.epsilon_for_delta_upper`: a proven δ_pmf(ε₁) ≤ δ − E(ε₀),
+    the float walk only says where to look), and the larger of ε₀ and ε₁ is kept (δ_pmf and E are nonincreasing,
+    so either way δ_pmf + E ≤ δ there)."""
+    from .reading import epsilon_for_delta_upper
+
     out = []
     for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction, float(discretization)):
-        eps0 = float(epsilon_for_delta(pmf, float(delta)))
+        reader = EpsilonReader(pmf)
+        eps0 = float(reader(float(delta)))
         target = float(delta) - _upper_error(pmf, err2, flat, eps0) if math.isfinite(eps0) else 0.0
-        out.append(float(epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+        out.append(max(eps0, epsilon_for_delta_upper(pmf, target, reader.read)) if target > 0 else math.inf)
     return max(out)
 
 
