@@ -768,12 +768,12 @@ class EpsilonReader:
             losses, ups, lows = blk
             u_before, l_before = ups[:-1], lows[:-1]
             valid = (u_before > delta) & (l_before > 0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                logs = np.log((u_before - delta) / l_before)
-            brk = valid & (logs >= losses)
-            close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
-            for k in np.flatnonzero(close):  # np.log and math.log may differ in the last bits: math.log decides
-                brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a quotient past 1.8e308: +∞, as
+                logs = np.log((u_before - delta) / l_before)  # in dp_accounting's walk (a hint, or under a proven end)
+                brk = valid & (logs >= losses)
+                close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
+                for k in np.flatnonzero(close):  # np.log and math.log may differ in the last bits: math.log decides
+                    brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
             ret = (ups[1:] >= delta) & (lows[1:] == 0)  # checked after adding entry k, so after brk[k]
             kb = int(np.argmax(brk)) if brk.any() else len(losses)
             kr = int(np.argmax(ret)) if ret.any() else len(losses)
