@@ -113,16 +113,12 @@ def epsilon_lower_at(probs, first, lower, d, inf_mass, delta):
 
 def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
     """A lower bound on the ε(δ) of ``pmf`` (a dp_accounting PLD pmf), valid by construction (module docstring):
-    the largest ε_k (:func:`epsilon_lower_at`) over k from a window below ``read(pmf, δ)`` (default
-    :func:`.pld.epsilon_for_delta`; only where to look, not trusted: the window is doubled downward while the
+    the largest ε_k (:func:`epsilon_lower_at`) over k from a window below ``read(pmf, δ)`` (e.g.
+    :func:`.pld.epsilon_for_delta`; None: the largest loss; only where to look, not trusted: the window is doubled downward while the
     largest ε_k sits at its lowest k) up to the largest loss; +∞ where the +∞ mass exceeds δ (as dp_accounting), 0
     (always a lower bound on ε) where no k gives a positive value."""
     from dp_accounting.pld import pld_pmf
 
-    if read is None:
-        from . import pld
-
-        read = pld.epsilon_for_delta
     dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
     inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
     lower = int(dense._lower_loss)  # noqa: SLF001
@@ -134,8 +130,11 @@ def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
     n = probs.size
     if n == 0:
         return 0.0
-    with np.errstate(over="ignore", divide="ignore"):  # the walk's (U − δ)/W overflows where W underflowed: then
-        hint = float(read(pmf, delta))                 # the hint is +∞ or too high, and the window widens below it
+    if read is None:  # no hint: the window starts at the largest loss and widens downward (the same value)
+        hint = math.nan
+    else:
+        with np.errstate(over="ignore", divide="ignore"):  # the walk's (U − δ)/W overflows where W underflowed:
+            hint = float(read(pmf, delta))                 # the hint is +∞ or too high, and the window widens
     if math.isnan(hint) or hint == math.inf:
         hint = (lower + n - 1) * d
     top = n - 1
@@ -261,15 +260,11 @@ def epsilon_for_delta_upper(pmf, delta, read=None) -> float:
     rising list of candidates whose proven upper δ (:func:`delta_upper`) is ≤ δ, since δ_pmf(ε) ≤ δ at a candidate
     means ε(δ) ≤ it.  The candidates (only where to look, not trusted): the lower reading
     (:func:`epsilon_for_delta_lower`, exact up to its guard) raised by 2, 64, 4096 and 2²⁰ × :data:`GUARD`·(|ε| + 64),
-    the plain reading ``read(pmf, δ)`` (default :func:`.pld.epsilon_for_delta`) so raised, then the grid losses above,
+    the plain reading ``read(pmf, δ)`` (e.g. :func:`.pld.epsilon_for_delta`; None: none) so raised, then the grid losses above,
     each raised past its rounding.  Beyond the largest loss δ_pmf is the +∞ mass ≤ δ, so a candidate passes; +∞
     where the +∞ mass exceeds δ (as dp_accounting)."""
     from dp_accounting.pld import pld_pmf
 
-    if read is None:
-        from . import pld
-
-        read = pld.epsilon_for_delta
     dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
     inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
     lower, n = int(dense._lower_loss), len(dense._probs)  # noqa: SLF001
@@ -278,8 +273,10 @@ def epsilon_for_delta_upper(pmf, delta, read=None) -> float:
     top = (lower + n - 1) * d if n else 0.0
     top_up = top + 4.0 * UNIT_ROUNDOFF * (abs(top) + 1.0)
     low = epsilon_for_delta_lower(dense, delta, read)
-    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
-        plain = float(read(pmf, delta))
+    plain = math.nan
+    if read is not None:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            plain = float(read(pmf, delta))
     starts = [low] + ([plain] if math.isfinite(plain) and plain < top_up else [])
     cand = np.array(sorted(h + c * GUARD * (abs(h) + 64.0) for h in starts for c in (2.0, 64.0, 4096.0, 2.0**20)))
     ok = np.asarray(delta_upper(dense, cand)) <= delta

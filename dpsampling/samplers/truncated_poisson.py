@@ -18,7 +18,8 @@ Each answer is a certified interval (:mod:`dpsampling.engine.truncated`):
   π); composed by PLD with a proven rounding bound; where that is above dp_accounting's value for the same
   question (its ``TruncatedSubsampledGaussianDpEvent``, also at a cap ≥ n, where ours is Poisson's certified end), or
   infinite, dp_accounting's value, named ``dp_accounting TruncatedSubsampledGaussianDpEvent``: of two upper bounds
-  the smaller is one.
+  the smaller is one.  That value is certified too (its one-step PLD composed with our proven FFT rounding bound,
+  read for an upper bound: engine/truncated_event.py); where the bound reaches δ it is ∞ and not used.
 * the limit of this route, and the conjecture: every pair above reveals the order of the other records, and no
   such argument certifies below the "folded path" (the first B − 1 others' gradients along the differing
   record's, the B-th opposite): about 6.72 at MNIST (n = 60000, q = 256/60000, σ 1.1, 14100 steps, δ 1e-5) cap

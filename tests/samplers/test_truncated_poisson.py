@@ -134,16 +134,22 @@ def test_dp_accountings_event_as_an_upper_end_is_above_a_finer_discretisation(qu
         assert finer <= ours, (sigma, q, n, cap, steps, finer, ours)
 
 
-def test_infinite_upper_end_replaced_by_dp_accountings_value():
-    """Issue 38: σ 2.29, 6151 steps, q 0.00082, n 12192, B 14, δ 1.16e-10 answered [0.163, ∞]; dp_accounting's event
-    gives 0.264, a valid upper end: the answer is now [lower, ≤ that]."""
-    from dpsampling.samplers import account
-
+def test_dp_accountings_value_is_not_an_upper_end_where_its_rounding_bound_exceeds_delta():
+    """Issue 38: σ 2.29, 6151 steps, q 0.00082, n 12192, B 14, δ 1.16e-10 answered [0.163, ∞] and dp_accounting's
+    event gives 0.264; but the proven bound on that composition's FFT rounding is 5.8e-10 > δ at ε = 0.264 (1.0e-9 at
+    ε = −∞), so 0.264 is not a proven upper end (issue 38, session 10): the event's certified value is ∞ and the answer
+    keeps its proven ends, the lower one below dp_accounting's float."""
+    from dpsampling.engine import pld
+    from dpsampling.engine import truncated_event as te
     from dpsampling.samplers import truncated_poisson as tp
 
     plain = _theirs("epsilon", 1.16e-10, 2.29, 0.00082, 12192, 14, 6151)
+    for pmf, err2, _ in te._composed(12192, 0.00082, 14, 2.29, 6151):
+        assert pld.rounding_at(pmf, err2, plain) > 1.16e-10
     theirs = tp.dp_accounting_value("epsilon", 1.16e-10, sigma=2.29, q=0.00082, dataset_size=12192,
-                                    max_batch_size=14, total_steps=6151)  # with its composition's rounding bound
+                                    max_batch_size=14, total_steps=6151)
+    from dpsampling.samplers import account
+
     r = account("truncated_poisson", "epsilon", 1.16e-10, sigma=2.29, steps=6151, q=0.00082, dataset_size=12192,
                 max_batch_size=14)
-    assert plain <= theirs and 0 < r.lower <= r.upper <= theirs and math.isfinite(r.upper)
+    assert theirs == math.inf and 0 < r.lower <= plain and r.upper == math.inf
