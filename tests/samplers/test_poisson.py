@@ -104,3 +104,14 @@ def test_below_the_floor_a_rounding_bound_above_delta_is_refused_naming_delta():
         account("poisson", "epsilon", 2.24e-11, sigma=0.4293, steps=122, epochs=62, q=9.59e-05)
     assert e.value.param == "delta" and "rounding bound" in str(e.value) and "1e-10" in str(e.value)
     assert time.process_time() - t < 10
+
+
+def test_the_cost_models_floor_is_the_engines():
+    """samplers/poisson.py cannot import the engine's RELIABLE_DELTA_FLOOR (the registry loads it): its literal must
+    be the same number, so that a below-floor question is predicted with the φ accountant's cost."""
+    import math
+
+    from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
+    from dpsampling.samplers import poisson
+
+    assert poisson._below_floor(math.nextafter(RELIABLE_DELTA_FLOOR, 0.0)) and not poisson._below_floor(RELIABLE_DELTA_FLOOR)
