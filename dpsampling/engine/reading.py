@@ -114,7 +114,8 @@ def epsilon_lower_at(probs, first, lower, d, inf_mass, delta):
 def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
     """A lower bound on the ε(δ) of ``pmf`` (a dp_accounting PLD pmf), valid by construction (module docstring):
     the largest ε_k (:func:`epsilon_lower_at`) over k from a window below ``read(pmf, δ)`` (e.g.
-    :func:`.pld.epsilon_for_delta`; None: the largest loss; only where to look, not trusted: the window is doubled downward while the
+    :func:`.pld.epsilon_for_delta`; None: the largest loss; only where to look, not trusted: the window is doubled
+    downward while the
     largest ε_k sits at its lowest k) up to the largest loss; +∞ where the +∞ mass exceeds δ (as dp_accounting), 0
     (always a lower bound on ε) where no k gives a positive value."""
     from dp_accounting.pld import pld_pmf
@@ -260,7 +261,8 @@ def epsilon_for_delta_upper(pmf, delta, read=None) -> float:
     rising list of candidates whose proven upper δ (:func:`delta_upper`) is ≤ δ, since δ_pmf(ε) ≤ δ at a candidate
     means ε(δ) ≤ it.  The candidates (only where to look, not trusted): the lower reading
     (:func:`epsilon_for_delta_lower`, exact up to its guard) raised by 2, 64, 4096 and 2²⁰ × :data:`GUARD`·(|ε| + 64),
-    the plain reading ``read(pmf, δ)`` (e.g. :func:`.pld.epsilon_for_delta`; None: none) so raised, then the grid losses above,
+    the plain reading ``read(pmf, δ)`` (e.g. :func:`.pld.epsilon_for_delta`; None: none)
+    so raised, then the grid losses above,
     each raised past its rounding.  Beyond the largest loss δ_pmf is the +∞ mass ≤ δ, so a candidate passes; +∞
     where the +∞ mass exceeds δ (as dp_accounting)."""
     from dp_accounting.pld import pld_pmf

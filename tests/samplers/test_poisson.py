@@ -114,4 +114,5 @@ def test_the_cost_models_floor_is_the_engines():
     from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
     from dpsampling.samplers import poisson
 
-    assert poisson._below_floor(math.nextafter(RELIABLE_DELTA_FLOOR, 0.0)) and not poisson._below_floor(RELIABLE_DELTA_FLOOR)
+    assert poisson._below_floor(math.nextafter(RELIABLE_DELTA_FLOOR, 0.0))
+    assert not poisson._below_floor(RELIABLE_DELTA_FLOOR)
