@@ -432,14 +432,11 @@ def _target(args):
 def _print_answer(args, res, head, run, scale=None) -> int:
     """Print an answer (one JSON object: ``head`` then the result's fields; ``--text``:
     :func:`dpsampling.render.answer_text` with the ``run``'s phases), or say why it is not printed (exit 1)."""
-    from .engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR, WIDTH_NOT_MET_FLAG
+    from .engine.result import BELOW_FLOOR_FLAG, RELIABLE_DELTA_FLOOR
 
-    if WIDTH_NOT_MET_FLAG in res.flags:  # a certified interval wider than asked: said, not printed
-        reached = res.accuracy.get("rel_width")
-        return _fail(f"the certified {args.command} interval [{res.lower!r}, {res.upper!r}] did not reach the requested "
-                     f"relative width (reached {reached!r}, target {res.accuracy.get('rel_width_target')!r}); "
-                     "not reported", 1)
-
+    # a certified interval wider than its accuracy setting asks (flag rel_width_not_reached or not_converged) is an
+    # answer: both ends are proven, so it is printed with its flag and its width (accuracy.rel_width), as every
+    # sampler's (issue 38: never no answer where a bound is proven)
     shown = res.value if res.value is not None else res.lower  # a one-sided lower answer: value null, its end lower
     if not _in_range(args.command, shown) and BELOW_FLOOR_FLAG in res.flags:
         return _fail(f"the {args.command} for these inputs is below the PLD reliability floor "

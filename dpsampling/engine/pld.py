@@ -682,12 +682,18 @@ def certified_delta(epsilon, sigma, q, total_steps, direction, discretization):
 def certified_epsilon(delta, sigma, q, total_steps, direction, discretization):
     """An upper bound on ε(δ) after ``total_steps`` compositions: per direction ε₁ = ε̂(δ − E(ε₀)) with
     ε₀ = ε̂(δ) the pessimistic pmf's reading and E the rounding bound of :func:`certified_delta`; ε₁ ≥ ε₀ and E
-    is nonincreasing, so δ̂(ε₁) + E(ε₁) ≤ δ: the dominating pair's δ(ε₁) ≤ δ.  Max over ``direction``."""
+    is nonincreasing, so δ̂(ε₁) + E(ε₁) ≤ δ: the dominating pair's δ(ε₁) ≤ δ.  Max over ``direction``.  ε₁ is read
+    for an upper bound by construction (:func:`.reading.epsilon_for_delta_upper`: a proven δ_pmf(ε₁) ≤ δ − E(ε₀),
+    the float walk only says where to look), and the larger of ε₀ and ε₁ is kept (δ_pmf and E are nonincreasing,
+    so either way δ_pmf + E ≤ δ there)."""
+    from .reading import epsilon_for_delta_upper
+
     out = []
     for pmf, err2, flat in _upper_pmfs(float(sigma), float(q), int(total_steps), direction, float(discretization)):
-        eps0 = float(epsilon_for_delta(pmf, float(delta)))
+        reader = EpsilonReader(pmf)
+        eps0 = float(reader(float(delta)))
         target = float(delta) - _upper_error(pmf, err2, flat, eps0) if math.isfinite(eps0) else 0.0
-        out.append(float(epsilon_for_delta(pmf, target)) if target > 0 else math.inf)
+        out.append(max(eps0, epsilon_for_delta_upper(pmf, target, reader.read)) if target > 0 else math.inf)
     return max(out)
 
 
@@ -762,12 +768,12 @@ class EpsilonReader:
             losses, ups, lows = blk
             u_before, l_before = ups[:-1], lows[:-1]
             valid = (u_before > delta) & (l_before > 0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                logs = np.log((u_before - delta) / l_before)
-            brk = valid & (logs >= losses)
-            close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
-            for k in np.flatnonzero(close):  # np.log and math.log may differ in the last bits: math.log decides
-                brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a quotient past 1.8e308: +∞, as
+                logs = np.log((u_before - delta) / l_before)  # in dp_accounting's walk (a hint, or under a proven end)
+                brk = valid & (logs >= losses)
+                close = valid & (np.abs(logs - losses) <= 1e-12 * np.maximum(np.abs(logs), np.abs(losses)) + 1e-300)
+                for k in np.flatnonzero(close):  # np.log and math.log may differ in the last bits: math.log decides
+                    brk[k] = math.log((u_before[k] - delta) / l_before[k]) >= losses[k]
             ret = (ups[1:] >= delta) & (lows[1:] == 0)  # checked after adding entry k, so after brk[k]
             kb = int(np.argmax(brk)) if brk.any() else len(losses)
             kr = int(np.argmax(ret)) if ret.any() else len(losses)

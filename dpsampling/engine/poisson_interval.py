@@ -26,6 +26,7 @@ q = 1 is the Gaussian at σ/√T in closed form (``exact``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from functools import lru_cache
 
@@ -163,7 +164,10 @@ def _epsilon(dlt, s, q, steps, direction, rel_tol, finest, discretization):
     if q == 1.0:
         return _exact(gaussian.epsilon(dlt, gaussian.composed_sigma(s, steps)))
     if dlt < RELIABLE_DELTA_FLOOR:
-        return _cf_only(cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
+        r = _cf(cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol)
+        if r is None:
+            return _pld_below_floor(dlt, s, q, steps, direction, rel_tol, finest, discretization)
+        return _cf_only(cf.accounting_epsilon, dlt, s, q, steps, direction, rel_tol, cf_result=r)
     lo, up, d, widths = _refine(lambda dd: pld.certified_epsilon(dlt, s, q, steps, direction, dd),
                                 lambda dd: dominated_pld.epsilon(dlt, sigma=s, q=q, total_steps=steps,
                                                                  direction=direction, discretization=dd),
@@ -188,10 +192,36 @@ def delta(epsilon_value, *, sigma, q, total_steps, direction="add_remove", rel_t
     return _with_cf(lo, up, d, widths, cf.accounting_delta, eps, s, q, steps, direction, rel_tol)
 
 
-def _cf_only(fn, target, s, q, steps, direction, rel_tol, acc=None):
+def _pld_below_floor(dlt, s, q, steps, direction, rel_tol, finest, discretization):
+    """ε(δ) below the PLD reliability floor where the φ accountant cannot certify it: the PLD pair's own certified
+    ends (the upper one read at δ less the composition's proven FFT rounding bound, the lower one at δ plus the
+    dominated pair's, both read by construction: engine/reading.py) are still bounds there — the floor is about
+    dp_accounting's unbounded error, not about ours — so where the upper end is finite the interval is the answer,
+    flagged :data:`BELOW_FLOOR_FLAG`.  Where the rounding bound reaches δ (measured: ≈ 1.5e-9 at σ 0.43, q 9.6e-5,
+    7564 steps; 1.2e-11 at σ 1, q 0.01, 100 steps; 0 at one step) the upper end is ∞ and the question is refused
+    (ParameterError naming delta and the floor; the bound barely moves with the discretisation, so the first level
+    decides, in under a second)."""
+    first = max(LEVELS[0], finest) if discretization is None else float(discretization)
+    up = pld.certified_epsilon(dlt, s, q, steps, direction, first)
+    if math.isfinite(up):
+        lo, up, d, widths = _refine(lambda dd: pld.certified_epsilon(dlt, s, q, steps, direction, dd),
+                                    lambda dd: dominated_pld.epsilon(dlt, sigma=s, q=q, total_steps=steps,
+                                                                     direction=direction, discretization=dd),
+                                    rel_tol, finest, discretization, lambda dd: _points(s, q, steps, direction, dd),
+                                    steps)
+    if not math.isfinite(up):
+        raise ParameterError("delta", f">= {RELIABLE_DELTA_FLOOR:g} for these inputs", dlt,
+                             message=f"delta {dlt!r} is below the PLD reliability floor {RELIABLE_DELTA_FLOOR:g}: "
+                                     "the φ accountant cannot certify it here, and the PLD's proven FFT rounding "
+                                     "bound is not below it (no finite upper end is proven); use a larger delta")
+    res = _result(lo, up, LOWER_PLD, UPPER_PLD, {"discretization": d, "pld_widths": widths}, (), rel_tol)
+    return dataclasses.replace(res, flags=(BELOW_FLOOR_FLAG, "cf_unavailable") + tuple(res.flags))
+
+
+def _cf_only(fn, target, s, q, steps, direction, rel_tol, acc=None, cf_result=None):
     """Below the PLD reliability floor: the φ accountant's certified interval, or a flagged estimate."""
     acc = dict(acc or {})
-    r = _cf(fn, target, s, q, steps, direction, rel_tol)
+    r = cf_result if cf_result is not None else _cf(fn, target, s, q, steps, direction, rel_tol)
     if r is None:
         if "pld_upper" not in acc:
             raise ParameterError("delta", f">= {RELIABLE_DELTA_FLOOR:g} for these inputs", target,

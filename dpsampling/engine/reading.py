@@ -1,4 +1,5 @@
-"""ε(δ) and δ(ε) read off a discrete privacy-loss pmf for a lower bound: valid by construction, at any loss.
+"""ε(δ) and δ(ε) read off a discrete privacy-loss pmf for a lower (and, mirrored, an upper) bound: valid by
+construction, at any loss.
 
 dp_accounting's reading (``pld_pmf._get_epsilon_for_delta``; :func:`.pld.epsilon_for_delta` is that walk on the
 grid's own losses) walks down from the largest loss summing U = Σ p and W = Σ p·e^{−ℓ}, and stops at
@@ -112,16 +113,13 @@ def epsilon_lower_at(probs, first, lower, d, inf_mass, delta):
 
 def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
     """A lower bound on the ε(δ) of ``pmf`` (a dp_accounting PLD pmf), valid by construction (module docstring):
-    the largest ε_k (:func:`epsilon_lower_at`) over k from a window below ``read(pmf, δ)`` (default
-    :func:`.pld.epsilon_for_delta`; only where to look, not trusted: the window is doubled downward while the
+    the largest ε_k (:func:`epsilon_lower_at`) over k from a window below ``read(pmf, δ)`` (e.g.
+    :func:`.pld.epsilon_for_delta`; None: the largest loss; only where to look, not trusted: the window is doubled
+    downward while the
     largest ε_k sits at its lowest k) up to the largest loss; +∞ where the +∞ mass exceeds δ (as dp_accounting), 0
     (always a lower bound on ε) where no k gives a positive value."""
     from dp_accounting.pld import pld_pmf
 
-    if read is None:
-        from . import pld
-
-        read = pld.epsilon_for_delta
     dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
     inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
     lower = int(dense._lower_loss)  # noqa: SLF001
@@ -133,8 +131,11 @@ def epsilon_for_delta_lower(pmf, delta, read=None) -> float:
     n = probs.size
     if n == 0:
         return 0.0
-    with np.errstate(over="ignore", divide="ignore"):  # the walk's (U − δ)/W overflows where W underflowed: then
-        hint = float(read(pmf, delta))                 # the hint is +∞ or too high, and the window widens below it
+    if read is None:  # no hint: the window starts at the largest loss and widens downward (the same value)
+        hint = math.nan
+    else:
+        with np.errstate(over="ignore", divide="ignore"):  # the walk's (U − δ)/W overflows where W underflowed:
+            hint = float(read(pmf, delta))                 # the hint is +∞ or too high, and the window widens
     if math.isnan(hint) or hint == math.inf:
         hint = (lower + n - 1) * d
     top = n - 1
@@ -187,6 +188,113 @@ def delta_lower(pmf, epsilon):
         out = np.maximum((out - neg) * (1.0 - 2.0 * UNIT_ROUNDOFF), 0.0)
     out = np.minimum(out, 1.0)
     return float(out[0]) if e.ndim == 0 else out.reshape(e.shape)
+
+
+# --------------------------------------------------------------------------- upper readings (the mirror image)
+
+
+def _sums_upper(probs, inf_mass, d):
+    """(U_hi, V_lo): U_hi ≥ U_k and 0 ≤ V_lo ≤ V_k, the mirror of :func:`_sums` (the same running error bounds
+    added to Û and taken off V̂, the final roundings taken the other way)."""
+    from scipy.signal import lfilter
+
+    u = UNIT_ROUNDOFF
+    top = np.asarray(probs, dtype=float)[::-1]
+    m = top.size + 1
+    r = math.exp(-float(d))
+    u_hat = np.cumsum(np.concatenate(([float(inf_mass)], top)))
+    u_err = 1.03 * u * np.cumsum(u_hat)
+    u_hi = ((u_hat + u_err) * (1.0 + 2.0 * u))[1:][::-1]
+    v_hat = lfilter([1.0], [1.0, -r], top)
+    c = u * v_hat + 3.01 * u * r * np.concatenate(([0.0], v_hat[:-1]))
+    v_err = 1.03 * lfilter([1.0], [1.0, -r], c)
+    v_lo = np.maximum((v_hat - v_err - 4.0 * m * _TINY) * (1.0 - 4.0 * u), 0.0)[::-1]
+    return u_hi, v_lo
+
+
+def delta_upper(pmf, epsilon):
+    """Upper bounds on the δ(ε) of ``pmf`` (a dp_accounting PLD pmf) at ``epsilon`` (a number or an array): the
+    mirror of :func:`delta_lower`.  With k the first atom whose float loss ℓ̂_k exceeds ε by more than its rounding
+    (ℓ̂_k − 2u(|ℓ̂_k| + 1) > ε, so every exact loss from k up is > ε), δ_pmf(ε) = p_∞ + Σ_{i≥k} p_i(1 − e^{ε−ℓ_i})
+    + Σ_{i<k} p_i(1 − e^{ε−ℓ_i})₊ ≤ U_k − e^{x}·V_k + A, x = ε − ℓ_k, A the mass of the atoms below k whose exact
+    loss may still exceed ε (ℓ̂_i + 2u(|ℓ̂_i| + 1) > ε) times the most they can weigh, 1 − e^{−4u(|ℓ̂_i|+1)} ≤
+    4u(|ℓ̂_i| + 1).  Negative masses (an FFT's rounding) only lower δ_pmf: dropped (p⁺ ≥ p).
+
+    Arithmetic.  x ≥ x̂ − 3u(|ℓ̂_k| + |x̂| + 1) =: x_lo (as :func:`delta_lower`, the other way); e^{x_lo} by numpy
+    within 4 ulp and its product with V_lo within u: the product t is taken down by (1 − 16u); fl(U_hi − t) is
+    taken up by (1 + 2u); A (a sum of ≤ n nonnegative terms, each a product) is taken up by 1.01·(1 + 4u)."""
+    from dp_accounting.pld import pld_pmf
+
+    dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
+    inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
+    lower = int(dense._lower_loss)  # noqa: SLF001
+    probs = np.maximum(np.asarray(dense._probs, dtype=float), 0.0)  # noqa: SLF001: δ_p ≤ δ_{p⁺}
+    e = np.asarray(epsilon, dtype=float)
+    flat = np.atleast_1d(e).ravel()
+    out = np.full(flat.shape, inf_mass)
+    u = UNIT_ROUNDOFF
+    if probs.size:
+        u_hi, v_lo = _sums_upper(probs, inf_mass, d)
+        losses = (np.arange(probs.size) + lower) * d
+        sure = losses - 2.0 * u * (np.abs(losses) + 1.0)  # ≤ the exact loss
+        maybe = losses + 2.0 * u * (np.abs(losses) + 1.0)  # ≥ the exact loss
+        k = np.searchsorted(sure, flat, side="right")  # first atom surely above ε (sure is nondecreasing)
+        j = np.searchsorted(maybe, flat, side="right")  # first atom that may be above ε
+        inside = k < probs.size
+        kk = k[inside]
+        lk = losses[kk]
+        x = flat[inside] - lk
+        x_lo = x - 3.0 * u * (np.abs(lk) + np.abs(x) + 1.0)
+        with np.errstate(over="ignore"):
+            t = np.exp(x_lo) * v_lo[kk] * (1.0 - 16.0 * u)
+        out[inside] = np.maximum((u_hi[kk] - t) * (1.0 + 2.0 * u), 0.0)
+        weight = probs * 4.0 * u * (np.abs(losses) + 1.0)
+        csum = np.concatenate(([0.0], np.cumsum(weight)))
+        amb = (csum[np.minimum(k, probs.size)] - csum[np.minimum(j, probs.size)]) * 1.01 * (1.0 + 4.0 * u)
+        out = out + np.maximum(amb, 0.0)
+    out = np.minimum(out, 1.0)
+    return float(out[0]) if e.ndim == 0 else out.reshape(e.shape)
+
+
+def epsilon_for_delta_upper(pmf, delta, read=None) -> float:
+    """An upper bound on the ε(δ) of ``pmf`` (a dp_accounting PLD pmf), valid by construction: the smallest of a
+    rising list of candidates whose proven upper δ (:func:`delta_upper`) is ≤ δ, since δ_pmf(ε) ≤ δ at a candidate
+    means ε(δ) ≤ it.  The candidates (only where to look, not trusted): the lower reading
+    (:func:`epsilon_for_delta_lower`, exact up to its guard) raised by 2, 64, 4096 and 2²⁰ × :data:`GUARD`·(|ε| + 64),
+    the plain reading ``read(pmf, δ)`` (e.g. :func:`.pld.epsilon_for_delta`; None: none)
+    so raised, then the grid losses above,
+    each raised past its rounding.  Beyond the largest loss δ_pmf is the +∞ mass ≤ δ, so a candidate passes; +∞
+    where the +∞ mass exceeds δ (as dp_accounting)."""
+    from dp_accounting.pld import pld_pmf
+
+    dense = pmf if isinstance(pmf, pld_pmf.DensePLDPmf) else pmf.to_dense_pmf()
+    inf_mass, d = float(dense._infinity_mass), float(dense._discretization)  # noqa: SLF001
+    lower, n = int(dense._lower_loss), len(dense._probs)  # noqa: SLF001
+    if inf_mass > delta:
+        return math.inf
+    top = (lower + n - 1) * d if n else 0.0
+    top_up = top + 4.0 * UNIT_ROUNDOFF * (abs(top) + 1.0)
+    low = epsilon_for_delta_lower(dense, delta, read)
+    plain = math.nan
+    if read is not None:
+        with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+            plain = float(read(pmf, delta))
+    starts = [low] + ([plain] if math.isfinite(plain) and plain < top_up else [])
+    cand = np.array(sorted(h + c * GUARD * (abs(h) + 64.0) for h in starts for c in (2.0, 64.0, 4096.0, 2.0**20)))
+    ok = np.asarray(delta_upper(dense, cand)) <= delta
+    if ok.any():
+        return max(0.0, float(cand[int(np.argmax(ok))]))
+    # the grid losses above the lower reading, each raised past its rounding, in growing blocks up to the largest
+    k, block = max(0, math.floor(low / d) - lower), 64
+    while k < n:
+        idx = np.arange(k, min(n, k + block))
+        grid = (idx + lower) * d
+        grid = grid + 4.0 * UNIT_ROUNDOFF * (np.abs(grid) + 1.0)
+        ok = np.asarray(delta_upper(dense, grid)) <= delta
+        if ok.any():
+            return max(0.0, float(grid[int(np.argmax(ok))]))
+        k, block = k + block, 2 * block
+    return max(0.0, top_up)
 
 
 # --------------------------------------------------------------------------- a pmf with a rounding allowance

@@ -73,16 +73,18 @@ def certified_delta(epsilon: float, *, sigma: float, q: float, total_steps: int,
 def certified_epsilon(delta: float, *, sigma: float, q: float, total_steps: int,
                       discretization: float = DISCRETIZATION) -> float:
     """An upper bound on ε(δ) under replace-one: ε₁ = ε̂(δ − E(ε₀)) with ε₀ = ε̂(δ) (as
-    :func:`.pld.certified_epsilon`)."""
+    :func:`.pld.certified_epsilon`: ε₁ read for an upper bound by construction, the larger of ε₀ and ε₁ kept)."""
     from . import pld
+    from .reading import epsilon_for_delta_upper
 
     _check(sigma, q, total_steps, discretization)
     pmf, err2 = _composed(float(sigma), float(q), int(total_steps), float(discretization))
-    eps0 = float(pld.epsilon_for_delta(pmf, float(delta)))
+    reader = pld.EpsilonReader(pmf)
+    eps0 = float(reader(float(delta)))
     if not math.isfinite(eps0):
         return math.inf
     target = float(delta) - (pld.rounding_at(pmf, err2, eps0) if err2 else 0.0)
-    return float(pld.epsilon_for_delta(pmf, target)) if target > 0 else math.inf
+    return max(eps0, epsilon_for_delta_upper(pmf, target, reader.read)) if target > 0 else math.inf
 
 
 def sufficient_sigma(epsilon: float, delta: float, *, q: float, total_steps: int, start: float,

@@ -39,7 +39,7 @@ UPPER_CERTIFIED_KINDS = ("exact", "interval", "upper")
 RELIABLE_DELTA_FLOOR = 1e-10
 #: The flag set on a PLD δ below :data:`RELIABLE_DELTA_FLOOR`.
 BELOW_FLOOR_FLAG = f"delta_below_{RELIABLE_DELTA_FLOOR:g}"
-#: The flag of a certified interval that did not reach its requested relative width (the command line exits 1).
+#: The flag of a certified interval that did not reach its requested relative width (still an answer: printed).
 WIDTH_NOT_MET_FLAG = "rel_width_not_reached"
 
 

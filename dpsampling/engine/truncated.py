@@ -90,7 +90,7 @@ from dp_accounting.pld import pld_pmf as _pmflib
 from scipy import special, stats
 
 from . import dominated_pld, pld, truncated_r1
-from .reading import epsilon_for_delta_lower
+from .reading import epsilon_for_delta_lower, epsilon_for_delta_upper
 
 #: end labels
 UPPER = "truncated PLD (best of three dominating pairs)"
@@ -387,8 +387,9 @@ def upper_delta(epsilon, *, sigma, q, dataset_size, max_batch_size, total_steps,
 
 def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps, discretization=1e-4) -> float:
     """An upper bound on ε(δ): per pair and direction ε₁ = ε̂(δ − E(ε₀)), ε₀ = ε̂(δ), E the rounding bound
-    (nonincreasing in ε, so the dominating pair's δ(ε₁) ≤ δ), as :func:`.pld.certified_epsilon`; max over the
-    directions, the smaller over the pairs."""
+    (nonincreasing in ε, so the dominating pair's δ(ε₁) ≤ δ), as :func:`.pld.certified_epsilon` (ε₁ read for an
+    upper bound by construction, :func:`.reading.epsilon_for_delta_upper`); max over the directions, the smaller
+    over the pairs."""
     a = _args(sigma, q, dataset_size, max_batch_size, total_steps, discretization)
     best = math.inf
     for comp in _pairs(a):
@@ -398,7 +399,7 @@ def upper_epsilon(delta, *, sigma, q, dataset_size, max_batch_size, total_steps,
             eps0 = float(read(float(delta)))
             err = pld.rounding_at(pmf, e2, eps0) if (e2 and math.isfinite(eps0)) else 0.0
             target = float(delta) - err if math.isfinite(eps0) else 0.0
-            out.append(float(read(target)) if target > 0 else math.inf)
+            out.append(max(eps0, epsilon_for_delta_upper(pmf, target, read.read)) if target > 0 else math.inf)
         best = min(best, max(out))
     return best
 

@@ -162,6 +162,13 @@ _CF_SECONDS = 4.0
 _REFINE_MAX_POINTS = 5e6
 _REFINE_MAX_WORK = 3e7
 _BYTES_PER_POINT = 200.0
+#: CPU seconds per point of the second level (d = 1e-4) of a rare-batch question, both ends, the two
+#: directions' points counted (measured: σ 0.1538, q 6.03e-5, 2 steps: 2.6e6 points, 1.4 CPU-s; σ 0.1, 1 step:
+#: 2.75e6, 1.75 CPU-s with its first level)
+_SECOND_LEVEL_SECONDS_PER_POINT = 6e-7
+#: T·q below which the first level's interval does not converge (measured at q = 6.03e-5, 1–18 steps, σ 0.1–0.15:
+#: level 2 always taken; at q ≥ 0.01 level 1 converged: bench/bench_cost_model.py --edge --fresh)
+_VERY_RARE_RATE = 2e-3
 
 
 def _log_step_loss_sd(sigma, q):
@@ -277,18 +284,41 @@ def cost(question):
     else:
         sigma = question.sigma
     points, work = pld_size_estimate(sigma, q, steps)
-    per_work = _RARE_SECONDS_PER_WORK if steps * q < _RARE_RATE else _SPREAD_SECONDS_PER_WORK
-    # where rare batches set the support the second level (d = 1e-4, 10× the grid) is usually needed, and taken
-    # where the engine's refinement bound admits it: ~8× the first level's time (measured: WOR σ 0.2757, q 1.37e-5,
-    # 18 steps: 3.3 CPU-s; σ 0.4457, q 3.55e-4, 114 steps: 3.2 CPU-s)
-    if steps * q < _RARE_RATE and 10 * points <= _REFINE_MAX_POINTS and 10 * work <= _REFINE_MAX_WORK:
-        work, points = 8 * work, 10 * points
-    seconds = max(0.5, per_work * work, TIME_LIMIT * steps / MAX_PLD_STEPS)
-    if question.quantity == "epsilon" and question.method in (None, INTERVAL) and _small_epsilon(sigma, q, steps,
-                                                                                                  question.target):
-        seconds += _CF_SECONDS
+    rare = steps * q < _RARE_RATE
+    per_work = _RARE_SECONDS_PER_WORK if rare else _SPREAD_SECONDS_PER_WORK
+    seconds = per_work * work
+    # memory: where rare batches set the support the second level (d = 1e-4, 10× the grid) is taken where the
+    # engine's refinement bound admits it (the peak measured 0.3-2.2× this over σ 0.0587-0.1538, 1-18 steps,
+    # q 6e-5-0.275: bench/bench_cost_model.py --edge --fresh; at most 788 MiB where 1.75 GiB was predicted)
+    mem_points = points
+    if rare and 10 * points <= _REFINE_MAX_POINTS and 10 * work <= _REFINE_MAX_WORK:
+        mem_points = 10 * points
+        seconds = 8 * seconds  # ~8× the first level's time (measured: WOR σ 0.2757, q 1.37e-5, 18 steps: 3.3 CPU-s;
+        # σ 0.4457, q 3.55e-4, 114 steps: 3.2 CPU-s)
+    if steps * q < _VERY_RARE_RATE:
+        # time: both directions' PLDs are built and composed, each over the rare batches' support, and the second
+        # level is taken when the engine's own count of the first level's points × 10 is within
+        # REFINE_MAX_POINTS/WORK, a count up to ~2× off this estimate (dp_accounting truncates the rare multi-hit
+        # tails), so it is predicted wherever the estimate is within 3× of the bound, at the size the engine admits;
+        # below T·q = _VERY_RARE_RATE the first level's lower end is 0 at these σ, so the second level is taken
+        # (measured: σ 0.1, q 6.03e-5, 4 steps: 5.4e5 points estimated, 4.9e5 counted, refined: 3.2 CPU-s where
+        # 0.5 s was predicted; σ 0.1538, 2 steps: 1.4e5 estimated, 2.6e5 counted (two directions), 2.1 CPU-s)
+        both = 2 if (question.options or {}).get("direction", "add_remove") == "add_remove" else 1
+        if 10 * points <= 3 * _REFINE_MAX_POINTS and 10 * work <= 3 * _REFINE_MAX_WORK:
+            second = min(10 * both * points, _REFINE_MAX_POINTS)
+            seconds = max(seconds, per_work * work + _SECOND_LEVEL_SECONDS_PER_POINT * second)
+    seconds = max(0.5, seconds, TIME_LIMIT * steps / MAX_PLD_STEPS)
+    if question.quantity == "epsilon" and question.method in (None, INTERVAL) and (
+            _small_epsilon(sigma, q, steps, question.target) or _below_floor(question.target)):
+        seconds += _CF_SECONDS  # below the PLD floor the φ accountant is asked first (measured: WOR σ 0.9107,
+        # q 0.0164, 1107 steps, δ 8.49e-11: 3.1 CPU-s in a fresh child where 0.5 s was predicted)
     return Cost(seconds, drivers=("sigma", "q", "steps", "epochs", "method"),
-                bytes=_BASE_BYTES + _BYTES_PER_POINT * points)
+                bytes=_BASE_BYTES + _BYTES_PER_POINT * mem_points)
+
+
+def _below_floor(delta):
+    """Whether δ is below engine.result.RELIABLE_DELTA_FLOOR (1e-10; not imported: the registry loads this module)."""
+    return isinstance(delta, float) and 0 < delta < 1e-10
 
 
 def _small_epsilon(sigma, q, steps, delta):

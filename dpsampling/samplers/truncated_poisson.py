@@ -18,7 +18,8 @@ Each answer is a certified interval (:mod:`dpsampling.engine.truncated`):
   π); composed by PLD with a proven rounding bound; where that is above dp_accounting's value for the same
   question (its ``TruncatedSubsampledGaussianDpEvent``, also at a cap ≥ n, where ours is Poisson's certified end), or
   infinite, dp_accounting's value, named ``dp_accounting TruncatedSubsampledGaussianDpEvent``: of two upper bounds
-  the smaller is one.
+  the smaller is one.  That value is certified too (its one-step PLD composed with our proven FFT rounding bound,
+  read for an upper bound: engine/truncated_event.py); where the bound reaches δ it is ∞ and not used.
 * the limit of this route, and the conjecture: every pair above reveals the order of the other records, and no
   such argument certifies below the "folded path" (the first B − 1 others' gradients along the differing
   record's, the B-th opposite): about 6.72 at MNIST (n = 60000, q = 256/60000, σ 1.1, 14100 steps, δ 1e-5) cap
@@ -79,15 +80,16 @@ DP_ACCOUNTING_UPPER_METHOD = "dp_accounting TruncatedSubsampledGaussianDpEvent"
 
 def dp_accounting_value(quantity, target, *, sigma, q, dataset_size, max_batch_size, total_steps):
     """dp_accounting's ε(δ) (``quantity="epsilon"``, target δ) or δ(ε) of ``total_steps`` self-composed
-    ``TruncatedSubsampledGaussianDpEvent``\ s (its ``PLDAccountant`` at its default discretisation 1e-4, pessimistic
-    estimate): the analysis JAX Privacy's truncated sampler is accounted by, an upper bound under the same
-    neighbouring relation (add or remove one record, the larger dataset of ``dataset_size``)."""
-    import dp_accounting
+    ``TruncatedSubsampledGaussianDpEvent``\ s, certified: its own one-step PLD (its ``PLDAccountant``'s, at its
+    default discretisation 1e-4, pessimistic estimate), composed as it composes it, plus the proven bound on that
+    composition's FFT rounding, read for an upper bound by construction (:mod:`dpsampling.engine.truncated_event`):
+    the analysis JAX Privacy's truncated sampler is accounted by, an upper bound under the same neighbouring relation
+    (add or remove one record, the larger dataset of ``dataset_size``), at or above dp_accounting's float."""
+    from dpsampling.engine import truncated_event
 
-    acc = dp_accounting.pld.PLDAccountant()
-    acc.compose(dp_accounting.SelfComposedDpEvent(dp_accounting.TruncatedSubsampledGaussianDpEvent(
-        int(dataset_size), float(q), int(max_batch_size), float(sigma)), int(total_steps)))
-    return float(acc.get_epsilon(float(target)) if quantity == "epsilon" else acc.get_delta(float(target)))
+    fn = truncated_event.certified_epsilon if quantity == "epsilon" else truncated_event.certified_delta
+    return float(fn(float(target), sigma=float(sigma), q=float(q), dataset_size=int(dataset_size),
+                    max_batch_size=int(max_batch_size), total_steps=int(total_steps)))
 
 
 def _at_most_dp_accounting(quantity, target, sigma, kw, r):

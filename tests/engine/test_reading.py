@@ -108,3 +108,50 @@ def test_shuffle_max_statistic_lower_bound_stays_below_the_deterministic_value_a
     sigma, epochs, delta = 0.2, 60, 1e-5
     low, _ = ms.pld_epsilon_lower(delta, 2.0, 1.0, sigma, 10, epochs=epochs)
     assert low <= exact_gaussian_epsilon(sigma / math.sqrt(epochs), delta)
+
+
+# ----------------------------------------------------------------------------- upper readings (the mirror image)
+
+
+@pytest.mark.parametrize("lower, d, seed", [(-200, 0.01, 1), (90_000, 0.01, 2), (700_000, 1e-3, 3), (3, 0.7, 4)])
+def test_upper_readings_never_fall_below_the_pmfs_own_exact_values(lower, d, seed):
+    """The mirror of the lower readings on the same random pmfs (losses up to ~900 and small ones): the upper ε is
+    ≥ the exact ε(δ) in mpmath and within 1e-9 relative (or one grid step: it may stop at the next loss); the upper
+    δ is ≥ the exact δ(ε) and within 1e-10 relative."""
+    import numpy as np
+    from dp_accounting.pld import pld_pmf
+
+    rng = np.random.default_rng(seed)
+    probs = rng.exponential(size=400) * (rng.random(400) < 0.7)
+    probs = probs / probs.sum() * 0.999
+    pmf = pld_pmf.DensePLDPmf(d, lower, probs, 1e-9, False)
+    for delta in (1e-2, 1e-5):
+        exact, dlt = _exact_pmf_epsilon(pmf, delta)
+        up = reading.epsilon_for_delta_upper(pmf, delta)
+        assert up >= exact and up - float(exact) <= max(1e-9 * abs(float(exact)) + 1e-12, 1.01 * d)
+        eps = np.array([float(exact) - 3 * d, float(exact), float(exact) + 0.5 * d])
+        ups = reading.delta_upper(pmf, eps)
+        for e, u in zip(eps, ups):
+            true = dlt(mpmath.mpf(float(e)))
+            assert u >= true and u <= true * (1 + 1e-10) + 1e-300  # its guards scale with |ℓ| ≈ 900 here
+
+
+def test_upper_reading_brackets_the_exact_gaussian_value_with_the_lower_one():
+    """The pessimistic Gaussian pmf's upper reading is ≥ the exact ε(δ) (mpmath closed form), the optimistic one's
+    lower reading ≤ it, at a loss of ≈ 914 where e^{−ℓ} underflows and at ordinary ones."""
+    for sigma, delta in [(0.2 / math.sqrt(60), 1e-5), (1.0, 1e-5), (0.5, 1e-9)]:
+        exact = exact_gaussian_epsilon(sigma, delta)
+        pess = pldlib.from_gaussian_mechanism(sigma, pessimistic_estimate=True,
+                                              value_discretization_interval=1e-3)._pmf_remove
+        up = reading.epsilon_for_delta_upper(pess, delta)
+        low = reading.epsilon_for_delta_lower(optimistic_gaussian_pmf(sigma, 1e-3), delta)
+        assert low <= exact <= up and up - low < 0.05
+
+
+def test_a_wrong_upper_reading_is_caught_by_the_check():
+    """The upper reader does not trust its hint: a hint far below the truth is raised to a value with a proven
+    δ_pmf ≤ δ (mutation: a reader that returns 0)."""
+    pmf = pldlib.from_gaussian_mechanism(1.0, pessimistic_estimate=True, value_discretization_interval=1e-3)._pmf_remove
+    honest = reading.epsilon_for_delta_upper(pmf, 1e-5)
+    fooled = reading.epsilon_for_delta_upper(pmf, 1e-5, read=lambda _p, _d: 0.0)
+    assert fooled >= exact_gaussian_epsilon(1.0, 1e-5) and fooled >= honest - 1e-3

@@ -68,3 +68,51 @@ def test_one_step_lower_end_is_at_most_the_exact_value_in_mpmath():
     r = account("poisson", "epsilon", delta, sigma=sigma, steps=1, q=q)
     assert r.lower <= exact <= r.upper
     assert float(exact) - r.lower < 1e-7
+
+
+def test_below_the_floor_the_pld_pairs_proven_ends_answer_where_the_phi_accountant_cannot():
+    """Issue 38 (E): δ 1e-12 at one step (σ 0.7, q 0.1) was refused (the φ accountant cannot certify it); the PLD
+    pair's ends carry their own proven rounding bounds (none at one step), so the interval is the answer, flagged
+    below the floor, and it brackets the exact ε(δ) in mpmath (the remove direction: the add one's δ is 0 there)."""
+    import math
+
+    import mpmath
+    from dpsampling.engine.result import BELOW_FLOOR_FLAG
+    from dpsampling.samplers import account
+
+    sigma, q, delta = 0.7, 0.1, 1e-12
+    with mpmath.workdps(60):
+        lo, hi = mpmath.mpf(-math.log(1 - q)), mpmath.mpf(200)
+        for _ in range(200):
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if _exact_one_step_delta(mid, sigma, q) > delta else (lo, mid)
+        exact = hi
+    r = account("poisson", "epsilon", delta, sigma=sigma, steps=1, q=q)
+    assert BELOW_FLOOR_FLAG in r.flags and r.lower <= exact <= r.upper and r.upper - r.lower < 1e-3
+
+
+def test_below_the_floor_a_rounding_bound_above_delta_is_refused_naming_delta():
+    """Where the composition's proven FFT rounding bound (≈ 1.5e-9 here) exceeds δ = 2.24e-11, no finite upper end
+    is proven: refused, naming delta and the floor (the long sidedness tier's seed-2027 setting)."""
+    import time
+
+    from dpsampling.engine.errors import ParameterError
+    from dpsampling.samplers import account
+
+    t = time.process_time()
+    with pytest.raises(ParameterError) as e:
+        account("poisson", "epsilon", 2.24e-11, sigma=0.4293, steps=122, epochs=62, q=9.59e-05)
+    assert e.value.param == "delta" and "rounding bound" in str(e.value) and "1e-10" in str(e.value)
+    assert time.process_time() - t < 10
+
+
+def test_the_cost_models_floor_is_the_engines():
+    """samplers/poisson.py cannot import the engine's RELIABLE_DELTA_FLOOR (the registry loads it): its literal must
+    be the same number, so that a below-floor question is predicted with the φ accountant's cost."""
+    import math
+
+    from dpsampling.engine.result import RELIABLE_DELTA_FLOOR
+    from dpsampling.samplers import poisson
+
+    assert poisson._below_floor(math.nextafter(RELIABLE_DELTA_FLOOR, 0.0))
+    assert not poisson._below_floor(RELIABLE_DELTA_FLOOR)

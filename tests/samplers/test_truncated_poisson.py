@@ -104,7 +104,10 @@ def test_upper_end_at_most_dp_accountings_event_with_the_cap_at_least_n(quantity
     from dpsampling.samplers import truncated_poisson as tp
 
     kw = dict(sigma=0.6, steps=100, q=0.01, dataset_size=1000, max_batch_size=1000)
-    theirs = _theirs(quantity, target, 0.6, 0.01, 1000, 1000, 100)
+    theirs = tp.dp_accounting_value(quantity, target, q=0.01, dataset_size=1000, max_batch_size=1000, sigma=0.6,
+                                    total_steps=100)
+    plain = _theirs(quantity, target, 0.6, 0.01, 1000, 1000, 100)
+    assert plain <= theirs <= plain * (1 + 1e-6)  # dp_accounting's float, raised by its rounding bound only
     r = account("truncated_poisson", quantity, target, **kw)
     assert r.lower <= r.upper <= theirs and r.value == r.upper
     if r.upper == theirs:
@@ -112,12 +115,41 @@ def test_upper_end_at_most_dp_accountings_event_with_the_cap_at_least_n(quantity
         assert r.upper_method == tp.DP_ACCOUNTING_UPPER_METHOD
 
 
-def test_infinite_upper_end_replaced_by_dp_accountings_value():
-    """Issue 38: σ 2.29, 6151 steps, q 0.00082, n 12192, B 14, δ 1.16e-10 answered [0.163, ∞]; dp_accounting's event
-    gives 0.264, a valid upper end: the answer is now [lower, ≤ that]."""
+@pytest.mark.parametrize("quantity,target", [("epsilon", 1e-5), ("delta", 2.0)])
+def test_dp_accountings_event_as_an_upper_end_is_above_a_finer_discretisation(quantity, target):
+    """The event's value used as an upper end (its composition's rounding bound added, read for an upper bound) is
+    at or above dp_accounting's own reading of the same event at a 10× finer discretisation (1e-5: a tighter
+    pessimistic PLD, an independent composition): evidence that the value is on the upper side."""
+    import dp_accounting
+
+    from dpsampling.samplers import truncated_poisson as tp
+
+    for sigma, q, n, cap, steps in [(0.6, 0.01, 1000, 1000, 100), (1.1, 0.02, 2000, 45, 50)]:
+        ours = tp.dp_accounting_value(quantity, target, sigma=sigma, q=q, dataset_size=n, max_batch_size=cap,
+                                      total_steps=steps)
+        acc = dp_accounting.pld.PLDAccountant(value_discretization_interval=1e-5)
+        acc.compose(dp_accounting.SelfComposedDpEvent(
+            dp_accounting.TruncatedSubsampledGaussianDpEvent(n, q, cap, sigma), steps))
+        finer = acc.get_epsilon(target) if quantity == "epsilon" else acc.get_delta(target)
+        assert finer <= ours, (sigma, q, n, cap, steps, finer, ours)
+
+
+def test_dp_accountings_value_is_not_an_upper_end_where_its_rounding_bound_exceeds_delta():
+    """Issue 38: σ 2.29, 6151 steps, q 0.00082, n 12192, B 14, δ 1.16e-10 answered [0.163, ∞] and dp_accounting's
+    event gives 0.264; but the proven bound on that composition's FFT rounding is 5.8e-10 > δ at ε = 0.264 (1.0e-9 at
+    ε = −∞), so 0.264 is not a proven upper end (issue 38, session 10): the event's certified value is ∞ and the answer
+    keeps its proven ends, the lower one below dp_accounting's float."""
+    from dpsampling.engine import pld
+    from dpsampling.engine import truncated_event as te
+    from dpsampling.samplers import truncated_poisson as tp
+
+    plain = _theirs("epsilon", 1.16e-10, 2.29, 0.00082, 12192, 14, 6151)
+    for pmf, err2, _ in te._composed(12192, 0.00082, 14, 2.29, 6151):
+        assert pld.rounding_at(pmf, err2, plain) > 1.16e-10
+    theirs = tp.dp_accounting_value("epsilon", 1.16e-10, sigma=2.29, q=0.00082, dataset_size=12192,
+                                    max_batch_size=14, total_steps=6151)
     from dpsampling.samplers import account
 
-    theirs = _theirs("epsilon", 1.16e-10, 2.29, 0.00082, 12192, 14, 6151)
     r = account("truncated_poisson", "epsilon", 1.16e-10, sigma=2.29, steps=6151, q=0.00082, dataset_size=12192,
                 max_batch_size=14)
-    assert 0 < r.lower <= r.upper <= theirs and math.isfinite(r.upper)
+    assert theirs == math.inf and 0 < r.lower <= plain and r.upper == math.inf
