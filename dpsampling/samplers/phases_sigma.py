@@ -202,17 +202,19 @@ def _root(run, x0, log_t, coarse):
     pts = []  # (log x, log mid − log target)
     lx, k = math.log(x0), SLOPE_GUESS
     below = above = None  # the nearest points with f < 0 (enough noise) and f > 0
+    first_refusal = None  # the refusal at the starting point: what to change is said there, not at 1000× its σ
     for _ in range(MAX_EVALUATIONS):
         try:
             r = run(math.exp(lx), coarse)
-        except CostError:  # beyond the limits here: back towards more noise (cheaper), or give up near the root
+        except CostError as exc:  # beyond the limits here: back towards more noise (cheaper), or give up near the root
+            first_refusal = first_refusal or exc
             if pts and abs(lx - pts[-1][0]) > 1e-3:
                 lx = 0.5 * (lx + pts[-1][0])
                 continue
             if not pts and lx - math.log(x0) < 10 * MAX_STEP:
                 lx += MAX_STEP
                 continue
-            raise
+            raise (first_refusal if not pts else exc) from None
         f = _log_mid(r) - log_t
         pts.append((lx, f))
         if f == math.inf:
