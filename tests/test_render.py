@@ -291,6 +291,36 @@ def test_deterministic_and_shuffle_under_replace_one_are_sensitivity_2():
     assert sig.value == pytest.approx(2 * dpsampling.sigma("deterministic", 3.0, 1e-5, steps=10, epochs=2).value)
 
 
+def test_wor_under_replace_one_is_the_composed_pair_dominating_both_directions():
+    """MNIST WOR under replace-one (Lebeda et al. §8): the upper end within 1e-3 of dp_accounting's own composition
+    of the one-step pair dominating both directions (its one step checked against mpmath in
+    tests/engine/test_replace_one.py), above the add/remove answer's upper end and below dp_accounting's RDP of the
+    same SampledWithoutReplacementDpEvent under REPLACE_ONE; the lower end the add/remove answer's (Lebeda §7's
+    fixed pair realises it under replace-one).  σ: a sufficient σ under replace-one is at least the add/remove one."""
+    import dp_accounting as dpa
+    from dp_accounting.pld import privacy_loss_distribution as pldlib
+
+    from dpsampling.engine import replace_one
+
+    q = 256 / 60000
+    r = dpsampling.epsilon("wor", 1e-5, sigma=1.1, q=q, steps=235, epochs=60, relation="replace_one")
+    own = dpsampling.epsilon("wor", 1e-5, sigma=1.1, q=q, steps=235, epochs=60)
+    rdp = dpa.rdp.RdpAccountant(neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
+    rdp.compose(dpa.SampledWithoutReplacementDpEvent(60000, 256, dpa.GaussianDpEvent(0.55)), 14100)
+    assert r.relation == "replace_one" and r.kind == "interval" and r.value == r.upper
+    assert own.relation == "add_remove" and own.upper < r.upper < rdp.get_epsilon(1e-5)
+    assert own.lower <= r.lower <= own.upper
+    d = r.accuracy["discretization"]
+    ref = pldlib.PrivacyLossDistribution(replace_one.max_pair_one_step(0.55, q, d)).self_compose(14100)
+    assert r.upper == pytest.approx(ref.get_epsilon_for_delta(1e-5), rel=1e-3)
+    assert "one pair dominating both directions" in r.upper_method and "§7" in r.lower_method
+    s_ro = dpsampling.sigma("wor", 3.0, 1e-5, q=q, steps=235, epochs=5, relation="replace_one")
+    s_own = dpsampling.sigma("wor", 3.0, 1e-5, q=q, steps=235, epochs=5)
+    assert s_ro.relation == "replace_one" and s_ro.upper >= s_own.upper and s_ro.lower == s_own.lower
+    check = dpsampling.epsilon("wor", 1e-5, sigma=s_ro.upper, q=q, steps=235, epochs=5, relation="replace_one")
+    assert check.upper <= 3.0
+
+
 def test_rate_sampler_same_curves_and_wor_one_sided_under_zero_out():
     a = dpsampling.epsilon("poisson", 1e-5, sigma=1.0, q=0.1, steps=10, relation="zero_out")
     b = dpsampling.epsilon("poisson", 1e-5, sigma=1.0, q=0.1, steps=10)
