@@ -270,8 +270,9 @@ DP_ACCOUNTING_RELATIONS = {"add_remove": "ADD_OR_REMOVE_ONE", "replace_one": "RE
 RUN_METHODS = ("dp_accounting PLD (pessimistic)", "dp_accounting RDP")
 
 
-def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: int, total_steps: int):
-    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under its relation, the event
+def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: int, total_steps: int, relation=None):
+    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under ``relation`` (None: its own;
+    WOR's event is under replace-one, the only relation dp_accounting accounts it under), the event
     :class:`dpsampling.integrations.dp_accounting.CertifiedAccountant` reads as that sampler's phase
     (its ``SAMPLER_NAMES``) in dp_accounting's convention (an inner ``GaussianDpEvent``'s noise multiplier is relative
     to the relation's sensitivity, :data:`PLD_SENSITIVITY`): add/remove ``PoissonSampledDpEvent(B/n,
@@ -282,7 +283,7 @@ def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: in
     from dpsampling import samplers
     from dpsampling.integrations.dp_accounting import SAMPLER_NAMES
 
-    relation = samplers.get_spec(sampler).relation
+    relation = relation or samplers.get_spec(sampler).relation
     events = [e for (e, rel), s in SAMPLER_NAMES.items()
               if s == sampler and rel == DP_ACCOUNTING_RELATIONS.get(relation) and e != "GaussianDpEvent"]
     if not events:
@@ -319,7 +320,7 @@ def run_upper_bounds(sampler: str, phases, delta: float, *, dataset_size: int, r
     out = []
     for sigma, batch_size, total_steps in phases:
         event = phase_event(sampler, sigma=sigma, dataset_size=dataset_size, batch_size=batch_size,
-                            total_steps=total_steps)
+                            total_steps=total_steps, relation=relation)
         row = {}
         for method, acc in accountants.items():
             if method not in why and not acc.supports(event):
