@@ -182,7 +182,8 @@ def test_phases_statement_lists_every_phase_and_the_runs_interval():
     assert lo <= used.lower and up >= used.upper and up - lo <= 2 * (used.upper - used.lower) + 1e-3 * up
     assert poisson.upper <= p_up <= poisson.upper * (1 + 1e-3)  # an upper end, rounded up
     # WOR and Poisson both under add/remove (WOR's own relation, Lebeda et al. Prop. 9): like for like, not named
-    assert used.relation == poisson.relation == "add_remove" and "replace-one" not in text and "(add/remove):" not in text
+    assert used.relation == poisson.relation == "add_remove"
+    assert "replace-one" not in text and "(add/remove):" not in text
     assert "did not use Poisson sampling in phases 0, 1 (WOR)" in flat and "not its guarantee" in flat
     assert all(len(ln) <= 80 for ln in text.splitlines())
     md = st.phases_statement(run, delta=1e-5, format="markdown")

@@ -23,8 +23,9 @@ whose clipped gradient is 0) move the sum by the clip norm, replace-one by twice
   JAX Privacy passes σ/2 for a run at σ: ``SampledWithoutReplacementDpEvent(60000, 256, GaussianDpEvent(0.55))`` is
   dpsampling's ``wor`` at σ = 1.1), answered under replace-one (WOR's own relation is add-or-remove): its upper end
   the composed pair dominating both directions (:mod:`dpsampling.samplers.relations`, ``max_pair``; below
-  dp_accounting's RDP for the same event); ``GaussianDpEvent(σ')`` the Gaussian at σ' (q = 1); ``ShuffledGaussianDpEvent``
-  (below) the shuffle sampler at σ = 2σ' under replace-one (:mod:`dpsampling.samplers.relations`).
+  dp_accounting's RDP for the same event); ``GaussianDpEvent(σ')`` the Gaussian at σ' (q = 1);
+  ``ShuffledGaussianDpEvent`` (below) the shuffle sampler at σ = 2σ' under replace-one
+  (:mod:`dpsampling.samplers.relations`).
 * ``REPLACE_SPECIAL``: ``PoissonSampledDpEvent`` and ``GaussianDpEvent`` as under add-or-remove (the same privacy
   curves), and dpsampling's own events :class:`ShuffledGaussianDpEvent` (one epoch of a shuffled loader) and
   :class:`BallsAndBinsGaussianDpEvent` (one epoch of balls-and-bins), analysed under zero-out.  dp_accounting has
@@ -34,13 +35,14 @@ whose clipped gradient is 0) move the sum by the clip norm, replace-one by twice
 
 A ledger of one setting (one event, composed any number of times) is :func:`dpsampling.samplers.account`'s question
 (the same answer as ``dpsampling epsilon``); a ledger of different settings is a run of phases
-(:func:`dpsampling.samplers.phases.epsilon`; full-batch Gaussians compose exactly, T Gaussians at σᵢ being one at
-(Σ Tᵢ/σᵢ²)^{−1/2}, also next to sampled events), only where that module holds every sampler in the ledger under the
-accountant's relation as the sampler's own (or, for WOR under replace-one, answers with both ends).  Everything else is not supported (``supports`` False with why, never a
-wrong answer): ``PoissonSampledDpEvent`` under ``REPLACE_ONE``, ``SampledWithoutReplacementDpEvent`` under the other
-relations, a relation a sampler's analysis does not cover (balls-and-bins under replace-one, shuffle under
-add-or-remove, truncated Poisson beyond add-or-remove), a mix of settings the phases module does not hold (e.g. a
-truncated event with another), Laplace, mixtures and the rest.
+(:func:`dpsampling.samplers.phases.epsilon`; full-batch Gaussians compose exactly, T Gaussians at σᵢ being one at (Σ
+Tᵢ/σᵢ²)^{−1/2}, also next to sampled events), only where that module holds every sampler in the ledger under the
+accountant's relation as the sampler's own (or, for WOR under replace-one, answers with both ends). Everything else
+is not supported (``supports`` False with why, never a wrong answer): ``PoissonSampledDpEvent`` under
+``REPLACE_ONE``, ``SampledWithoutReplacementDpEvent`` under the other relations, a relation a sampler's analysis
+does not cover (balls-and-bins under replace-one, shuffle under add-or-remove, truncated Poisson beyond
+add-or-remove), a mix of settings the phases module does not hold (e.g. a truncated event with another), Laplace,
+mixtures and the rest.
 """
 
 from __future__ import annotations

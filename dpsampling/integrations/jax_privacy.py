@@ -4,14 +4,15 @@
 ask :func:`dpsampling.samplers.account`; they return its :class:`~dpsampling.engine.result.AccountingResult` (value,
 kind, method, lower, upper) and the neighbouring relation it holds under.
 
-Neighbouring relation: the strategy's own.  JAX Privacy documents which relations each strategy is valid under
+Neighbouring relation: the strategy's own. JAX Privacy documents which relations each strategy is valid under
 (:func:`relations`: a cyclic partition into EQUAL_SPLIT groups only under zero-out or replace-one, an INDEPENDENT
 one and balls-in-bins under add-or-remove too, fixed batches under replace-one or zero-out); the sampler it maps to
 holds under ``spec.relation``, Poisson's add-or-remove analysis gives the same curves as zero-out (Chua et al. ICML
 2024 §2.2), and WOR (add-or-remove, Lebeda et al. 2024 Prop. 9) is answered under replace-one by the pair dominating
-both directions (:mod:`dpsampling.samplers.relations`, ``max_pair``).  The result carries the relation used: the one asked for (``relation=``) if the strategy is
-valid under it and the sampler's analysis covers it, else refused; by default the sampler's own, or zero-out where
-the strategy is not valid under add-or-remove but the analysis covers zero-out.
+both directions (:mod:`dpsampling.samplers.relations`, ``max_pair``). The result carries the relation used: the one
+asked for (``relation=``) if the strategy is valid under it and the sampler's analysis covers it, else refused; by
+default the sampler's own, else the first the strategy is valid under that the analysis answers with both ends
+(zero-out for Poisson in EQUAL_SPLIT groups, replace-one for fixed batches).
 
 How each strategy is accounted, and where its semantics differ from the sampler's:
 
