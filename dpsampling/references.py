@@ -56,9 +56,12 @@ C_STEP, C_MAX = 0.01, 100.0
 #: the kinds of reference and how an interval is checked against each
 CHECKS = {"point": "contains", "interval": "overlaps", "lower end": "equals lower end",
           "upper bound": "is at least the lower end"}
-#: the sensitivity of a rate sampler's dominating Poisson-subsampled Gaussian pair, by its neighbouring relation:
-#: add/remove is Poisson's own pair, replace-one is Poisson's at sensitivity 2 (Lebeda et al. 2024, Prop. 9)
+#: dp_accounting's convention: an inner GaussianDpEvent's noise multiplier is relative to the relation's sensitivity
+#: (add/remove 1, replace-one 2: clipped gradients of norm 1 move the sum by 2)
 PLD_SENSITIVITY = {"add_remove": 1.0, "replace_one": WOR_SENSITIVITY}
+#: the relation under which a rate sampler's dominating pair is the Poisson-subsampled Gaussian's add/remove pair at
+#: σ/``spec.sensitivity`` (Poisson: 1; WOR: 2, Lebeda et al. 2024, Prop. 9)
+PLD_RELATION = "add_remove"
 #: where PLD_accounting was measured not to finish (steps per epoch, epochs, seconds)
 ALLOCATION_UNFINISHED = (235, 60, 420)
 #: the Monte Carlo failure probability the library uses by default (its KL band needs ln(4/β)/δ samples)
@@ -115,7 +118,8 @@ def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points
     :data:`REFERENCES`), so that a sampler registered later gets the reference it declares:
 
     * ``gaussian_epsilon``: :func:`gaussian_epsilon` at σ/√E (an exact answer of one batch per step);
-    * ``pld_pair``: a rate sampler with a dominating Poisson pair under its relation (:data:`PLD_SENSITIVITY`):
+    * ``pld_pair``: a rate sampler with a dominating Poisson pair under its relation (:data:`PLD_RELATION`, at
+      σ/``spec.sensitivity``):
       :func:`pld_pair` at a tenth of the row's discretisation where its predicted grid has at most
       ``max_pld_points`` points, else :func:`phi_interval` (``note`` says why);
     * ``allocation_range``: :func:`allocation_range` with a gap of ``allocation_rel_tol`` × the upper end where
@@ -142,10 +146,10 @@ def _pld_reference(spec, row, *, delta, sigma, epochs, max_pld_points, **_):
     from dpsampling.engine.cf import CFAccuracyError
     from dpsampling.samplers.poisson import pld_size_estimate
 
-    if spec.relation not in PLD_SENSITIVITY:
+    if spec.relation != PLD_RELATION:
         return None, f"no reference for sampler {spec.name} (no dominating Poisson pair under {spec.relation})"
     steps = int(row["steps"])
-    sens, q, total = PLD_SENSITIVITY[spec.relation], float(row["q"]), steps * epochs
+    sens, q, total = float(spec.sensitivity), float(row["q"]), steps * epochs
     d = float(row["discretization"]) / 10 if math.isfinite(float(row["discretization"])) else math.nan
     points = pld_size_estimate(sigma / sens, q, total, d)[0] if math.isfinite(d) else math.inf
     if points <= max_pld_points:

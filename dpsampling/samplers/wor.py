@@ -69,5 +69,5 @@ def _cost(question):
 SPEC = poisson._spec(NAME, "sampling without replacement: a fixed batch of b = q·n records",
                      "Poisson's add pair at σ/2 (sensitivity 2)", "Poisson's remove pair at σ/2 (sensitivity 2)",
                      delta, epsilon, sigma, relation="add_remove", loader=None, label="WOR",
-                     epsilon_epochs=epsilon_epochs, cost=_cost,
+                     epsilon_epochs=epsilon_epochs, cost=_cost, sensitivity=SENSITIVITY,
                      drawn="sampling without replacement (a fresh batch of B distinct examples each step)")
