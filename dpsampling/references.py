@@ -274,9 +274,26 @@ DP_ACCOUNTING_RELATIONS = {"add_remove": "ADD_OR_REMOVE_ONE", "replace_one": "RE
 RUN_METHODS = ("dp_accounting PLD (pessimistic)", "dp_accounting RDP")
 
 
+#: the dp_accounting events :func:`phase_event` builds
+PHASE_EVENTS = ("PoissonSampledDpEvent", "SampledWithoutReplacementDpEvent")
+
+
+def event_relation(sampler: str) -> str:
+    """The relation (dpsampling's name) dp_accounting accounts ``sampler``'s phase event under: the sampler's own
+    where it has an event there, else the first that has one (WOR: ``SampledWithoutReplacementDpEvent`` is accounted
+    under REPLACE_ONE only, while WOR's own relation is add/remove)."""
+    from dpsampling import samplers
+    from dpsampling.integrations.dp_accounting import SAMPLER_NAMES
+
+    names = {v: k for k, v in DP_ACCOUNTING_RELATIONS.items()}
+    rels = [names[rel] for (e, rel), s in SAMPLER_NAMES.items() if s == sampler and e in PHASE_EVENTS and rel in names]
+    own = samplers.get_spec(sampler).relation
+    return own if own in rels or not rels else rels[0]
+
+
 def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: int, total_steps: int, relation=None):
-    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under ``relation`` (None: its own;
-    WOR's event is under replace-one, the only relation dp_accounting accounts it under), the event
+    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under ``relation`` (None:
+    :func:`event_relation`), the event
     :class:`dpsampling.integrations.dp_accounting.CertifiedAccountant` reads as that sampler's phase
     (its ``SAMPLER_NAMES``) in dp_accounting's convention (an inner ``GaussianDpEvent``'s noise multiplier is relative
     to the relation's sensitivity, :data:`PLD_SENSITIVITY`): add/remove ``PoissonSampledDpEvent(B/n,
@@ -287,9 +304,9 @@ def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: in
     from dpsampling import samplers
     from dpsampling.integrations.dp_accounting import SAMPLER_NAMES
 
-    relation = relation or samplers.get_spec(sampler).relation
+    relation = relation or event_relation(sampler)
     events = [e for (e, rel), s in SAMPLER_NAMES.items()
-              if s == sampler and rel == DP_ACCOUNTING_RELATIONS.get(relation) and e != "GaussianDpEvent"]
+              if s == sampler and rel == DP_ACCOUNTING_RELATIONS.get(relation) and e in PHASE_EVENTS]
     if not events:
         raise ParameterError("sampler", "a sampler with a dp_accounting event ("
                              + ", ".join(sorted({s for s in SAMPLER_NAMES.values()})) + ")", sampler)

@@ -77,8 +77,8 @@ def test_events_are_dp_accountings_by_hand_and_the_issue_s_number():
 
     from dpsampling import references
 
-    wor = references.phase_event("wor", sigma=1.1, dataset_size=60000, batch_size=256, total_steps=235 * 60,
-                                 relation="replace_one")
+    assert references.event_relation("wor") == "replace_one" and references.event_relation("poisson") == "add_remove"
+    wor = references.phase_event("wor", sigma=1.1, dataset_size=60000, batch_size=256, total_steps=235 * 60)
     assert wor == ev.SelfComposedDpEvent(ev.SampledWithoutReplacementDpEvent(60000, 256, ev.GaussianDpEvent(0.55)),
                                          235 * 60)
     (row,) = references.run_upper_bounds("wor", [(1.1, 256, 235 * 60)], 1e-5, dataset_size=60000,
