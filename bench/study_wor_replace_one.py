@@ -2,8 +2,9 @@
 
 Lebeda et al. 2024 (Thm 14, after ZDW22 Prop. 30) bound one WOR step under substitution by the remove pair of the
 q-subsampled Gaussian at σ/2 for ε ≥ 0 and by the add pair below; neither dominates for every ε, so the larger of
-the two directions' compositions (the single-setting WOR answer, samplers/wor.py) is not a proven bound (their §7),
-while the composition of one pair dominating both is (their §8; engine/replace_one.max_pair_one_step).  Printed for
+the two directions' compositions (WOR's add/remove answer, samplers/wor.py, proven under add/remove: Lebeda Prop. 9)
+is not a proven bound under substitution (their §7), while the composition of one pair dominating both is (their §8;
+engine/replace_one.max_pair_one_step): WOR's replace-one answer (samplers/relations.py, ``max_pair``).  Printed for
 MNIST (q = 256/60000, δ 1e-5, σ 1.1 → 0.55 per direction, 14 100 steps) at d = 1e-3 and 1e-4: the per-direction
 values, the max-pair value, dp_accounting's RDP for the same SampledWithoutReplacementDpEvent, and the lower ends of
 the direction mixtures remove^k ⊗ add^(T−k) (each realised by an adversary flipping the record's gradient sign).

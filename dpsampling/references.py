@@ -56,9 +56,12 @@ C_STEP, C_MAX = 0.01, 100.0
 #: the kinds of reference and how an interval is checked against each
 CHECKS = {"point": "contains", "interval": "overlaps", "lower end": "equals lower end",
           "upper bound": "is at least the lower end"}
-#: the sensitivity of a rate sampler's dominating Poisson-subsampled Gaussian pair, by its neighbouring relation:
-#: add/remove is Poisson's own pair, replace-one is Poisson's at sensitivity 2 (Lebeda et al. 2024, Prop. 9)
+#: dp_accounting's convention: an inner GaussianDpEvent's noise multiplier is relative to the relation's sensitivity
+#: (add/remove 1, replace-one 2: clipped gradients of norm 1 move the sum by 2)
 PLD_SENSITIVITY = {"add_remove": 1.0, "replace_one": WOR_SENSITIVITY}
+#: the relation under which a rate sampler's dominating pair is the Poisson-subsampled Gaussian's add/remove pair at
+#: σ/``spec.sensitivity`` (Poisson: 1; WOR: 2, Lebeda et al. 2024, Prop. 9)
+PLD_RELATION = "add_remove"
 #: where PLD_accounting was measured not to finish (steps per epoch, epochs, seconds)
 ALLOCATION_UNFINISHED = (235, 60, 420)
 #: the Monte Carlo failure probability the library uses by default (its KL band needs ln(4/β)/δ samples)
@@ -115,7 +118,8 @@ def choose(row: dict, *, delta: float, sigma: float, epochs: int, max_pld_points
     :data:`REFERENCES`), so that a sampler registered later gets the reference it declares:
 
     * ``gaussian_epsilon``: :func:`gaussian_epsilon` at σ/√E (an exact answer of one batch per step);
-    * ``pld_pair``: a rate sampler with a dominating Poisson pair under its relation (:data:`PLD_SENSITIVITY`):
+    * ``pld_pair``: a rate sampler with a dominating Poisson pair under its relation (:data:`PLD_RELATION`, at
+      σ/``spec.sensitivity``):
       :func:`pld_pair` at a tenth of the row's discretisation where its predicted grid has at most
       ``max_pld_points`` points, else :func:`phi_interval` (``note`` says why);
     * ``allocation_range``: :func:`allocation_range` with a gap of ``allocation_rel_tol`` × the upper end where
@@ -142,10 +146,10 @@ def _pld_reference(spec, row, *, delta, sigma, epochs, max_pld_points, **_):
     from dpsampling.engine.cf import CFAccuracyError
     from dpsampling.samplers.poisson import pld_size_estimate
 
-    if spec.relation not in PLD_SENSITIVITY:
+    if spec.relation != PLD_RELATION:
         return None, f"no reference for sampler {spec.name} (no dominating Poisson pair under {spec.relation})"
     steps = int(row["steps"])
-    sens, q, total = PLD_SENSITIVITY[spec.relation], float(row["q"]), steps * epochs
+    sens, q, total = float(spec.sensitivity), float(row["q"]), steps * epochs
     d = float(row["discretization"]) / 10 if math.isfinite(float(row["discretization"])) else math.nan
     points = pld_size_estimate(sigma / sens, q, total, d)[0] if math.isfinite(d) else math.inf
     if points <= max_pld_points:
@@ -270,8 +274,26 @@ DP_ACCOUNTING_RELATIONS = {"add_remove": "ADD_OR_REMOVE_ONE", "replace_one": "RE
 RUN_METHODS = ("dp_accounting PLD (pessimistic)", "dp_accounting RDP")
 
 
-def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: int, total_steps: int):
-    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under its relation, the event
+#: the dp_accounting events :func:`phase_event` builds
+PHASE_EVENTS = ("PoissonSampledDpEvent", "SampledWithoutReplacementDpEvent")
+
+
+def event_relation(sampler: str) -> str:
+    """The relation (dpsampling's name) dp_accounting accounts ``sampler``'s phase event under: the sampler's own
+    where it has an event there, else the first that has one (WOR: ``SampledWithoutReplacementDpEvent`` is accounted
+    under REPLACE_ONE only, while WOR's own relation is add/remove)."""
+    from dpsampling import samplers
+    from dpsampling.integrations.dp_accounting import SAMPLER_NAMES
+
+    names = {v: k for k, v in DP_ACCOUNTING_RELATIONS.items()}
+    rels = [names[rel] for (e, rel), s in SAMPLER_NAMES.items() if s == sampler and e in PHASE_EVENTS and rel in names]
+    own = samplers.get_spec(sampler).relation
+    return own if own in rels or not rels else rels[0]
+
+
+def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: int, total_steps: int, relation=None):
+    """dp_accounting's event of one phase (``total_steps`` steps) of ``sampler`` under ``relation`` (None:
+    :func:`event_relation`), the event
     :class:`dpsampling.integrations.dp_accounting.CertifiedAccountant` reads as that sampler's phase
     (its ``SAMPLER_NAMES``) in dp_accounting's convention (an inner ``GaussianDpEvent``'s noise multiplier is relative
     to the relation's sensitivity, :data:`PLD_SENSITIVITY`): add/remove ``PoissonSampledDpEvent(B/n,
@@ -282,9 +304,9 @@ def phase_event(sampler: str, *, sigma: float, dataset_size: int, batch_size: in
     from dpsampling import samplers
     from dpsampling.integrations.dp_accounting import SAMPLER_NAMES
 
-    relation = samplers.get_spec(sampler).relation
+    relation = relation or event_relation(sampler)
     events = [e for (e, rel), s in SAMPLER_NAMES.items()
-              if s == sampler and rel == DP_ACCOUNTING_RELATIONS.get(relation) and e != "GaussianDpEvent"]
+              if s == sampler and rel == DP_ACCOUNTING_RELATIONS.get(relation) and e in PHASE_EVENTS]
     if not events:
         raise ParameterError("sampler", "a sampler with a dp_accounting event ("
                              + ", ".join(sorted({s for s in SAMPLER_NAMES.values()})) + ")", sampler)
@@ -319,7 +341,7 @@ def run_upper_bounds(sampler: str, phases, delta: float, *, dataset_size: int, r
     out = []
     for sigma, batch_size, total_steps in phases:
         event = phase_event(sampler, sigma=sigma, dataset_size=dataset_size, batch_size=batch_size,
-                            total_steps=total_steps)
+                            total_steps=total_steps, relation=relation)
         row = {}
         for method, acc in accountants.items():
             if method not in why and not acc.supports(event):

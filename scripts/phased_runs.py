@@ -3,7 +3,11 @@ search.  One grid point = one (run, sampler, dataset_size, δ, phases), each pha
 (q = B/N, ⌈N/B⌉ steps per epoch, as the audit); rows = after each phase k (the run's first k phases):
 
 * ``certified``: our certified ε(δ) interval of those phases (:func:`dpsampling.phases.epsilon`: the answer of the
-  Python API, each end's method in ``lower_method`` / ``upper_method``), under the sampler's relation;
+  Python API, each end's method in ``lower_method`` / ``upper_method``), under the relation dp_accounting accounts
+  the sampler's events under (:func:`dpsampling.references.event_relation`: the sampler's own, except WOR's
+  ``SampledWithoutReplacementDpEvent``, under replace-one only), so that both are asked the same question (WOR's own
+  relation is add/remove; under replace-one its upper end is the pair dominating both directions, Lebeda et al.
+  2024 §8, wider than its add/remove interval);
 * dp_accounting's own answer on the ``ComposedDpEvent`` of the same phases' events, under the same relation
   (:func:`dpsampling.references.run_upper_bounds`): its pessimistic ``PLDAccountant`` (at
   ``dp_accounting_discretization``) and its ``RdpAccountant`` (the analysis Opacus's ``rdp`` accountant implements;
@@ -68,7 +72,7 @@ def compute_point(p, rel_tol=1e-3, dp_accounting_discretization=0.0001):
     for k, (phase, ph) in enumerate(zip(phases, p["phases"]), 1):
         epochs, steps = epochs + phase.epochs, steps + phase.steps * phase.epochs
         t = time.process_time()
-        res = _phases.epsilon(phases[:k], delta, rel_tol=rel_tol)
+        res = _phases.epsilon(phases[:k], delta, rel_tol=rel_tol, relation=references.event_relation(p["sampler"]))
         base = {"phase": k, "phase_sigma": float(ph["sigma"]), "phase_batch_size": int(ph["batch_size"]),
                 "phase_epochs": int(ph["epochs"]), "epochs": epochs, "total_steps": steps, "relation": res.relation}
         row = {**base, **_pipeline.result_row(res), "method": CERTIFIED, "note": "",

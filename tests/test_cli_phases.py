@@ -82,7 +82,7 @@ def test_single_run_text_is_its_json(capsys):
     argv = ["epsilon", "--sampler", "wor", "--sigma", "1.1", "--q", Q, "--steps", 235, "--epochs", 2, "--delta", 1e-5]
     d = json.loads(run(capsys, *argv)[1])
     symbol, lo, up, relation, rows = _parse_text(run(capsys, *argv, "--text")[1])
-    assert relation == "replace-one" and d["relation"] == "replace_one"
+    assert relation == "add/remove" and d["relation"] == "add_remove"  # WOR's own relation (Lebeda et al. Prop. 9)
     assert lo <= d["lower"] and up >= d["upper"] and rows == [(0, "wor", "1.1", Q, 235, 2)]
 
 

@@ -77,7 +77,7 @@ ROW = {"steps": 10, "q": 0.1, "discretization": 1e-3, "upper": 1.0, "method": "m
 
 
 def test_choose_reads_the_spec_not_the_name(clone):
-    """A clone of WOR (replace-one, rate) gets dp_accounting's pair at sensitivity 2, a clone of the deterministic
+    """A clone of WOR (add/remove, rate, its spec's sensitivity 2) gets dp_accounting's pair at sensitivity 2, a clone of the deterministic
     sampler the Gaussian at σ/√E, whatever their names: the same values as the reference functions called directly.
     (The row's discretisation 1e-2 puts the pair at 1e-3: ~1 CPU-s for the three pairs, not ~12 at 1e-4; the two
     sensitivities' ε are 15.6 and 3.6 at either step.)"""

@@ -171,9 +171,9 @@ def test_phases_statement_lists_every_phase_and_the_runs_interval():
     run = [phases.Phase("wor", 1.1, 0.01, 300), phases.Phase("wor", 0.9, 0.01, 200, 2)]
     text = st.phases_statement(run, delta=1e-5, dataset_size=10000)
     flat = " ".join(text.split())
-    assert "phase 0: WOR (replace-one), noise multiplier 1.1, sampling rate 0.01 (batches of 100 of 10000 examples), " \
+    assert "phase 0: WOR (add/remove), noise multiplier 1.1, sampling rate 0.01 (batches of 100 of 10000 examples), " \
            "300 steps × 1 epoch" in flat
-    assert "phase 1: WOR (replace-one), noise multiplier 0.9, sampling rate 0.01 (batches of 100 of 10000 examples), " \
+    assert "phase 1: WOR (add/remove), noise multiplier 0.9, sampling rate 0.01 (batches of 100 of 10000 examples), " \
            "200 steps × 2 epochs" in flat
     n = _phase_numbers(text)
     used = phases.epsilon(run, 1e-5)
@@ -181,11 +181,13 @@ def test_phases_statement_lists_every_phase_and_the_runs_interval():
     (lo, up), (p_up,) = n["run"], n["poisson"]
     assert lo <= used.lower and up >= used.upper and up - lo <= 2 * (used.upper - used.lower) + 1e-3 * up
     assert poisson.upper <= p_up <= poisson.upper * (1 + 1e-3)  # an upper end, rounded up
-    assert "(replace-one):" in text and "(add/remove):" in text  # the two lines under different relations, named
+    # WOR and Poisson both under add/remove (WOR's own relation, Lebeda et al. Prop. 9): like for like, not named
+    assert used.relation == poisson.relation == "add_remove"
+    assert "replace-one" not in text and "(add/remove):" not in text
     assert "did not use Poisson sampling in phases 0, 1 (WOR)" in flat and "not its guarantee" in flat
     assert all(len(ln) <= 80 for ln in text.splitlines())
     md = st.phases_statement(run, delta=1e-5, format="markdown")
-    assert "| Epsilon of the run (samplers used) |" in md and "| replace-one |" in md
+    assert "| Epsilon of the run (samplers used) |" in md and "| add/remove |" in md and "| replace-one |" not in md
 
 
 def test_phases_statement_on_the_command_line(capsys, tmp_path):

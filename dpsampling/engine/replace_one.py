@@ -16,6 +16,9 @@ pair's privacy profile in closed form (the loss is monotone in the output, its i
 profile, a post-processing of the pair); :func:`dominated_composed` composes it as the add/remove ones are (the
 caller allows the folded mass τ and the rounding, :mod:`.phases`).  The single-sampler answers under replace-one
 (samplers/relations.py) do not use it yet; a run of phases does.
+
+WOR under replace-one: :func:`max_pair_one_step` (one pair dominating both add/remove directions), composed by
+:func:`max_pair_composed`; samplers/relations.py answers WOR under replace-one with it (through :mod:`.phases`).
 """
 
 from __future__ import annotations
@@ -71,14 +74,17 @@ def certified_delta(epsilon: float, *, sigma: float, q: float, total_steps: int,
 
 
 def certified_epsilon(delta: float, *, sigma: float, q: float, total_steps: int,
-                      discretization: float = DISCRETIZATION) -> float:
+                      discretization: float = DISCRETIZATION, pair: str = "replace_one") -> float:
     """An upper bound on ε(δ) under replace-one: ε₁ = ε̂(δ − E(ε₀)) with ε₀ = ε̂(δ) (as
-    :func:`.pld.certified_epsilon`: ε₁ read for an upper bound by construction, the larger of ε₀ and ε₁ kept)."""
+    :func:`.pld.certified_epsilon`: ε₁ read for an upper bound by construction, the larger of ε₀ and ε₁ kept);
+    ``pair`` "replace_one" (the Poisson pair, :func:`_composed`) or "max_of_directions" (the pair dominating both
+    add/remove directions, :func:`max_pair_composed`)."""
     from . import pld
     from .reading import epsilon_for_delta_upper
 
     _check(sigma, q, total_steps, discretization)
-    pmf, err2 = _composed(float(sigma), float(q), int(total_steps), float(discretization))
+    composed = max_pair_composed if pair == "max_of_directions" else _composed
+    pmf, err2 = composed(float(sigma), float(q), int(total_steps), float(discretization))
     reader = pld.EpsilonReader(pmf)
     eps0 = float(reader(float(delta)))
     if not math.isfinite(eps0):
@@ -88,12 +94,13 @@ def certified_epsilon(delta: float, *, sigma: float, q: float, total_steps: int,
 
 
 def sufficient_sigma(epsilon: float, delta: float, *, q: float, total_steps: int, start: float,
-                     rel_tol: float = 1e-3, discretization: float = DISCRETIZATION) -> float:
-    """A σ whose certified replace-one ε(δ) is ≤ ``epsilon``: bisection on log σ from ``start`` (any σ > 0),
-    stopped at a relative width ``rel_tol``; the σ returned is the bracket's upper end, checked sufficient."""
+                     rel_tol: float = 1e-3, discretization: float = DISCRETIZATION, pair: str = "replace_one") -> float:
+    """A σ whose certified replace-one ε(δ) (of ``pair``, :func:`certified_epsilon`) is ≤ ``epsilon``: bisection on
+    log σ from ``start`` (any σ > 0), stopped at a relative width ``rel_tol``; the σ returned is the bracket's upper
+    end, checked sufficient."""
     def ok(s):
-        return certified_epsilon(delta, sigma=s, q=q, total_steps=total_steps, discretization=discretization) \
-            <= epsilon
+        return certified_epsilon(delta, sigma=s, q=q, total_steps=total_steps, discretization=discretization,
+                                 pair=pair) <= epsilon
 
     hi = float(start)
     for _ in range(60):

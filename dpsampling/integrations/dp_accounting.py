@@ -21,8 +21,11 @@ whose clipped gradient is 0) move the sum by the clip norm, replace-one by twice
 * ``REPLACE_ONE``: ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(σ'))`` is a WOR phase at q = b/n whose
   noise multiplier relative to the replace-one sensitivity is σ' (clipped gradients of norm 1 move the sum by 2, so
   JAX Privacy passes σ/2 for a run at σ: ``SampledWithoutReplacementDpEvent(60000, 256, GaussianDpEvent(0.55))`` is
-  dpsampling's ``wor`` at σ = 1.1); ``GaussianDpEvent(σ')`` the Gaussian at σ' (q = 1); ``ShuffledGaussianDpEvent``
-  (below) the shuffle sampler at σ = 2σ' under replace-one (:mod:`dpsampling.samplers.relations`).
+  dpsampling's ``wor`` at σ = 1.1), answered under replace-one (WOR's own relation is add-or-remove): its upper end
+  the composed pair dominating both directions (:mod:`dpsampling.samplers.relations`, ``max_pair``; below
+  dp_accounting's RDP for the same event); ``GaussianDpEvent(σ')`` the Gaussian at σ' (q = 1);
+  ``ShuffledGaussianDpEvent`` (below) the shuffle sampler at σ = 2σ' under replace-one
+  (:mod:`dpsampling.samplers.relations`).
 * ``REPLACE_SPECIAL``: ``PoissonSampledDpEvent`` and ``GaussianDpEvent`` as under add-or-remove (the same privacy
   curves), and dpsampling's own events :class:`ShuffledGaussianDpEvent` (one epoch of a shuffled loader) and
   :class:`BallsAndBinsGaussianDpEvent` (one epoch of balls-and-bins), analysed under zero-out.  dp_accounting has
@@ -32,13 +35,14 @@ whose clipped gradient is 0) move the sum by the clip norm, replace-one by twice
 
 A ledger of one setting (one event, composed any number of times) is :func:`dpsampling.samplers.account`'s question
 (the same answer as ``dpsampling epsilon``); a ledger of different settings is a run of phases
-(:func:`dpsampling.samplers.phases.epsilon`; full-batch Gaussians compose exactly, T Gaussians at σᵢ being one at
-(Σ Tᵢ/σᵢ²)^{−1/2}, also next to sampled events), only where that module holds every sampler in the ledger under the
-accountant's relation as the sampler's own.  Everything else is not supported (``supports`` False with why, never a
-wrong answer): ``PoissonSampledDpEvent`` under ``REPLACE_ONE``, ``SampledWithoutReplacementDpEvent`` under the other
-relations, a relation a sampler's analysis does not cover (balls-and-bins under replace-one, shuffle under
-add-or-remove, truncated Poisson beyond add-or-remove), a mix of settings the phases module does not hold (e.g. a
-truncated event with another), Laplace, mixtures and the rest.
+(:func:`dpsampling.samplers.phases.epsilon`; full-batch Gaussians compose exactly, T Gaussians at σᵢ being one at (Σ
+Tᵢ/σᵢ²)^{−1/2}, also next to sampled events), only where that module holds every sampler in the ledger under the
+accountant's relation as the sampler's own (or, for WOR under replace-one, answers with both ends). Everything else
+is not supported (``supports`` False with why, never a wrong answer): ``PoissonSampledDpEvent`` under
+``REPLACE_ONE``, ``SampledWithoutReplacementDpEvent`` under the other relations, a relation a sampler's analysis
+does not cover (balls-and-bins under replace-one, shuffle under add-or-remove, truncated Poisson beyond
+add-or-remove), a mix of settings the phases module does not hold (e.g. a truncated event with another), Laplace,
+mixtures and the rest.
 """
 
 from __future__ import annotations
@@ -193,7 +197,8 @@ class CertifiedAccountant(dp_accounting.PrivacyAccountant):
                _phases.Phase(s, sigma, None, steps, n, dict(opts) or None)
                for (s, sigma, q, steps, opts), n in self._settings.items()]
         kw = {} if self._rel_tol is None else {"rel_tol": self._rel_tol}
-        return (_phases.epsilon if quantity == "epsilon" else _phases.delta)(run, target, **kw)
+        return (_phases.epsilon if quantity == "epsilon" else _phases.delta)(run, target,
+                                                                             relation=RELATIONS[self._relation()], **kw)
 
     # ------------------------------------------------------------------------------------------------------ helpers
     def _relation(self):
@@ -201,14 +206,17 @@ class CertifiedAccountant(dp_accounting.PrivacyAccountant):
 
     def _check_mix(self, keys):
         """_NotSupported unless the ledger with ``keys`` added is one setting or a run the phases module holds (every
-        sampler in :data:`~dpsampling.samplers.phases.MECHANISMS`, under its own relation)."""
+        sampler in :data:`~dpsampling.samplers.phases.MECHANISMS`, under its own relation, or WOR under replace-one:
+        both ends, ``max_pair``)."""
+        from dpsampling.samplers.relations import coverage
+
         settings = list(dict.fromkeys([*self._settings, *keys]))
         if len(settings) <= 1:
             return
         rel = RELATIONS[self._relation()]
         for key in settings:
             spec = samplers.get_spec(key[0])
-            if key[0] not in _phases.MECHANISMS or spec.relation != rel:
+            if key[0] not in _phases.MECHANISMS or coverage(spec, rel).how not in ("native", "max_pair"):
                 why = (f"not in a run of phases yet (dpsampling.samplers.phases holds "
                        f"{', '.join(_phases.MECHANISMS)})" if key[0] not in _phases.MECHANISMS else
                        f"analysed under {spec.relation}, not {rel}, and a run of phases is composed under each "

@@ -4,13 +4,15 @@
 ask :func:`dpsampling.samplers.account`; they return its :class:`~dpsampling.engine.result.AccountingResult` (value,
 kind, method, lower, upper) and the neighbouring relation it holds under.
 
-Neighbouring relation: the strategy's own.  JAX Privacy documents which relations each strategy is valid under
+Neighbouring relation: the strategy's own. JAX Privacy documents which relations each strategy is valid under
 (:func:`relations`: a cyclic partition into EQUAL_SPLIT groups only under zero-out or replace-one, an INDEPENDENT
 one and balls-in-bins under add-or-remove too, fixed batches under replace-one or zero-out); the sampler it maps to
-holds under ``spec.relation``, and a rate sampler's add-or-remove analysis gives the same curves as zero-out (Chua
-et al. ICML 2024 §2.2).  The result carries the relation used: the one asked for (``relation=``) if the strategy is
-valid under it and the sampler's analysis covers it, else refused; by default the sampler's own, or zero-out where
-the strategy is not valid under add-or-remove but the analysis covers zero-out.
+holds under ``spec.relation``, Poisson's add-or-remove analysis gives the same curves as zero-out (Chua et al. ICML
+2024 §2.2), and WOR (add-or-remove, Lebeda et al. 2024 Prop. 9) is answered under replace-one by the pair dominating
+both directions (:mod:`dpsampling.samplers.relations`, ``max_pair``). The result carries the relation used: the one
+asked for (``relation=``) if the strategy is valid under it and the sampler's analysis covers it, else refused; by
+default the sampler's own, else the first the strategy is valid under that the analysis answers with both ends
+(zero-out for Poisson in EQUAL_SPLIT groups, replace-one for fixed batches).
 
 How each strategy is accounted, and where its semantics differ from the sampler's:
 
@@ -44,7 +46,8 @@ How each strategy is accounted, and where its semantics differ from the sampler'
   untruncated mapping above is exact.  An INDEPENDENT partition into c > 1 groups with truncation is refused (the
   groups' sizes are random; JAX Privacy refuses it too).
 * ``FixedBatchSampling(batch_size=B, iterations=n, replace=False)``: ``wor`` with ``q = B/N`` over n steps (a fresh
-  sample of B distinct examples each step, as JAX Privacy's FIXED_BATCH_SIZE analysis assumes).
+  sample of B distinct examples each step, as JAX Privacy's FIXED_BATCH_SIZE analysis assumes), under replace-one
+  (JAX Privacy declares it valid under replace-one or zero-out; WOR's two-sided answer there).
 
 A question predicted beyond the time limit is refused unless ``force=True``.  numpy, JAX and torch scalars (and 0-d
 arrays) are accepted wherever a number is.
@@ -205,10 +208,18 @@ def _balls_in_bins(n, c, name):
 
 
 def _covers(spec, relation):
-    """Whether the sampler's analysis (under ``spec.relation``) holds under ``relation``: the same relation, or
-    zero-out from a rate sampler's add-or-remove analysis (the same dominating pairs, Chua et al. ICML 2024 §2.2)."""
-    return relation == spec.relation or (spec.batch == "rate" and spec.relation == "add_remove"
-                                         and relation == "zero_out")
+    """Whether the sampler's analysis (under ``spec.relation``) answers ``relation`` with both ends
+    (:func:`dpsampling.samplers.relations.coverage`): the same relation, zero-out from Poisson's add-or-remove
+    analysis (the same dominating pairs, Chua et al. ICML 2024 §2.2), or WOR (add-or-remove, Lebeda et al. Prop. 9)
+    under replace-one by the pair dominating both directions (their §8)."""
+    from dpsampling.samplers.relations import coverage
+
+    return coverage(spec, relation).how in ("native", "same_curves", "max_pair")
+
+
+def _named(m, rel):
+    """``relation=`` for :func:`dpsampling.samplers.account`: None for the sampler's own, else ``rel``."""
+    return None if rel == samplers.get_spec(m.sampler).relation else rel
 
 
 def relation_of(strategy, num_examples: int, relation=None) -> str:
@@ -290,7 +301,7 @@ def epsilon(strategy, num_examples: int, noise_multiplier: float, delta: float, 
     noise_multiplier, delta = plain(noise_multiplier), plain(delta)
     check_positive("noise_multiplier", one_number("noise_multiplier", noise_multiplier))
     r = _ask(m, type(strategy).__name__, "epsilon", delta, sigma=noise_multiplier * m.sigma_scale, steps=m.steps,
-             epochs=m.epochs, q=m.q, force=force, **m.options)
+             epochs=m.epochs, q=m.q, force=force, relation=_named(m, rel), **m.options)
     return _with_relation(r, rel)
 
 
@@ -302,7 +313,7 @@ def noise_multiplier(strategy, num_examples: int, epsilon: float, delta: float, 
     m = to_sampler(strategy, num_examples)
     rel = _relation(m, type(strategy).__name__, relation)
     spec = samplers.get_spec(m.sampler)
-    kw = dict(steps=m.steps, epochs=m.epochs, q=m.q, force=force, **m.options)
+    kw = dict(steps=m.steps, epochs=m.epochs, q=m.q, force=force, relation=_named(m, rel), **m.options)
     if "upper" not in spec.sigma_bounds:
         kw["bound"] = spec.sigma_bounds[0]
     target = (plain(epsilon), plain(delta))

@@ -19,13 +19,12 @@ composition dominates the run's):
 
 * ``poisson``: the q-subsampled Gaussian at σ (its remove/add pairs; under zero_out the same curves); under
   replace_one dp_accounting's replace-one pair (:mod:`dpsampling.engine.replace_one`, symmetric);
-* ``wor``: the q-subsampled Gaussian at σ/2, each direction composed apart as the single-setting WOR answer does
-  (:mod:`.wor`; under zero_out too, since zero-out pairs are replace-one pairs).  Open: under substitution a WOR step
-  is bounded by the remove pair at σ/2 for ε ≥ 0 and by the add pair below (Lebeda et al. 2024 Thm 14), neither
-  dominating for every ε, so the per-direction composition is not proven there (their §7); one pair dominating both
-  (their §8; :data:`WOR_PAIR` "max_of_directions", :func:`dpsampling.engine.replace_one.max_pair_one_step`) is, and
-  is larger (MNIST, σ 1.1, 14 100 steps, δ 1e-5: 18.48 against 14.74, RDP 24.12; bench/study_wor_replace_one.py).
-  The choice is the WOR sampler's, made for single settings and runs together;
+* ``wor``: under add_remove (its own relation, Lebeda et al. 2024 Prop. 9) the q-subsampled Gaussian's add/remove
+  pairs at σ/2, each direction composed apart; under replace_one (and zero_out, whose pairs are replace-one pairs)
+  one pair dominating both directions at σ/2 (engine pair ``max_of_directions``,
+  :func:`dpsampling.engine.replace_one.max_pair_one_step`; Lebeda et al. §8), since under substitution a step is
+  bounded by the remove pair for ε ≥ 0 and the add pair below (their Thm 14) and the directions can be mixed
+  (their §7): the single-setting WOR answer's pairs (:mod:`.relations`, ``max_pair``);
 * ``deterministic``: one Gaussian at σ per epoch (each record is in one batch per epoch; exact), at σ/2 under
   replace_one (sensitivity 2);
 * ``shuffle`` and ``balls_and_bins``: one Gaussian at σ per epoch, the deterministic phase: conditioned on the
@@ -47,13 +46,15 @@ step), a truncated phase's the remove pair at the rate the record is drawn and n
 Gaussian at σ per epoch, and the reversed order the add pairs; the steps are
 independent, so dropping the outputs of the phases left out (shuffle, balls-and-bins) is a post-processing and the
 composition of the rest is dominated by the run's pair (zero-out pairs are replace-one pairs: a lower end under
-replace_one as in :mod:`.relations`); (b) under replace_one, the composed dominated pairs of the ±C adversary (the
+replace_one as in :mod:`.relations`; under add_remove the record removed instead of zeroed gives the same pairs,
+the others' gradients being 0); (b) under replace_one, the composed dominated pairs of the ±C adversary (the
 record's clipped gradient C at every step against −C, every other record's 0; Lebeda et al. 2024 Prop. 13): a
 Poisson or WOR phase's pair is exactly the replace-one pair ((1−q)N(0,σ²) + qN(1,σ²), (1−q)N(0,σ²) + qN(−1,σ²))
 (with b = qn distinct records the record's slot is in the batch with probability q, independently at each step;
 :func:`dpsampling.engine.replace_one.dominated_one_step`), a deterministic phase's N(1, σ²) vs N(−1, σ²) per epoch
-(the Gaussian at σ/2); (b') under replace_one, the WOR and deterministic phases alone under Lebeda et al.'s §7
-datasets (the record at C against −C, every other record at −C): a WOR batch of b sums to −bC + 2C·[record in it]
+(the Gaussian at σ/2); (b') under replace_one and add_remove, the WOR and deterministic phases alone under Lebeda
+et al.'s §7 datasets (the record at C against −C, or against absent under add_remove, every other record at −C): a
+WOR batch of b sums to −bC + 2C·[record in it]
 against −bC, exactly the remove pair of the q-subsampled Gaussian at σ/2 (the add pair in the other order), a
 deterministic phase's N(2C) vs N(0) per epoch (the Gaussian at σ/2), the other phases' outputs dropped (a
 post-processing: the steps are independent); (c) each shuffle, balls-and-bins or truncated phase's own certified
@@ -65,7 +66,8 @@ not hidden (the width).
 
 A run whose phases all have one sampler, σ and q is :func:`dpsampling.samplers.account`'s question over their total
 number of steps (the same answer, object for object, as ``dpsampling.epsilon(sampler, ...)``); a run of Poisson
-phases only, or of WOR phases only, is the engine's composition of their own pairs (today's answer).  The result is
+phases only, or of WOR phases only, under their own relation (add_remove) is the engine's composition of their own
+pairs (today's answer; Lebeda et al.'s §7 datasets realise every WOR phase's pairs at once).  The result is
 the engine's :class:`~dpsampling.engine.result.AccountingResult` in the one result model (kind ``interval``: value =
 the certified upper end, ``lower``/``upper`` the certified interval, ``lower_method``/``upper_method`` the method of
 each end, method ``certified``), carrying the run's relation; ``accuracy["phase_pairs"]`` says each phase's pairs.
@@ -96,12 +98,8 @@ PER_EPOCH = ("deterministic", "shuffle", "balls_and_bins")
 OWN_LOWER = ("shuffle", "balls_and_bins")
 #: the samplers whose own certified lower end is asked of them (the lower end's part (c))
 FLOOR = OWN_LOWER + ("truncated_poisson",)
-#: the engine pair a WOR phase is composed as: "add_remove" (each σ/2 direction composed apart, the larger taken: the
-#: single-setting WOR answer's argument, :mod:`.wor`) or "max_of_directions" (one pair dominating both directions,
-#: :func:`dpsampling.engine.replace_one.max_pair_one_step`): see the module docstring's WOR item
-WOR_PAIR = "add_remove"
 #: the coverages (:func:`.relations.coverage`) answered with both ends
-TWO_SIDED = ("native", "same_curves", "sensitivity_2", "pld_replace_one")
+TWO_SIDED = ("native", "same_curves", "sensitivity_2", "pld_replace_one", "max_pair")
 
 @dataclass(frozen=True)
 class Phase:
@@ -200,7 +198,8 @@ def _upper_of(p, how):
         return (float(p.sigma) / factor, 1.0, int(p.epochs), "add_remove")
     if p.sampler == "truncated_poisson":
         return (float(p.sigma), float(p.q), int(p.steps) * int(p.epochs), "truncated", *_n_cap(p))
-    pair = {"pld_replace_one": "replace_one"}.get(how, WOR_PAIR if p.sampler == wor.NAME else "add_remove")
+    pair = "add_remove" if how == "native" else {"pld_replace_one": "replace_one"}.get(
+        how, "max_of_directions" if p.sampler == wor.NAME else "add_remove")  # WOR beyond add/remove: max_pair
     return (float(p.sigma) / factor, float(p.q), int(p.steps) * int(p.epochs), pair)
 
 
@@ -241,9 +240,8 @@ def _replace_one_adversary(p):
 def _plan(checked, hows, relation):
     """(upper mechanisms, lower runs or None for the run's own, the phases asked for their own lower end, labels)."""
     upper = [_upper_of(p, h) for p, h in zip(checked, hows)]
-    if all(h == "native" for h in hows) and all(p.sampler == poisson.NAME or (p.sampler == wor.NAME and WOR_PAIR ==
-                                                   "add_remove") for p in checked) \
-            or all(p.sampler == "deterministic" for p in checked):
+    if all(h == "native" for h in hows) and len({p.sampler for p in checked}) == 1 and checked[0].sampler in (
+            poisson.NAME, wor.NAME) or all(p.sampler == "deterministic" for p in checked):
         return upper, None, [], None  # one analysis throughout: the run's own dominated pairs (today's answer)
     adversary = [m for m in map(_zero_out_adversary, checked) if m is not None]
     if all(m[3] == "add_remove" for m in upper) and [m[:3] for m in upper] == adversary:
@@ -252,14 +250,14 @@ def _plan(checked, hows, relation):
     swap = [m for m in map(_replace_one_adversary, checked) if m is not None] if relation == "replace_one" else []
     fixed = [(float(p.sigma) / 2.0, 1.0, int(p.epochs)) if p.sampler == "deterministic" else
              (float(p.sigma) / 2.0, float(p.q), int(p.steps) * int(p.epochs))
-             for p in checked if p.sampler in (wor.NAME, "deterministic")] if relation == "replace_one" else []
+             for p in checked if p.sampler in (wor.NAME, "deterministic")] if relation != "zero_out" else []
     words = ("dominated PLD of the phases under the zero-out adversary" if adversary else "",
              "under the ±C replace-one adversary" if swap else "",
              "of the WOR / deterministic phases under the fixed-size adversary" if fixed else "",
              "each shuffled / balls-and-bins / truncated phase's own lower end" if own else "")
     lo_m = ("max of " if sum(map(bool, words)) > 1 else "") + " and ".join(w for w in words if w)
     up_m = "pessimistic PLD of the phases' dominating pairs, composed" + (
-        " (WOR: one pair dominating both directions)" if WOR_PAIR == "max_of_directions" and any(
+        " (WOR: one pair dominating both directions)" if relation != "add_remove" and any(
             p.sampler == wor.NAME for p in checked) else "")
     return upper, [r for r in (adversary, swap, fixed) if r], own, (lo_m, up_m)
 

@@ -7,9 +7,17 @@ carries it there (:func:`coverage`), each end labelled with its method:
 * ``same_curves``: a sampler with a free rate (``spec.batch`` "rate") under add-or-remove and zero-out: the same
   privacy curves (Chua et al. ICML 2024 §2.2; dp_accounting: REPLACE_SPECIAL gives ADD_OR_REMOVE_ONE's PLD); the
   same computation.
-* ``implied_upper``: a replace-one analysis under zero-out: every zero-out pair (a record replaced by a ghost whose
-  clipped gradient is 0) is a replace-one pair, so the replace-one upper end is a zero-out upper end; its lower end
-  is not, so the answer is one-sided (kind ``upper``).
+* ``implied_upper``: a replace-one answer under zero-out (the sampler's own, or WOR's ``max_pair``): every
+  zero-out pair (a record replaced by a ghost whose clipped gradient is 0) is a replace-one pair, so the replace-one
+  upper end is a zero-out upper end; its lower end is not, so the answer is one-sided (kind ``upper``).
+* ``max_pair``: WOR (analysed under add/remove, Lebeda et al. 2024 Prop. 9 / Thm 10 part 2) under replace-one.
+  Upper end: one step is bounded by the remove pair of the q-subsampled Gaussian at σ/2 for ε ≥ 0 and the add pair
+  below (Lebeda Thm 14, Zhu et al. Prop. 30), so the pair whose profile is their pointwise maximum dominates every
+  step whichever direction it takes, and its composition (with the proven rounding bound) dominates the run (their
+  §8; :func:`dpsampling.engine.replace_one.max_pair_one_step`, composed by :mod:`dpsampling.engine.phases` as a
+  one-group run of pair ``max_of_directions``).  Lower end: the add/remove answer's (its dominated PLD at σ/2, per
+  direction): the fixed replace-one pair of Lebeda §7 ((−1,…,−1,1) vs (−1,…,−1,−1)) realises the remove pair at
+  σ/2 at every step (the swapped pair the add pair), so composing it is an exact event under replace-one.
 * ``sensitivity_2``: a fixed partition (deterministic) under replace-one is the Gaussian mechanism at sensitivity 2
   (the record's clipped gradient moves by at most 2C in its one batch per epoch), i.e. at σ/2: exact.  A shuffled
   run is a mixture over permutations of fixed partitions with the same weights under both datasets, so by joint
@@ -39,13 +47,13 @@ from .spec import RELATIONS
 SENSITIVITY_2 = {"deterministic": None, "shuffle": "deterministic"}
 #: the samplers answered under replace-one by dp_accounting's replace-one PLD (engine.replace_one)
 PLD_REPLACE_ONE = ("poisson",)
+#: the samplers answered under replace-one by one pair dominating both add/remove directions (engine.replace_one)
+MAX_PAIR = ("wor",)
 #: the flag of an audit row whose sampler's analysis does not cover the relation asked
 NOT_COVERED_FLAG = "not_covered"
 
 #: why a sampler × relation is not covered (sampler -> relation -> reason); a fallback reason otherwise
 _WHY = {
-    "wor": {"add_remove": "WOR draws batches of a fixed size b, and its analysis (Lebeda et al. 2024, Prop. 9) "
-                          "holds under replace-one; adding or removing a record changes the batch size"},
     "deterministic": {"add_remove": "a fixed partition into batches of a fixed size is analysed under zero-out "
                                     "(Chua et al. 2024 §2.2); adding or removing a record changes the partition"},
     "shuffle": {"add_remove": "a shuffled partition into batches of a fixed size is analysed under zero-out "
@@ -93,6 +101,8 @@ def coverage(spec, relation) -> Coverage:
     check_relation(relation)
     if relation == spec.relation:
         return Coverage("native")
+    if spec.name in MAX_PAIR and relation in ("replace_one", "zero_out"):  # before same_curves: not Poisson's curves
+        return Coverage("max_pair" if relation == "replace_one" else "implied_upper")
     if spec.batch == "rate" and {spec.relation, relation} == {"add_remove", "zero_out"}:
         return Coverage("same_curves")
     if spec.relation == "replace_one" and relation == "zero_out":
@@ -138,7 +148,8 @@ def account(sampler, quantity, target, *, relation, sigma=None, **kw):
     if kw.get("direction", "add_remove") != "add_remove":
         check_choice("direction", kw["direction"], ("add_remove",))  # the other relations' arguments: both ways
     if cov.how == "implied_upper":
-        r = _account(sampler, quantity, target, sigma=sigma, **kw)
+        r = (_account(sampler, quantity, target, sigma=sigma, **kw) if spec.relation == "replace_one" else
+             account(sampler, quantity, target, relation="replace_one", sigma=sigma, **kw))
         _, up = _ends(r)
         why = f"{_method_of(r, 'upper')} under replace-one (zero-out pairs are replace-one pairs)"
         acc = {k: v for k, v in (r.accuracy or {}).items() if k != "lower_method"}
@@ -146,6 +157,8 @@ def account(sampler, quantity, target, *, relation, sigma=None, **kw):
                         lower_method=None, upper_method=why, accuracy={**acc, "upper_method": why})
     if cov.how == "sensitivity_2":
         return _sensitivity_2(spec, quantity, target, sigma, relation, kw)
+    if cov.how == "max_pair":
+        return _max_pair(spec, quantity, target, sigma, relation, kw)
     return _pld_replace_one(sampler, quantity, target, sigma, relation, kw)
 
 
@@ -210,6 +223,54 @@ def _pld_replace_one(sampler, quantity, target, sigma, relation, kw):
     return _relabel(r, relation, value=up, lower=lo, upper=up, lower_method=lm,
                     upper_method=um, accuracy={**r.accuracy, "discretization": d, "lower_method": lm,
                                                "upper_method": um})
+
+
+#: the method labels of WOR's ends under replace-one (module docstring, ``max_pair``)
+MAX_PAIR_UPPER = "pessimistic PLD of one pair dominating both directions at σ/2 (Lebeda et al. §8), composed"
+MAX_PAIR_LOWER = "dominated PLD at σ/2 (Lebeda et al. §7's fixed pair: exact under replace-one)"
+
+
+def _max_pair(spec, quantity, target, sigma, relation, kw):
+    """WOR under replace-one (module docstring, ``max_pair``): upper end the composed pair dominating both directions
+    at σ/2, lower end the add/remove answer's (realised under replace-one by Lebeda §7's fixed pair)."""
+    from dpsampling.engine import phases as engine_phases
+    from dpsampling.engine import replace_one
+    from dpsampling.engine.result import settle
+
+    from . import account as _account
+    from .poisson import INTERVAL
+
+    if kw.get("bound") == "lower" or (kw.get("method") not in (None, INTERVAL)):
+        raise ParameterError("method", f"the default ({INTERVAL}) for sampler '{spec.name}' under {relation}",
+                             kw.get("method") or kw.get("bound"))
+    r = _account(spec.name, quantity, target, sigma=sigma, **kw)  # checks the question and its cost; the lower end
+    if quantity != "sigma" and float(sigma) == 0:  # non-private: answered exactly under every relation
+        return _relabel(r, relation)
+    factor = spec_sensitivity(spec)
+    q, total = float(kw["q"]), int(kw["steps"]) * int(kw.get("epochs", 1))
+    lo, up0 = _ends(r)
+    if quantity == "sigma":
+        eps, dlt = target
+        up = factor * replace_one.sufficient_sigma(float(eps), float(dlt), q=q, total_steps=total,
+                                                   start=float(up0) / factor, pair="max_of_directions")
+        um = MAX_PAIR_UPPER + " (sufficient σ)"
+        lm = f"{_method_of(r, 'lower')} (Lebeda et al. §7's fixed pair: exact under replace-one)"
+        return _relabel(r, relation, value=up, lower=lo, upper=up, lower_method=lm, upper_method=um)
+    fn = engine_phases.epsilon if quantity == "epsilon" else engine_phases.delta
+    rt = {} if kw.get("rel_tol") is None else {"rel_tol": float(kw["rel_tol"])}
+    m = fn(target, [(float(sigma) / factor, q, total, "max_of_directions")], direction="add_remove",
+           labels=(MAX_PAIR_LOWER, MAX_PAIR_UPPER), **rt)
+    m = settle(m, method=INTERVAL)
+    lo = max(lo or 0.0, m.lower)  # both lower ends of the same per-direction curves at σ/2
+    acc = {**(m.accuracy or {}), "lower_method": MAX_PAIR_LOWER, "upper_method": MAX_PAIR_UPPER}
+    return _relabel(m, relation, lower=lo, accuracy=acc)
+
+
+def spec_sensitivity(spec):
+    """The factor σ is divided by for the q-subsampled Gaussian a MAX_PAIR sampler's directions are (WOR: 2)."""
+    from . import wor
+
+    return {wor.NAME: wor.SENSITIVITY}[spec.name]
 
 
 def epsilon_per_epoch(sampler, delta, *, relation, sigma, steps, epochs, q=None, force=False, **options) -> list:

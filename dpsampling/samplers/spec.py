@@ -196,6 +196,9 @@ class SamplerSpec:
     #: ``dpsampling.references`` (a key of its ``REFERENCES``: "gaussian_epsilon", "pld_pair", "allocation_range",
     #: "shuffle_ec_lower"), which says where it applies and why not elsewhere; "" = none
     reference: str = ""
+    #: a rate sampler whose curves under its relation are the Poisson-subsampled Gaussian's at σ/sensitivity (WOR: 2,
+    #: Lebeda et al. 2024 Prop. 9; the loss depends on Δ/σ only): the sensitivity of that dominating pair
+    sensitivity: float = 1.0
     #: ε(δ) after each epoch of a list before ``last_epoch`` at the default method, given account's answer ``last``
     #: there (``last=None``: the last epoch itself, exactly as account), sharing work between the epochs
     #: (:func:`dpsampling.samplers.per_epoch.epsilon_per_epoch`; None, or None for an epoch: account is asked there)

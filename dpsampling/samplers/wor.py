@@ -1,12 +1,16 @@
 """Sampling without replacement (WOR): fixed batch size b, sampling rate q = b/n.
 
-Dominating pairs under add/remove neighbours (Lebeda et al. 2024, Prop. 9): the add and remove
-curves are exactly those of Poisson subsampling with sensitivity 2.  A Gaussian mechanism with
+Dominating pairs under add/remove neighbours (Lebeda et al. 2024, Prop. 9 part 2 / Thm 10 part 2: datasets
+of n and n − 1 records, batch size b fixed, q = b/n): the add and remove curves are exactly those of Poisson
+subsampling with sensitivity 2, so this module's native relation is ``add_remove``.  A Gaussian mechanism with
 sensitivity 2 and noise σ has the privacy curves of sensitivity 1 and noise σ/2 (the loss depends
 on Δ/σ only), so WOR at σ is the Poisson-subsampled Gaussian at σ/2: :func:`delta` and
 :func:`epsilon` ask the engine's accountant at σ/:data:`SENSITIVITY`, and :func:`sigma` returns
 :data:`SENSITIVITY` × the Poisson σ.  Bounds: as for Poisson (``upper`` pessimistic PLD / RDP,
 ``lower`` optimistic PLD), since the curves are equal.
+
+Under replace-one (substitution) the per-direction answer is not proven under composition (Lebeda et al. §7: the
+directions can be mixed); :mod:`.relations` answers WOR there with one pair dominating both directions (their §8).
 """
 
 from __future__ import annotations
@@ -64,6 +68,6 @@ def _cost(question):
 
 SPEC = poisson._spec(NAME, "sampling without replacement: a fixed batch of b = q·n records",
                      "Poisson's add pair at σ/2 (sensitivity 2)", "Poisson's remove pair at σ/2 (sensitivity 2)",
-                     delta, epsilon, sigma, relation="replace_one", loader=None, label="WOR",
-                     epsilon_epochs=epsilon_epochs, cost=_cost,
+                     delta, epsilon, sigma, relation="add_remove", loader=None, label="WOR",
+                     epsilon_epochs=epsilon_epochs, cost=_cost, sensitivity=SENSITIVITY,
                      drawn="sampling without replacement (a fresh batch of B distinct examples each step)")

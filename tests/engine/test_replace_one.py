@@ -78,3 +78,42 @@ def test_max_pair_dominates_both_directions():
         both = pld.delta_for_epsilon(comp, e) + pld.rounding_at(comp, err2, e)
         for direction in ("remove", "add"):
             assert both >= pld.certified_delta(e, sigma, q, 2000, direction, d)
+
+
+def _mp_direction_delta(sigma, q, eps, direction):
+    """δ(ε) of the q-subsampled Gaussian's remove pair ((1−q)N(0,σ²) + qN(1,σ²) vs N(0,σ²)) or its add pair (the
+    reverse order), mpmath's integral at 30 digits; the loss is monotone in the output, with range (log(1−q), ∞)
+    (remove) or (−∞, −log(1−q)) (add): beyond it δ is 1 − e^ε or 0."""
+    mp.mp.dps = 30
+    edge = mp.log(1 - q)
+    if direction == "remove" and eps <= edge:
+        return float(1 - mp.e**eps)
+    if direction == "add" and eps >= -edge:
+        return 0.0
+    mix = lambda y: (1 - q) * mp.npdf(y, 0, sigma) + q * mp.npdf(y, 1, sigma)  # noqa: E731
+    gauss = lambda y: mp.npdf(y, 0, sigma)  # noqa: E731
+    p, qq = (mix, gauss) if direction == "remove" else (gauss, mix)
+    # the loss, increasing in y for remove, decreasing for add: bisection on y (log of the mixture in closed form)
+    loss = lambda y: mp.log((1 - q) + q * mp.e**((2 * y - 1) / (2 * sigma**2)))  # noqa: E731
+    sign = 1 if direction == "remove" else -1
+    lo, hi = mp.mpf(-60) * sigma - 1, mp.mpf(60) * sigma + 1
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if sign * (sign * loss(mid) - eps) < 0 else (lo, mid)
+    y0 = (lo + hi) / 2
+    pieces = [y0, y0 + 10 * sigma, mp.inf] if direction == "remove" else [-mp.inf, y0 - 10 * sigma, y0]
+    return float(mp.quad(lambda y: p(y) - mp.e**eps * qq(y), pieces))
+
+
+@pytest.mark.parametrize("sigma,q,epsilons", [(0.55, 256 / 60000, (-0.004, -0.002, 0.0, 0.002, 0.004, 0.02)),
+                                              (0.8, 0.05, (-0.04, -0.01, 0.0, 0.01, 0.04, 0.1))])
+def test_max_pair_is_the_pointwise_max_of_mpmaths_directions(sigma, q, epsilons):
+    """One step of the pair dominating both directions (WOR under replace-one at σ/2): its δ(ε) is at or above
+    mpmath's δ of each direction, at ε on both sides of 0 (where the directions cross, Lebeda et al. Thm 14), and
+    within 1e-3 relative of the larger at d = 1e-4 (connect-the-dots: second order in d)."""
+    pair = replace_one.max_pair_one_step(sigma, q, 1e-4)
+    for eps in epsilons:
+        remove, add = (_mp_direction_delta(sigma, q, eps, dr) for dr in ("remove", "add"))
+        ref = max(remove, add)
+        got = float(pld.delta_for_epsilon(pair, eps))
+        assert got >= ref * (1 - 1e-12) and (got - ref) / ref <= 1e-3, (eps, got, remove, add)

@@ -35,13 +35,14 @@ def test_jax_privacys_mnist_poisson_event_is_dpsampling_epsilon():
 
 def test_jax_privacys_fixed_size_event_under_replace_one_is_below_rdp():
     """fixed_dpsgd_event at noise 0.55 (JAX Privacy's σ/2 for clipped gradients under replace-one) is our WOR run
-    at σ 1.1: [14.728, 14.741], below dp_accounting's RDP (24.12), the accountant JAX Privacy falls back to."""
+    at σ 1.1 under replace-one: [≈ 14.74, ≈ 18.48] (the pair dominating both directions above), below dp_accounting's
+    RDP (24.12), the accountant JAX Privacy falls back to."""
     event = fixed_dpsgd_event(0.55, 235 * 60, dataset_size=60000, batch_size=256)
     lo, up = CertifiedAccountant(REPLACE).compose(event).get_epsilon_interval(DELTA)
     rdp = dpa.rdp.RdpAccountant(neighboring_relation=REPLACE).compose(event).get_epsilon(DELTA)
-    wor = dpsampling.epsilon("wor", DELTA, sigma=1.1, q=Q, steps=235, epochs=60)
+    wor = dpsampling.epsilon("wor", DELTA, sigma=1.1, q=Q, steps=235, epochs=60, relation="replace_one")
     print(f"\nMNIST fixed-size (replace-one): ours [{lo:.5f}, {up:.5f}], dp_accounting RDP {rdp:.4f}")
-    assert (lo, up) == (wor.lower, wor.upper) and 14.72 < lo <= up < 14.75 and 24 < rdp and up < rdp
+    assert (lo, up) == (wor.lower, wor.upper) and 14.72 < lo < 14.75 and 18 < up < 19 and 24 < rdp and up < rdp
     with pytest.raises(dpa.UnsupportedEventError):  # fixed-size batches under add-or-remove: not our analysis
         CertifiedAccountant().compose(event)
 
@@ -68,7 +69,7 @@ def test_jax_privacys_truncated_event_is_at_most_dp_accountings():
 @pytest.mark.parametrize("relation", ["ADD_OR_REMOVE_ONE", "REPLACE_ONE"])
 def test_calibrate_dp_mechanism_with_jax_privacys_events(relation):
     """dp_accounting's calibration through our accountant returns a noise multiplier whose certified ε (asked of
-    dpsampling directly) meets the target."""
+    dpsampling directly, under the accountant's relation) meets the target, and not by a wide margin."""
     rel = dpa.NeighboringRelation[relation]
     if relation == "REPLACE_ONE":
         def make(noise):
@@ -78,8 +79,10 @@ def test_calibrate_dp_mechanism_with_jax_privacys_events(relation):
             return dpsgd_event(noise, 1000, sampling_prob=0.01)
     noise = dpa.calibrate_dp_mechanism(lambda: CertifiedAccountant(rel), make, 2.0, DELTA)
     sampler, sigma = ("wor", 2 * noise) if relation == "REPLACE_ONE" else ("poisson", noise)
-    r = dpsampling.epsilon(sampler, DELTA, sigma=sigma, q=0.01, steps=1000)
-    assert r.upper <= 2.0 and r.lower >= 2.0 * (1 - 3e-3)
+    relation = "replace_one" if relation == "REPLACE_ONE" else None  # WOR under replace-one: the max pair (Lebeda §8)
+    r = dpsampling.epsilon(sampler, DELTA, sigma=sigma, q=0.01, steps=1000, relation=relation)
+    near = r.lower if relation is None else r.upper  # under replace-one WOR's interval is wide (its ends differ)
+    assert r.upper <= 2.0 and near >= 2.0 * (1 - 3e-3)  # the σ is not wastefully large
 
 
 def test_shuffle_and_balls_and_bins_events():

@@ -122,15 +122,15 @@ def test_sigma_zero_of_any_number_type(make):
 
 
 def test_sigma_zero_refusals_name_the_parameter():
-    """What σ = 0 does not answer is refused naming the parameter: single directions of a replace-one sampler, a
-    capped rate (truncation may drop the record), and the usual bad input."""
+    """What σ = 0 does not answer is refused naming the parameter: single directions under replace-one (a symmetric
+    relation: both ways), a capped rate (truncation may drop the record), and the usual bad input."""
     import dataclasses
 
     from dpsampling import samplers
     from dpsampling.engine.errors import ParameterError
 
     with pytest.raises(ParameterError) as e:
-        account("wor", "epsilon", 1e-5, sigma=0, steps=10, q=0.1, direction="add")
+        account("wor", "epsilon", 1e-5, sigma=0, steps=10, q=0.1, direction="add", relation="replace_one")
     assert e.value.param == "direction"
     for kw, param in ((dict(q=None), "q"), (dict(q=1.5), "q"), (dict(steps=0), "steps"), (dict(epochs=2.5), "epochs")):
         with pytest.raises(ParameterError) as e:

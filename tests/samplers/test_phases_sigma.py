@@ -21,7 +21,7 @@ def test_one_phase_is_todays_sigma():
     assert phases.sigma([phases.Phase("poisson", None, Q, 235, 30)], 3.0, 1e-5, scale=0) == today
     wor = dpsampling.sigma("wor", 8.0, 1e-5, steps=235, epochs=30, q=Q)
     r = phases.sigma([{"sampler": "wor", "sigma": 1.0, "q": Q, "steps": 235, "epochs": 30}], 8.0, 1e-5)
-    assert r == wor and r.relation == "replace_one"
+    assert r == wor and r.relation == "add_remove"  # WOR's own relation (Lebeda et al. Prop. 9)
 
 
 def test_two_equal_phases_are_one_run_and_weights_divide():
