@@ -173,7 +173,7 @@ def _sensitivity_2(spec, quantity, target, sigma, relation, kw):
         _, up1 = _ends(u)
         up = 2.0 * up1  # σ sufficient at sensitivity 1 → 2σ at sensitivity 2
         if r.kind == "exact":
-            m = f"{r.method} at sensitivity 2 (2σ)"
+            m = f"{_method_of(r, 'upper')} at sensitivity 2 (2σ)"
             return _relabel(r, relation, value=up, lower=up, upper=up, lower_method=m, upper_method=m)
         lo, _ = _ends(r)  # provably insufficient under zero-out, so under replace-one
         lm = f"{_method_of(r, 'lower')} (zero-out; zero-out pairs are replace-one pairs)"
@@ -182,7 +182,7 @@ def _sensitivity_2(spec, quantity, target, sigma, relation, kw):
                         lower_method=lm, upper_method=um)
     half = _account(upper_sampler, quantity, target, sigma=sigma / 2.0, **(kw if upper_sampler == spec.name else ukw))
     if upper_sampler == spec.name and half.kind == "exact":
-        m = f"{half.method} at sensitivity 2 (σ/2)"
+        m = f"{_method_of(half, 'upper')} at sensitivity 2 (σ/2)"
         return _relabel(half, relation, lower_method=m, upper_method=m)
     r = _account(spec.name, quantity, target, sigma=sigma, **kw)
     lo, _ = _ends(r)
