@@ -234,14 +234,17 @@ def certified_delta(epsilon, run, direction, discretization) -> float:
 
 
 def certified_epsilon(delta, run, direction, discretization) -> float:
-    """An upper bound on the run's ε(δ): per direction ε₁ = ε̂(δ − E(ε₀)), ε₀ = ε̂(δ) (:func:`.pld.certified_epsilon`'s
-    argument), max over ``direction``."""
+    """An upper bound on the run's ε(δ): per direction ε₁ = ε̂(δ − E(ε₀)), ε₀ = ε̂(δ), ε₁ read for an upper bound by
+    construction (:func:`.reading.epsilon_for_delta_upper`) and the larger of ε₀, ε₁ kept (:func:`.pld.certified_epsilon`'s
+    argument, the same reading as a single group's), max over ``direction``."""
+    from .reading import epsilon_for_delta_upper
+
     out = []
     for c in upper_pmfs(run, direction, float(discretization)):
         reader = pld.EpsilonReader(c.pmf)
         eps0 = float(reader(float(delta)))
         target = float(delta) - pld.rounding_at(c.pmf, c.err2, eps0) if math.isfinite(eps0) else 0.0
-        out.append(float(reader(target)) if target > 0 else math.inf)
+        out.append(max(eps0, epsilon_for_delta_upper(c.pmf, target, reader.read)) if target > 0 else math.inf)
     return max(out)
 
 

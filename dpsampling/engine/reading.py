@@ -280,7 +280,9 @@ def epsilon_for_delta_upper(pmf, delta, read=None) -> float:
         with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
             plain = float(read(pmf, delta))
     starts = [low] + ([plain] if math.isfinite(plain) and plain < top_up else [])
-    cand = np.array(sorted(h + c * GUARD * (abs(h) + 64.0) for h in starts for c in (2.0, 64.0, 4096.0, 2.0**20)))
+    # 0 is a candidate too: where the proven δ at ε = 0 is ≤ δ, ε(δ) = 0 exactly (e.g. σ → ∞), not 0 + a guard
+    cand = np.array(sorted([0.0] + [h + c * GUARD * (abs(h) + 64.0) for h in starts
+                                    for c in (2.0, 64.0, 4096.0, 2.0**20)]))
     ok = np.asarray(delta_upper(dense, cand)) <= delta
     if ok.any():
         return max(0.0, float(cand[int(np.argmax(ok))]))

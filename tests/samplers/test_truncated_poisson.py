@@ -43,7 +43,13 @@ def test_cap_at_dataset_size_answers_as_poisson_and_says_so():
     r = samplers.account("truncated_poisson", "epsilon", 1e-5, dataset_size=400, max_batch_size=400, **KW)
     p = samplers.account("poisson", "epsilon", 1e-5, rel_tol=1e-2, **KW)
     theirs = _theirs("epsilon", 1e-5, KW["sigma"], KW["q"], 400, 400, KW["steps"] * KW["epochs"])
-    assert r.lower == p.lower and r.upper == min(p.upper, theirs)  # the smaller of two upper ends (dp_accounting's)
+    from dpsampling.engine import truncated_event
+
+    # dp_accounting's event as an upper end is its pmf with our proven rounding bound: at or above their float value
+    event = truncated_event.certified_epsilon(1e-5, sigma=KW["sigma"], q=KW["q"], dataset_size=400,
+                                              max_batch_size=400, total_steps=KW["steps"] * KW["epochs"])
+    assert theirs <= event <= theirs * (1 + 1e-6)
+    assert r.lower == p.lower and r.upper == min(p.upper, event)  # the smaller of two upper ends
     assert "cap_at_or_above_dataset_size_is_poisson" in r.flags
 
 
