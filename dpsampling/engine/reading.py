@@ -72,20 +72,27 @@ def _sums(probs, inf_mass, d):
     bounds it.  The bounds' own float evaluation (sums of ≤ m = n + 1 nonnegative terms, r̂ʲ for rʲ) is within
     (1 + 4mu) of them, taken up by 1.03 (m < 10¹³); underflowed products err by ≤ 2⁻¹⁰⁷⁴ each (4m of them allowed);
     the final subtraction (addition) and product round by ≤ u each, taken off by (1 − 2u) (on by (1 + 4u))."""
+    u = UNIT_ROUNDOFF
+    u_hat, u_err, v_hat, v_err, m = _running_sums(probs, inf_mass, d)
+    u_lo = ((u_hat - u_err) * (1.0 - 2.0 * u))[1:][::-1]
+    v_hi = ((v_hat + v_err + 4.0 * m * _TINY) * (1.0 + 4.0 * u))[::-1]
+    return u_lo, v_hi
+
+
+def _running_sums(probs, inf_mass, d):
+    """(Û, its error bound, V̂, its error bound, m) of :func:`_sums`'s proof, from the top of the pmf (ascending
+    losses reversed): both sides' readings take their bounds from these."""
     from scipy.signal import lfilter
 
     u = UNIT_ROUNDOFF
     top = np.asarray(probs, dtype=float)[::-1]
-    m = top.size + 1
     r = math.exp(-float(d))
     u_hat = np.cumsum(np.concatenate(([float(inf_mass)], top)))
     u_err = 1.03 * u * np.cumsum(u_hat)
-    u_lo = ((u_hat - u_err) * (1.0 - 2.0 * u))[1:][::-1]
     v_hat = lfilter([1.0], [1.0, -r], top)
     c = u * v_hat + 3.01 * u * r * np.concatenate(([0.0], v_hat[:-1]))
     v_err = 1.03 * lfilter([1.0], [1.0, -r], c)
-    v_hi = ((v_hat + v_err + 4.0 * m * _TINY) * (1.0 + 4.0 * u))[::-1]
-    return u_lo, v_hi
+    return u_hat, u_err, v_hat, v_err, top.size + 1
 
 
 def epsilon_lower_at(probs, first, lower, d, inf_mass, delta):
@@ -196,18 +203,9 @@ def delta_lower(pmf, epsilon):
 def _sums_upper(probs, inf_mass, d):
     """(U_hi, V_lo): U_hi ≥ U_k and 0 ≤ V_lo ≤ V_k, the mirror of :func:`_sums` (the same running error bounds
     added to Û and taken off V̂, the final roundings taken the other way)."""
-    from scipy.signal import lfilter
-
     u = UNIT_ROUNDOFF
-    top = np.asarray(probs, dtype=float)[::-1]
-    m = top.size + 1
-    r = math.exp(-float(d))
-    u_hat = np.cumsum(np.concatenate(([float(inf_mass)], top)))
-    u_err = 1.03 * u * np.cumsum(u_hat)
+    u_hat, u_err, v_hat, v_err, m = _running_sums(probs, inf_mass, d)
     u_hi = ((u_hat + u_err) * (1.0 + 2.0 * u))[1:][::-1]
-    v_hat = lfilter([1.0], [1.0, -r], top)
-    c = u * v_hat + 3.01 * u * r * np.concatenate(([0.0], v_hat[:-1]))
-    v_err = 1.03 * lfilter([1.0], [1.0, -r], c)
     v_lo = np.maximum((v_hat - v_err - 4.0 * m * _TINY) * (1.0 - 4.0 * u), 0.0)[::-1]
     return u_hi, v_lo
 

@@ -62,17 +62,23 @@ def _exact_pmf_epsilon(pmf, delta):
     return a, dlt
 
 
-@pytest.mark.parametrize("lower, d, seed", [(-200, 0.01, 1), (90_000, 0.01, 2), (700_000, 1e-3, 3), (3, 0.7, 4)])
-def test_lower_readings_never_exceed_the_pmfs_own_exact_values(lower, d, seed):
-    """Random pmfs (losses up to ~900, where e^{−ℓ} underflows, and small ones) against their exact ε(δ) and δ(ε) in
-    mpmath: the lower ε is ≤ the exact one and within 1e-9 relative; the lower δ is ≤ the exact one."""
+def _random_pmf(lower, d, seed):
+    """A random optimistic dense pmf: 400 losses from ``lower``·``d`` (30 % of them empty), mass 0.999 and 1e-9 at +∞."""
     import numpy as np
     from dp_accounting.pld import pld_pmf
 
     rng = np.random.default_rng(seed)
     probs = rng.exponential(size=400) * (rng.random(400) < 0.7)
-    probs = probs / probs.sum() * 0.999
-    pmf = pld_pmf.DensePLDPmf(d, lower, probs, 1e-9, False)
+    return pld_pmf.DensePLDPmf(d, lower, probs / probs.sum() * 0.999, 1e-9, False)
+
+
+@pytest.mark.parametrize("lower, d, seed", [(-200, 0.01, 1), (90_000, 0.01, 2), (700_000, 1e-3, 3), (3, 0.7, 4)])
+def test_lower_readings_never_exceed_the_pmfs_own_exact_values(lower, d, seed):
+    """Random pmfs (losses up to ~900, where e^{−ℓ} underflows, and small ones) against their exact ε(δ) and δ(ε) in
+    mpmath: the lower ε is ≤ the exact one and within 1e-9 relative; the lower δ is ≤ the exact one."""
+    import numpy as np
+
+    pmf = _random_pmf(lower, d, seed)
     for delta in (1e-2, 1e-5):
         exact, dlt = _exact_pmf_epsilon(pmf, delta)
         low = reading.epsilon_for_delta_lower(pmf, delta)
@@ -119,12 +125,8 @@ def test_upper_readings_never_fall_below_the_pmfs_own_exact_values(lower, d, see
     ≥ the exact ε(δ) in mpmath and within 1e-9 relative (or one grid step: it may stop at the next loss); the upper
     δ is ≥ the exact δ(ε) and within 1e-10 relative."""
     import numpy as np
-    from dp_accounting.pld import pld_pmf
 
-    rng = np.random.default_rng(seed)
-    probs = rng.exponential(size=400) * (rng.random(400) < 0.7)
-    probs = probs / probs.sum() * 0.999
-    pmf = pld_pmf.DensePLDPmf(d, lower, probs, 1e-9, False)
+    pmf = _random_pmf(lower, d, seed)
     for delta in (1e-2, 1e-5):
         exact, dlt = _exact_pmf_epsilon(pmf, delta)
         up = reading.epsilon_for_delta_upper(pmf, delta)
