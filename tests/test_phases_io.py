@@ -26,36 +26,28 @@ def test_csv_yaml_and_flags_agree(tmp_path):
     assert phases_io.read_file(bare)[0] == [Phase("poisson", None, 0.0042, 7050, 1)]
 
 
-@pytest.mark.parametrize("text,words", [
-    ("sampler,sigma,q,steps\npoisson,abc,0.1,10\n", "line 2, key sigma: must be a number (got 'abc')"),
-    ("sampler,sigma,q,step\npoisson,1,0.1,10\n", "line 1 (the header), key step: unknown column"),
-    ("sampler,sigma,q,steps\npoisson,1,0.1\n", "line 2: has 3 cells, the header 4"),
-    ("sampler,sigma,q,steps\npoisson,1,0.1,2.5\n", "line 2, key steps: must be an integer (got '2.5')"),
-    ("sampler,sigma,steps\npoisson,1,10\n", "line 2, key q: is missing"),
-    ("sampler,sigma,q,steps\n", "has no phases"),
+@pytest.mark.parametrize("suffix,text,words", [
+    ("csv", "sampler,sigma,q,steps\npoisson,abc,0.1,10\n", "line 2, key sigma: must be a number (got 'abc')"),
+    ("csv", "sampler,sigma,q,step\npoisson,1,0.1,10\n", "line 1 (the header), key step: unknown column"),
+    ("csv", "sampler,sigma,q,steps\npoisson,1,0.1\n", "line 2: has 3 cells, the header 4"),
+    ("csv", "sampler,sigma,q,steps\npoisson,1,0.1,2.5\n", "line 2, key steps: must be an integer (got '2.5')"),
+    ("csv", "sampler,sigma,steps\npoisson,1,10\n", "line 2, key q: is missing"),
+    ("csv", "sampler,sigma,q,steps\n", "has no phases"),
+    ("yaml", "- {sampler: poisson, sigma: 1, q: 0.1, steps: true}\n",
+     "entry 1, key steps: must be an integer (got True)"),
+    ("yaml", "- [poisson, 1, 0.1, 10]\n", "entry 1: must be a mapping"),
+    ("yaml", "phases: 3\n", "must hold a list of phases"),
+    ("yaml", "- {sampler: poisson, sigma: 1, q: 0.1, steps: 10, epoch: 2}\n", "entry 1, key epoch: unknown key"),
+    ("yaml", "- {sampler: poisson, sigma: 1, q: .inf, steps: 10}\n", "key q: must be a finite number"),
+    ("yaml", "[: bad", "is not valid YAML"),
 ])
-def test_csv_errors_name_file_row_and_key(tmp_path, text, words):
-    f = tmp_path / "run.csv"
+def test_file_errors_name_file_row_and_key(tmp_path, suffix, text, words):
+    """A CSV error names its line and key, a YAML one its entry and key; both the file and the parameter phases."""
+    f = tmp_path / f"run.{suffix}"
     f.write_text(text)
     with pytest.raises(ParameterError) as exc:
         phases_io.read_file(f)
     assert exc.value.param == "phases" and str(exc.value).startswith(f"phases file {f}") and words in str(exc.value)
-
-
-@pytest.mark.parametrize("text,words", [
-    ("- {sampler: poisson, sigma: 1, q: 0.1, steps: true}\n", "entry 1, key steps: must be an integer (got True)"),
-    ("- [poisson, 1, 0.1, 10]\n", "entry 1: must be a mapping"),
-    ("phases: 3\n", "must hold a list of phases"),
-    ("- {sampler: poisson, sigma: 1, q: 0.1, steps: 10, epoch: 2}\n", "entry 1, key epoch: unknown key"),
-    ("- {sampler: poisson, sigma: 1, q: .inf, steps: 10}\n", "key q: must be a finite number"),
-    ("[: bad", "is not valid YAML"),
-])
-def test_yaml_errors_name_file_entry_and_key(tmp_path, text, words):
-    f = tmp_path / "run.yaml"
-    f.write_text(text)
-    with pytest.raises(ParameterError) as exc:
-        phases_io.read_file(f)
-    assert str(exc.value).startswith(f"phases file {f}") and words in str(exc.value)
 
 
 @pytest.mark.parametrize("text,words", [
