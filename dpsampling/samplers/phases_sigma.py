@@ -42,18 +42,7 @@ SLOPE_GUESS = 1.0
 def _as_phases(phases, scale):
     if isinstance(phases, (_phases.Phase, dict)) or not hasattr(phases, "__iter__"):
         raise ParameterError("phases", "a non-empty list of Phase", phases)
-    out = []
-    for i, p in enumerate(phases):
-        if isinstance(p, dict):
-            try:
-                p = _phases.Phase(**p)
-            except TypeError as exc:
-                raise ParameterError("phases", "a list of Phase (or dicts of its keywords)", p,
-                                     message=f"phase {i}: {exc} (Phase(sampler, sigma, q, steps, epochs=1))") from None
-        if not isinstance(p, _phases.Phase):
-            raise ParameterError("phases", "a list of Phase (or dicts of its keywords)", p,
-                                 message=f"phase {i}: must be a Phase or a dict of its keywords (got {p!r})")
-        out.append(p)
+    out = [_phases._as_phase(i, p) for i, p in enumerate(phases)]  # noqa: SLF001 - the one conversion of a phase
     if not out:
         raise ParameterError("phases", "a non-empty list of Phase", phases)
     return out
