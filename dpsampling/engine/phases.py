@@ -341,47 +341,18 @@ def _points_at(run, direction):
     return points
 
 
-def _refine_assembled(upper_at, lower_at, rel_tol, finest, discretization, points_at=None, steps=1):
-    """:func:`.poisson_interval._refine`'s levels for a run whose lower end is assembled from other runs (or a
-    floor): the gap need not close as d → 0 (the lower runs are other pairs), so the refinement also stops when a
-    level did not halve the width, or when the next level's grid would pass the refinement's bounds
-    (:data:`.poisson_interval.REFINE_MAX_POINTS`, ``REFINE_MAX_WORK``; any level's ends are bounds; the best are
-    kept)."""
-    lo, up, widths = 0.0, math.inf, {}
-    d = max(poisson_interval.LEVELS[0], finest) if discretization is None else float(discretization)
-    last = math.inf
-    while True:
-        up = min(up, upper_at(d))
-        lo = max(lo, lower_at(d))
-        width = widths[d] = (up - lo) / up if up > 0 else 0.0
-        if discretization is not None or width <= rel_tol or d <= finest * (1 + 1e-9) or width > 0.5 * last:
-            return lo, up, d, widths
-        last = width
-        nxt = poisson_interval._next_level(d, width, rel_tol, finest)  # noqa: SLF001
-        if points_at is not None and _too_big(points_at(d) * d / nxt, steps):
-            return lo, up, d, widths
-        d = nxt
-
-
-def _too_big(points, steps):
-    """The next level's grid passes :data:`.poisson_interval.REFINE_MAX_POINTS` (its memory: ~300 bytes a point).
-    Its work bound (points × log2 T) is not applied to a run: measured far above a run's time (two groups of 10⁶
-    steps at σ 1.1 / 0.9, q 256/60000: 2.3e6 points × 20 predicted 55 s, took 3.6 CPU-s), and the run's cost model
-    (:func:`dpsampling.samplers.phases.predict_cost`) has admitted it."""
-    del steps
-    return points > poisson_interval.REFINE_MAX_POINTS
-
-
 def _interval(upper_at, lower_at, run, rel_tol, finest_discretization, discretization, lows=None, labels=None,
               points_at=None):
     finest = poisson_interval._check_finest(finest_discretization)  # noqa: SLF001 - the one refinement of the engine
     args = (upper_at, lower_at, float(rel_tol), finest, None if discretization is None else float(discretization))
-    # the refinement's grid bound: its points only (steps=1 leaves out the work bound, see _too_big)
-    bound = {"points_at": points_at, "steps": 1}
-    if lows is None and labels is None and all(g.pair == "add_remove" for g in run):
-        lo, up, d, widths = poisson_interval._refine(*args, **bound)  # noqa: SLF001
-    else:
-        lo, up, d, widths = _refine_assembled(*args, **bound)
+    # the refinement's grid bound on its points only: steps=1 leaves out the single phase's work bound (points ×
+    # log2 T), measured far above a run's time (two groups of 10⁶ steps at σ 1.1 / 0.9, q 256/60000: 2.3e6 points
+    # × 20 predicted 55 s, took 3.6 CPU-s; the run's cost model, samplers.phases.predict_cost, has admitted it); a
+    # lower end assembled from other runs (or a floor) need not close as d → 0, so a level that did not halve the
+    # width stops it
+    assembled = not (lows is None and labels is None and all(g.pair == "add_remove" for g in run))
+    lo, up, d, widths = poisson_interval._refine(*args, points_at=points_at, steps=1,  # noqa: SLF001
+                                                 stop_on_stall=assembled)
     acc = {"discretization": d, "pld_widths": widths, "groups": [tuple(g) for g in run]}
     if lows is not None:
         acc["lower_groups"] = [[tuple(g) for g in r] for r in lows]

@@ -100,18 +100,22 @@ def _points(sigma, q, total_steps, direction, d):
         pld.composed(float(sigma), float(q), int(total_steps), True, float(d)), direction))
 
 
-def _refine(upper_at, lower_at, rel_tol, finest, discretization=None, points_at=None, steps=1):
+def _refine(upper_at, lower_at, rel_tol, finest, discretization=None, points_at=None, steps=1, stop_on_stall=False):
     """(lo, up, d, widths) from the PLD pair, refined until the relative width is ≤ rel_tol or d reaches
     ``finest`` (or at the one ``discretization``), or the next level's grid (``points_at(d)`` grown as 1/d) would
-    pass :data:`REFINE_MAX_POINTS` or :data:`REFINE_MAX_WORK`; each level's ends are bounds, the best are kept."""
-    lo, up, widths = 0.0, math.inf, {}
+    pass :data:`REFINE_MAX_POINTS` or :data:`REFINE_MAX_WORK`, or (``stop_on_stall``: a lower end assembled from other
+    pairs, whose gap need not close as d → 0) a level did not halve the width; each level's ends are bounds, the
+    best are kept."""
+    lo, up, widths, last = 0.0, math.inf, {}, math.inf
     d = max(LEVELS[0], finest) if discretization is None else float(discretization)
     while True:
         up = min(up, upper_at(d))
         lo = max(lo, lower_at(d))
         width = widths[d] = (up - lo) / up if up > 0 else 0.0
-        if discretization is not None or width <= rel_tol or d <= finest * (1 + 1e-9):
+        if discretization is not None or width <= rel_tol or d <= finest * (1 + 1e-9) or \
+                (stop_on_stall and width > 0.5 * last):
             return lo, up, d, widths
+        last = width
         nxt = _next_level(d, width, rel_tol, finest)
         if points_at is not None:
             points = points_at(d) * d / nxt
